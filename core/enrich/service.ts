@@ -1,0 +1,185 @@
+// enrichRecord: the one function behind both endpoints, the CLI, the connectors and the tests.
+// Checks run in contract.md's order: token (401) → environment (403) → rate (429) → request (400) →
+// quota (402) → sandbox personas or production matching → the account's entitlements.
+import { type Credential, Authenticator } from '../accounts/authenticator.ts';
+import { entitledCareer, entitledHousehold } from '../accounts/entitlements.ts';
+import type { Environment } from '../accounts/model.ts';
+import { EnrichError } from '../contract/errors.ts';
+import {
+  type Career,
+  type EnrichmentRequest,
+  EnrichmentRequestSchema,
+  type EnrichmentResponse,
+  type Household,
+} from '../contract/schemas.ts';
+import { currentPeriod } from '../limits/quota-period.ts';
+import type { RateDecision, RateLimiter } from '../limits/rate-limiter.ts';
+import { matchPersona } from '../sandbox/matcher.ts';
+import type { Store } from '../storage/port.ts';
+import type { ProductionMatcher } from './production-matcher.ts';
+import { simulatedError } from './sandbox-errors.ts';
+import { describeIssues } from './request-errors.ts';
+
+export interface EnrichCall {
+  readonly environment: Environment;
+  /** The X-WF-Auth-Token value, if any. */
+  readonly token: string | undefined;
+  /** The sandbox error-simulation header value, if any (ignored in production). */
+  readonly simulateError?: string | undefined;
+  /** Returns the decoded JSON body; throws an invalid_request EnrichError when it cannot. */
+  readonly readBody: () => unknown;
+  readonly now?: Date;
+}
+
+export interface QuotaState {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetsAt: Date | null;
+}
+
+interface Outcome {
+  readonly credential?: Credential;
+  readonly rate?: RateDecision;
+  readonly quota?: QuotaState;
+  /** What the snapshot answering production was, when one answered. */
+  readonly dataVersion?: string;
+}
+
+export type EnrichResult =
+  | (Outcome & { readonly ok: true; readonly response: EnrichmentResponse })
+  | (Outcome & { readonly ok: false; readonly error: EnrichError });
+
+export interface EnrichServiceDeps {
+  readonly store: Store;
+  readonly rateLimiter: RateLimiter;
+  readonly productionMatcher: ProductionMatcher;
+  readonly authenticator?: Authenticator;
+}
+
+const WRONG_ENVIRONMENT: Record<Environment, string> = {
+  sandbox: 'A production token cannot be used on the sandbox endpoint; use a sandbox_ token.',
+  production: 'A sandbox token cannot be used on the production endpoint; use a production token.',
+};
+
+export class EnrichService {
+  private readonly store: Store;
+  private readonly rateLimiter: RateLimiter;
+  private readonly authenticator: Authenticator;
+  productionMatcher: ProductionMatcher;
+
+  constructor(deps: EnrichServiceDeps) {
+    this.store = deps.store;
+    this.rateLimiter = deps.rateLimiter;
+    this.productionMatcher = deps.productionMatcher;
+    this.authenticator = deps.authenticator ?? new Authenticator(deps.store);
+  }
+
+  async enrichRecord(call: EnrichCall): Promise<EnrichResult> {
+    const token = call.token?.trim();
+    if (token === undefined || token === '') {
+      return { ok: false, error: new EnrichError('unauthorized', 'Missing X-WF-Auth-Token header.') };
+    }
+    const credential = await this.authenticator.authenticate(token);
+    if (credential === undefined) {
+      return { ok: false, error: new EnrichError('unauthorized', 'Invalid or revoked X-WF-Auth-Token.') };
+    }
+    if (credential.token.environment !== call.environment) {
+      return { ok: false, credential, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };
+    }
+    const rate = await this.rateLimiter.take(credential.token.id, credential.account.rateLimit);
+    if (!rate.allowed) {
+      const error = new EnrichError('rate_limit', `Rate limit exceeded: at most ${rate.limit} requests per second per token.`);
+      return this.fail(call, credential, rate, error);
+    }
+    if (call.environment === 'sandbox' && call.simulateError !== undefined) {
+      return { ok: false, credential, rate, error: simulatedError(call.simulateError) };
+    }
+    let request: EnrichmentRequest;
+    try {
+      request = parseRequest(call.readBody());
+    } catch (error) {
+      if (error instanceof EnrichError) return this.fail(call, credential, rate, error);
+      throw error;
+    }
+    if (call.environment === 'sandbox') {
+      return { ok: true, credential, rate, response: sandboxResponse(request, credential) };
+    }
+    return this.production(call, credential, rate, request);
+  }
+
+  private async production(
+    call: EnrichCall,
+    credential: Credential,
+    rate: RateDecision,
+    request: EnrichmentRequest,
+  ): Promise<EnrichResult> {
+    const { account, token } = credential;
+    const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
+    const take = await this.store.takeQuota(token.id, period.key, account.quotaLimit);
+    const quota: QuotaState = {
+      limit: account.quotaLimit,
+      remaining: Math.max(0, account.quotaLimit - take.used),
+      resetsAt: period.resetsAt,
+    };
+    if (!take.granted) {
+      const when = period.resetsAt === null ? 'It does not refresh.' : `It refreshes at ${period.resetsAt.toISOString()}.`;
+      return { ok: false, credential, rate, quota, error: new EnrichError('quota_exhausted', `The token's usage quota is exhausted. ${when}`) };
+    }
+    const matcher = this.productionMatcher;
+    let household: Household | null;
+    let career: Career | null;
+    try {
+      ({ household, career } = await matcher.match(request, { career: account.careerIntelligence }));
+    } catch (error) {
+      // Only a request answered 200 is billed: give the unit back whatever went wrong.
+      await this.store.returnQuota(token.id, period.key);
+      const restored = { ...quota, remaining: Math.min(quota.limit, quota.remaining + 1) };
+      if (error instanceof EnrichError) return { ok: false, credential, rate, quota: restored, error };
+      throw error;
+    }
+    const response: EnrichmentResponse = {
+      ...echoId(request),
+      household_matched: household !== null,
+      career_matched: career !== null && account.careerIntelligence,
+      household: household === null ? null : entitledHousehold(account, household),
+      career: career === null || !account.careerIntelligence ? null : entitledCareer(account, career),
+    };
+    const dataVersion = matcher.dataVersion;
+    return { ok: true, credential, rate, quota, response, ...(dataVersion === null ? {} : { dataVersion }) };
+  }
+
+  /** A refusal after authentication; production ones still report the token's quota. */
+  private async fail(call: EnrichCall, credential: Credential, rate: RateDecision, error: EnrichError): Promise<EnrichResult> {
+    if (call.environment === 'sandbox') return { ok: false, credential, rate, error };
+    const { account, token } = credential;
+    const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
+    const used = await this.store.quotaUsed(token.id, period.key);
+    const quota = { limit: account.quotaLimit, remaining: Math.max(0, account.quotaLimit - used), resetsAt: period.resetsAt };
+    return { ok: false, credential, rate, quota, error };
+  }
+}
+
+function parseRequest(body: unknown): EnrichmentRequest {
+  const parsed = EnrichmentRequestSchema.safeParse(body);
+  if (!parsed.success) throw new EnrichError('invalid_request', describeIssues(parsed.error));
+  return parsed.data;
+}
+
+/** `id` is echoed exactly as sent, null included, and left out when the request had none. */
+function echoId(request: EnrichmentRequest): Pick<EnrichmentResponse, 'id'> {
+  return 'id' in request ? { id: request.id ?? null } : {};
+}
+
+/** Sandbox rules 5–7: unmatched objects are omitted, and career needs Career Intelligence. */
+function sandboxResponse(request: EnrichmentRequest, { account }: Credential): EnrichmentResponse {
+  const persona = matchPersona(request)?.persona;
+  const household = persona?.household;
+  const career = account.careerIntelligence ? persona?.career : undefined;
+  return {
+    ...echoId(request),
+    household_matched: household !== undefined,
+    career_matched: career !== undefined,
+    ...(household === undefined ? {} : { household: entitledHousehold(account, household) }),
+    ...(career === undefined ? {} : { career: entitledCareer(account, career) }),
+  };
+}

@@ -1,0 +1,221 @@
+// The Store port over Kysely, written once for every SQL dialect we support: only statements that
+// SQLite (3.35+) and PostgreSQL both accept (ON CONFLICT DO NOTHING, UPDATE … RETURNING).
+import { randomUUID } from 'node:crypto';
+import { type Kysely, type Selectable } from 'kysely';
+import { z } from 'zod';
+import {
+  type Account,
+  ENVIRONMENTS,
+  type FieldEntitlement,
+  type NewAccount,
+  QUOTA_PERIODS,
+  type TokenRecord,
+} from '../accounts/model.ts';
+import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../contract/schemas.ts';
+import { DuplicateAccountError, type NewToken, type QuotaTake, type Store } from './port.ts';
+import type { AccountsTable, Database, TokensTable } from './schema.ts';
+
+// Rows are parsed, not cast: a hand-edited database must fail loudly, not mis-entitle an account.
+const householdFieldsColumn = z.array(z.enum(HOUSEHOLD_FIELDS));
+const careerFieldsColumn = z.array(z.enum(CAREER_FIELDS));
+const quotaPeriodColumn = z.enum(QUOTA_PERIODS);
+const environmentColumn = z.enum(ENVIRONMENTS);
+
+function fieldsToColumn(fields: FieldEntitlement<string>): string | null {
+  return fields === 'all' ? null : JSON.stringify(fields);
+}
+
+function toAccount(row: Selectable<AccountsTable>): Account {
+  return {
+    id: row.id,
+    name: row.name,
+    careerIntelligence: Number(row.career_intelligence) === 1,
+    householdFields: row.household_fields === null ? 'all' : householdFieldsColumn.parse(JSON.parse(row.household_fields)),
+    careerFields: row.career_fields === null ? 'all' : careerFieldsColumn.parse(JSON.parse(row.career_fields)),
+    rateLimit: Number(row.rate_limit),
+    quotaLimit: Number(row.quota_limit),
+    quotaPeriod: quotaPeriodColumn.parse(row.quota_period),
+    createdAt: row.created_at,
+  };
+}
+
+function toToken(row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'environment' | 'created_at' | 'revoked_at'>): TokenRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: environmentColumn.parse(row.environment),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/** Unique-constraint violations look different per driver; this is the one place that tells them apart. */
+function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = 'code' in error ? String(error.code) : '';
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+export class KyselyStore implements Store {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createAccount(input: NewAccount): Promise<Account> {
+    const now = new Date().toISOString();
+    const row = {
+      id: `acct_${randomUUID()}`,
+      name: input.name,
+      career_intelligence: input.careerIntelligence ? 1 : 0,
+      household_fields: fieldsToColumn(input.householdFields),
+      career_fields: fieldsToColumn(input.careerFields),
+      rate_limit: input.rateLimit,
+      quota_limit: input.quotaLimit,
+      quota_period: input.quotaPeriod,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.insertInto('accounts').values(row).execute();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateAccountError(input.name);
+      throw error;
+    }
+    return toAccount(row);
+  }
+
+  async updateAccount(account: Account): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({
+        career_intelligence: account.careerIntelligence ? 1 : 0,
+        household_fields: fieldsToColumn(account.householdFields),
+        career_fields: fieldsToColumn(account.careerFields),
+        rate_limit: account.rateLimit,
+        quota_limit: account.quotaLimit,
+        quota_period: account.quotaPeriod,
+        updated_at: new Date().toISOString(),
+      })
+      .where('id', '=', account.id)
+      .execute();
+  }
+
+  async findAccountByName(name: string): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const rows = await this.db.selectFrom('accounts').selectAll().orderBy('name').execute();
+    return rows.map(toAccount);
+  }
+
+  async countAccounts(): Promise<number> {
+    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async createToken(token: NewToken): Promise<TokenRecord> {
+    const row = {
+      id: token.id,
+      account_id: token.accountId,
+      environment: token.environment,
+      token_hash: token.hash,
+      created_at: new Date().toISOString(),
+      revoked_at: null,
+    };
+    await this.db.insertInto('tokens').values(row).execute();
+    return toToken(row);
+  }
+
+  async findLiveToken(hash: string): Promise<{ token: TokenRecord; account: Account; tokenHash: string } | undefined> {
+    const row = await this.db
+      .selectFrom('tokens')
+      .innerJoin('accounts', 'accounts.id', 'tokens.account_id')
+      .selectAll('accounts')
+      .select([
+        'tokens.id as token_id',
+        'tokens.environment as token_environment',
+        'tokens.created_at as token_created_at',
+        'tokens.revoked_at as token_revoked_at',
+        'tokens.token_hash as token_hash',
+      ])
+      .where('tokens.token_hash', '=', hash)
+      .where('tokens.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return {
+      tokenHash: row.token_hash,
+      account: toAccount(row),
+      token: toToken({
+        id: row.token_id,
+        account_id: row.id,
+        environment: row.token_environment,
+        created_at: row.token_created_at,
+        revoked_at: row.token_revoked_at,
+      }),
+    };
+  }
+
+  async revokeToken(ref: { hash: string } | { id: string }): Promise<boolean> {
+    let query = this.db
+      .updateTable('tokens')
+      .set({ revoked_at: new Date().toISOString() })
+      .where('revoked_at', 'is', null);
+    query = 'hash' in ref ? query.where('token_hash', '=', ref.hash) : query.where('id', '=', ref.id);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async listTokens(accountId: string): Promise<TokenRecord[]> {
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select(['id', 'account_id', 'environment', 'created_at', 'revoked_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map(toToken);
+  }
+
+  async takeQuota(tokenId: string, periodKey: string, limit: number): Promise<QuotaTake> {
+    await this.db
+      .insertInto('quota_usage')
+      .values({ token_id: tokenId, period_key: periodKey, used: 0 })
+      .onConflict((oc) => oc.columns(['token_id', 'period_key']).doNothing())
+      .execute();
+    // One conditional UPDATE is the whole atomic step: the row lock (PostgreSQL) or the write lock
+    // (SQLite) serializes concurrent takers, and the `used < limit` guard is evaluated under it.
+    const taken = await this.db
+      .updateTable('quota_usage')
+      .set((eb) => ({ used: eb('used', '+', 1) }))
+      .where('token_id', '=', tokenId)
+      .where('period_key', '=', periodKey)
+      .where('used', '<', limit)
+      .returning('used')
+      .executeTakeFirst();
+    if (taken !== undefined) return { granted: true, used: Number(taken.used) };
+    return { granted: false, used: await this.quotaUsed(tokenId, periodKey) };
+  }
+
+  async returnQuota(tokenId: string, periodKey: string): Promise<void> {
+    await this.db
+      .updateTable('quota_usage')
+      .set((eb) => ({ used: eb('used', '-', 1) }))
+      .where('token_id', '=', tokenId)
+      .where('period_key', '=', periodKey)
+      .where('used', '>', 0)
+      .execute();
+  }
+
+  async quotaUsed(tokenId: string, periodKey: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('quota_usage')
+      .select('used')
+      .where('token_id', '=', tokenId)
+      .where('period_key', '=', periodKey)
+      .executeTakeFirst();
+    return row === undefined ? 0 : Number(row.used);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

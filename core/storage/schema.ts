@@ -1,0 +1,85 @@
+// Table types of the service database, as Kysely sees them, and the versioned migrations that create
+// them. Column types are kept to what SQLite and PostgreSQL share: text, integer, ISO-8601 timestamps.
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  career_intelligence: number;
+  /** JSON array of field names, or null for all fields. */
+  household_fields: string | null;
+  career_fields: string | null;
+  rate_limit: number;
+  quota_limit: number;
+  quota_period: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  token_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface QuotaUsageTable {
+  token_id: string;
+  period_key: string;
+  used: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  tokens: TokensTable;
+  quota_usage: QuotaUsageTable;
+}
+
+// Migrations are append-only: never edit one that has shipped, add the next number.
+const migrations: Record<string, Migration> = {
+  '0001_accounts_tokens_quota': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('career_intelligence', 'integer', (c) => c.notNull())
+        .addColumn('household_fields', 'text')
+        .addColumn('career_fields', 'text')
+        .addColumn('rate_limit', 'integer', (c) => c.notNull())
+        .addColumn('quota_limit', 'integer', (c) => c.notNull())
+        .addColumn('quota_period', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('tokens')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('tokens_account_id').on('tokens').column('account_id').execute();
+      await db.schema
+        .createTable('quota_usage')
+        .addColumn('token_id', 'text', (c) => c.notNull().references('tokens.id').onDelete('cascade'))
+        .addColumn('period_key', 'text', (c) => c.notNull())
+        .addColumn('used', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addPrimaryKeyConstraint('quota_usage_pk', ['token_id', 'period_key'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('quota_usage').execute();
+      await db.schema.dropTable('tokens').execute();
+      await db.schema.dropTable('accounts').execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

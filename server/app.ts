@@ -1,0 +1,183 @@
+// The HTTP face of the enrichment service: translates between HTTP and EnrichService.enrichRecord and
+// nothing more. Also serves /healthz and the generated /openapi.json.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Environment } from '../core/accounts/model.ts';
+import { EnrichError, errorBody } from '../core/contract/errors.ts';
+import { buildOpenApiDocument } from '../core/contract/openapi.ts';
+import { SANDBOX_ERROR_HEADERS } from '../core/enrich/sandbox-errors.ts';
+import type { EnrichResult, EnrichService } from '../core/enrich/service.ts';
+import type { Logger } from './logger.ts';
+
+/** contract.md: a body over 64 KiB is malformed (400). */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface AppOptions {
+  readonly service: EnrichService;
+  readonly logger: Logger;
+  readonly trustProxy: string | number | false;
+  readonly requireHttps: boolean;
+}
+
+interface BodyParserError {
+  readonly type: string;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return typeof error === 'object' && error !== null && 'type' in error && typeof error.type === 'string' && 'status' in error;
+}
+
+const BODY_ERROR_MESSAGES: Readonly<Record<string, string>> = {
+  'entity.too.large': `Request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
+  'encoding.unsupported': 'Request body has an unsupported Content-Encoding.',
+  'charset.unsupported': 'Request body must be UTF-8.',
+  'request.size.invalid': 'Request body length does not match Content-Length.',
+};
+
+function readJsonBody(req: Request, bodyError: string | undefined): unknown {
+  if (bodyError !== undefined) throw new EnrichError('invalid_request', bodyError);
+  if (req.is(['application/json', 'application/*+json']) === false) {
+    throw new EnrichError('invalid_request', 'Content-Type must be application/json.');
+  }
+  const charset = /charset=([^;]+)/i.exec(req.get('content-type') ?? '')?.[1]?.trim().toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new EnrichError('invalid_request', 'Request body must be UTF-8.');
+  }
+  const raw: unknown = req.body;
+  if (!Buffer.isBuffer(raw) || raw.length === 0) {
+    throw new EnrichError('invalid_request', 'Request body is empty; send a JSON object (all fields optional).');
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new EnrichError('invalid_request', 'Request body is not valid JSON.');
+  }
+}
+
+function sandboxErrorHeader(req: Request): string | undefined {
+  for (const name of SANDBOX_ERROR_HEADERS) {
+    const value = req.get(name);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+function setLimitHeaders(res: Response, result: EnrichResult): void {
+  if (result.rate !== undefined) {
+    res.set('RateLimit-Limit', String(result.rate.limit));
+    res.set('RateLimit-Remaining', String(result.rate.remaining));
+    res.set('RateLimit-Reset', String(result.rate.resetSeconds));
+  }
+  if (result.quota !== undefined) {
+    res.set('X-Quota-Limit', String(result.quota.limit));
+    res.set('X-Quota-Remaining', String(result.quota.remaining));
+    if (result.quota.resetsAt !== null) res.set('X-Quota-Reset', result.quota.resetsAt.toISOString());
+  }
+  if (result.dataVersion !== undefined) res.set('X-Data-Version', result.dataVersion);
+  if (!result.ok && result.error.code === 'rate_limit') {
+    res.set('Retry-After', String(Math.max(1, result.rate?.retryAfterSeconds ?? 1)));
+  }
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const { service, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', options.trustProxy);
+
+  // One log line per request: no headers, no body, no query string; the token by its public id only.
+  app.use((req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const { tokenId, account } = res.locals;
+      logger.info(
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          ...(typeof tokenId === 'string' ? { token_id: tokenId } : {}),
+          ...(typeof account === 'string' ? { account } : {}),
+        },
+        'request',
+      );
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  const openApiDocument = JSON.stringify(buildOpenApiDocument());
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApiDocument);
+  });
+
+  const rawBody = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
+
+  const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
+    res.set('Cache-Control', 'no-store');
+    if (options.requireHttps && !req.secure) {
+      const error = new EnrichError('https_required', 'HTTPS is required.');
+      res.status(error.status).json(errorBody(environment, error));
+      return;
+    }
+    const result = await service.enrichRecord({
+      environment,
+      token: req.get('x-wf-auth-token'),
+      simulateError: sandboxErrorHeader(req),
+      readBody: () => readJsonBody(req, bodyError),
+    });
+    if (result.credential !== undefined) {
+      res.locals.tokenId = result.credential.token.id;
+      res.locals.account = result.credential.account.name;
+    }
+    setLimitHeaders(res, result);
+    if (result.ok) {
+      res.status(200).json(result.response);
+    } else {
+      res.status(result.error.status).json(errorBody(environment, result.error));
+    }
+  };
+
+  for (const [path, environment] of [
+    ['/v1', 'production'],
+    ['/sandbox/v1', 'sandbox'],
+  ] as const) {
+    app.post(
+      path,
+      rawBody,
+      (req: Request, res: Response) => enrich(environment, req, res),
+      // Body-parser refusals (too large, bad encoding) still go through the pipeline, so a bad token
+      // gets its 401 before anyone is told the body was malformed: contract.md's order of checks.
+      (error: unknown, req: Request, res: Response, next: NextFunction) => {
+        if (!isBodyParserError(error) || error.type === 'request.aborted') {
+          next(error);
+          return;
+        }
+        enrich(environment, req, res, BODY_ERROR_MESSAGES[error.type] ?? 'Request body could not be read.').catch(next);
+      },
+    );
+    app.all(path, (_req, res) => {
+      res.set('Allow', 'POST');
+      const error = new EnrichError('invalid_request', 'Method not allowed; use POST.');
+      res.status(405).json(errorBody(environment, error));
+    });
+  }
+
+  app.use((_req, res) => {
+    res.status(404).json({ message: 'Not found.' });
+  });
+
+  // Last resort: log the cause, answer 500 with no stack trace or internals in the body.
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (isBodyParserError(error) && error.type === 'request.aborted') return;
+    logger.error({ err: error, path: req.path }, 'unhandled error');
+    if (res.headersSent) return;
+    const environment: Environment = req.path.startsWith('/sandbox') ? 'sandbox' : 'production';
+    res.status(500).json(errorBody(environment, new EnrichError('internal_error', 'Internal server error.')));
+  });
+
+  return app;
+}

@@ -1,0 +1,174 @@
+// The `enrichbridge` command line: accounts and tokens for operators. It works on the same data folder
+// as a running server (DATA_DIR), which sees changes within a second without a restart.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import {
+  AdminError,
+  type AccountSettings,
+  createAccount,
+  describeAccount,
+  issueToken,
+  revokeToken,
+  updateAccount,
+} from '../core/accounts/admin.ts';
+import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../core/accounts/model.ts';
+import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../core/contract/schemas.ts';
+import type { Store } from '../core/storage/port.ts';
+import { DuplicateAccountError } from '../core/storage/port.ts';
+import { loadConfig } from './config.ts';
+import { openDataFolder } from './runtime.ts';
+
+function wholeNumber(min: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
+    return Number(value);
+  };
+}
+
+interface SettingsFlags {
+  careerIntelligence?: boolean;
+  quota?: number;
+  quotaPeriod?: string;
+  rateLimit?: number;
+  householdFields?: string;
+  careerFields?: string;
+}
+
+function settingsFrom(flags: SettingsFlags): AccountSettings {
+  return {
+    ...(flags.careerIntelligence === undefined ? {} : { careerIntelligence: flags.careerIntelligence }),
+    ...(flags.quota === undefined ? {} : { quotaLimit: flags.quota }),
+    ...(flags.quotaPeriod === undefined ? {} : { quotaPeriod: flags.quotaPeriod }),
+    ...(flags.rateLimit === undefined ? {} : { rateLimit: flags.rateLimit }),
+    ...(flags.householdFields === undefined ? {} : { householdFields: flags.householdFields }),
+    ...(flags.careerFields === undefined ? {} : { careerFields: flags.careerFields }),
+  };
+}
+
+function withSettingsOptions(command: Command, forUpdate: boolean): Command {
+  return command
+    .option('--career-intelligence', 'grant Career Intelligence (career matching)')
+    .addOption(new Option('--no-career-intelligence', 'withdraw Career Intelligence').hideHelp(!forUpdate))
+    .option('--quota <n>', `usage tokens per period for each production token${forUpdate ? '' : ' (default 1000)'}`, wholeNumber(0))
+    .addOption(
+      new Option('--quota-period <period>', `when the quota refreshes${forUpdate ? '' : ' (default month)'}`).choices(QUOTA_PERIODS),
+    )
+    .option('--rate-limit <n>', `requests per second per token${forUpdate ? '' : ' (default 5)'}`, wholeNumber(1))
+    .option('--household-fields <list>', 'household fields granted: "all" or a comma-separated list')
+    .option('--career-fields <list>', 'career fields granted: "all" or a comma-separated list');
+}
+
+function describeFields(granted: FieldEntitlement<string>, total: number): string {
+  return granted === 'all' ? `all (${total})` : `${granted.length} of ${total}: ${granted.join(', ')}`;
+}
+
+async function printAccount(store: Store, name: string, json: boolean): Promise<void> {
+  const { account, tokens } = await describeAccount(store, name);
+  if (json) {
+    console.log(JSON.stringify({ account, tokens }, null, 2));
+    return;
+  }
+  const lines = [
+    `account              ${account.name} (${account.id})`,
+    `created              ${account.createdAt}`,
+    `career intelligence  ${account.careerIntelligence ? 'on' : 'off'}`,
+    `rate limit           ${account.rateLimit} requests per second per token`,
+    `quota                ${account.quotaLimit} per ${account.quotaPeriod === 'none' ? 'lifetime (never refreshes)' : account.quotaPeriod} for each production token`,
+    `household fields     ${describeFields(account.householdFields, HOUSEHOLD_FIELDS.length)}`,
+    `career fields        ${describeFields(account.careerFields, CAREER_FIELDS.length)}`,
+    `tokens               ${tokens.length === 0 ? 'none' : ''}`,
+  ];
+  for (const { token, quota } of tokens) {
+    const state = token.revokedAt === null ? 'live' : `revoked ${token.revokedAt}`;
+    const usage =
+      quota === undefined
+        ? 'sandbox: not billed'
+        : `used ${quota.used}, remaining ${quota.remaining}, ${quota.resetsAt === null ? 'never refreshes' : `next refresh ${quota.resetsAt.toISOString()}`}`;
+    lines.push(`  ${token.id}  ${token.environment.padEnd(10)}  created ${token.createdAt}  ${state}  ${usage}`);
+  }
+  console.log(lines.join('\n'));
+}
+
+async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
+  const { store } = await openDataFolder(loadConfig().dataDir);
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command('enrichbridge')
+    .description('enrichbridge: enrichment service and CRM bridge. Works on the data folder DATA_DIR (default ./data).')
+    .showHelpAfterError();
+
+  const accounts = program.command('accounts').description('create, change and inspect accounts');
+  withSettingsOptions(accounts.command('create <name>').description('create an account'), false).action(
+    async (name: string, flags: SettingsFlags) => {
+      await withStore(async (store) => {
+        const account = await createAccount(store, name, settingsFrom(flags));
+        console.log(`created account ${account.name} (${account.id})`);
+      });
+    },
+  );
+  withSettingsOptions(accounts.command('update <name>').description("change an account's settings"), true).action(
+    async (name: string, flags: SettingsFlags) => {
+      await withStore(async (store) => {
+        await updateAccount(store, name, settingsFrom(flags));
+        await printAccount(store, name, false);
+      });
+    },
+  );
+  accounts
+    .command('show <name>')
+    .description('settings, tokens, and quota used and remaining with the next refresh')
+    .option('--json', 'print JSON')
+    .action(async (name: string, flags: { json?: boolean }) => {
+      await withStore((store) => printAccount(store, name, flags.json === true));
+    });
+  accounts
+    .command('list')
+    .description('all accounts')
+    .action(async () => {
+      await withStore(async (store) => {
+        for (const account of await store.listAccounts()) {
+          console.log(`${account.name}\tCI ${account.careerIntelligence ? 'on' : 'off'}\t${account.rateLimit}/s\t${account.quotaLimit}/${account.quotaPeriod}`);
+        }
+      });
+    });
+
+  const tokens = program.command('tokens').description('issue and revoke API tokens');
+  tokens
+    .command('create <account>')
+    .description('issue a token; prints the token alone on stdout (it is shown once)')
+    .addOption(new Option('--env <environment>', 'sandbox or production').choices(ENVIRONMENTS).makeOptionMandatory())
+    .action(async (name: string, flags: { env: Environment }) => {
+      await withStore(async (store) => {
+        const { token, record } = await issueToken(store, name, flags.env);
+        console.log(token);
+        console.error(`issued ${record.environment} token ${record.id} for ${name}`);
+      });
+    });
+  tokens
+    .command('revoke <token>')
+    .description('revoke a token, given the token itself or its tok_ id')
+    .action(async (value: string) => {
+      await withStore(async (store) => {
+        await revokeToken(store, value);
+        console.error('revoked');
+      });
+    });
+
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    if (error instanceof AdminError || error instanceof DuplicateAccountError) {
+      console.error(`enrichbridge: ${error.message}`);
+    } else {
+      console.error(error);
+    }
+    process.exitCode = 1;
+  });

@@ -1,0 +1,53 @@
+// Process entry of the enrichment server (`npm start`): configuration, start, first-start banner,
+// and graceful shutdown on SIGTERM or SIGINT.
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { startServer } from './runtime.ts';
+
+function banner(url: string, token: string): string {
+  const body = JSON.stringify({ id: 'demo-1', first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
+  return [
+    '',
+    'First start: created the "demo" account (Career Intelligence on, every field) and a sandbox token.',
+    'The token is shown once; it is stored only as a hash.',
+    '',
+    `  sandbox token: ${token}`,
+    '',
+    'Enrich the sandbox persona Amanda Taylor:',
+    '',
+    `  curl -s -X POST ${url}/sandbox/v1 -H 'Content-Type: application/json' -H 'X-WF-Auth-Token: ${token}' -d '${body}'`,
+    '',
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  logger.info({ url: server.url, data_dir: config.dataDir, https_required: config.requireHttps }, 'listening');
+  if (server.demoToken !== null) console.log(banner(server.url, server.demoToken));
+
+  let signalled = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    server.stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});
