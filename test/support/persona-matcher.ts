@@ -1,0 +1,20 @@
+// A production matcher answering from the sandbox personas. It stands in for the data-snapshot matcher
+// (the next issue) so tests can drive production's own rules (nulls, billing, quota) through the real
+// pipeline; everything else on the request path is the real code.
+import type { ProductionMatch, ProductionMatcher } from '../../core/enrich/production-matcher.ts';
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import { matchPersona } from '../../core/sandbox/matcher.ts';
+
+export class PersonaProductionMatcher implements ProductionMatcher {
+  readonly dataVersion = 'test-personas';
+  calls = 0;
+
+  match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
+    this.calls += 1;
+    const persona = matchPersona(request)?.persona;
+    return Promise.resolve({
+      household: persona?.household ?? null,
+      career: options.career ? (persona?.career ?? null) : null,
+    });
+  }
+}
