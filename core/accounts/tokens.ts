@@ -24,10 +24,10 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** Constant-time equality of two hex digests; unequal lengths are unequal without a timing leak. */
+/** Constant-time equality of two digests as text; unequal lengths are unequal without a timing leak. */
 export function digestsEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
   if (left.length !== right.length) return false;
   return timingSafeEqual(left, right);
 }

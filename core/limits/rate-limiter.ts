@@ -23,6 +23,8 @@ export interface RateLimiter {
 }
 
 const SWEEP_THRESHOLD = 10_000;
+/** Slack for floating-point drift: 1000 / rate is rarely exact, and a burst must not lose a call to it. */
+const EPSILON_MS = 1e-6;
 
 export class MemoryRateLimiter implements RateLimiter {
   /** Theoretical arrival time per key, in ms: when the bucket would next be empty of debt. */
@@ -41,7 +43,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const tolerance = interval * burst;
     const tat = Math.max(this.tat.get(key) ?? now, now);
     const newTat = tat + interval;
-    const allowed = newTat - now <= tolerance;
+    const allowed = newTat - now <= tolerance + EPSILON_MS;
     const effectiveTat = allowed ? newTat : tat;
     if (allowed) {
       if (this.tat.size >= SWEEP_THRESHOLD) this.sweep(now);
@@ -51,8 +53,8 @@ export class MemoryRateLimiter implements RateLimiter {
     return {
       allowed,
       limit: burst,
-      remaining: Math.max(0, Math.floor((tolerance - debt) / interval)),
-      resetSeconds: Math.ceil(debt / 1000),
+      remaining: Math.max(0, Math.floor((tolerance - debt + EPSILON_MS) / interval)),
+      resetSeconds: Math.ceil((debt - EPSILON_MS) / 1000),
       retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((newTat - tolerance - now) / 1000)),
     };
   }

@@ -74,9 +74,12 @@ export function parseStreetLine(raw: string): StreetLine | null {
   }
   if (streetWords.length === 0) return null;
   const last = streetWords.length - 1;
+  // A trailing directional (`Main St S`, `Main Street South`) follows the suffix; both are abbreviated.
+  const lastWord = streetWords[last] ?? '';
+  const suffixAt = DIRECTIONAL[lastWord] !== undefined && last > 1 ? last - 1 : last;
   const street = streetWords
     .map((word, i) => {
-      if (i === last && STREET_SUFFIX[word] !== undefined && last > 0) return STREET_SUFFIX[word];
+      if (i === suffixAt && i > 0 && STREET_SUFFIX[word] !== undefined) return STREET_SUFFIX[word];
       if ((i === 0 || i === last) && DIRECTIONAL[word] !== undefined && streetWords.length > 1) return DIRECTIONAL[word];
       return word;
     })
@@ -99,6 +102,6 @@ export function normalizePostalCode(raw: string): string | null {
 /** The postal code at the end of a one-line full address (`…, Atlanta, GA 30301-1234`), or null. */
 export function postalCodeFromFullAddress(raw: string): string | null {
   if (!raw.includes(',')) return null;
-  const tail = /([0-9]{5}(?:-[0-9]{4})?|[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d)\s*$/.exec(raw.trim());
+  const tail = /(?:^|[\s,])([0-9]{5}(?:-?[0-9]{4})?|[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d)\s*$/.exec(raw.trim());
   return tail?.[1] === undefined ? null : normalizePostalCode(tail[1]);
 }

@@ -1,0 +1,89 @@
+// The SQLite adapter of the storage port on a real file: accounts, tokens, revocation, and quota
+// consumption that stays atomic when several processes take from one ledger at the same time.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAccount, describeAccount, issueToken } from '../../core/accounts/admin.ts';
+import { hashToken } from '../../core/accounts/tokens.ts';
+import { DuplicateAccountError } from '../../core/storage/port.ts';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { tempDir } from '../support/harness.ts';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function open(file: string) {
+  const opened = await openSqliteStore(file);
+  closers.push(() => opened.store.close());
+  return opened;
+}
+
+describe('SQLite store', () => {
+  it('reports a fresh file as created, then migrates an existing one without loss', async () => {
+    const file = path.join(tempDir(), 'eb.db');
+    const first = await openSqliteStore(file);
+    expect(first.created).toBe(true);
+    await createAccount(first.store, 'kept', { careerIntelligence: true, householdFields: 'net_worth' });
+    await first.store.close();
+    const again = await open(file);
+    expect(again.created).toBe(false);
+    const account = await again.store.findAccountByName('kept');
+    expect(account).toMatchObject({ name: 'kept', careerIntelligence: true, householdFields: ['net_worth'], careerFields: 'all', rateLimit: 5 });
+  });
+
+  it('refuses a second account with the same name', async () => {
+    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    await createAccount(store, 'acme', {});
+    await expect(createAccount(store, 'acme', {})).rejects.toBeInstanceOf(DuplicateAccountError);
+  });
+
+  it('finds a live token by hash only, and not after revocation', async () => {
+    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    await createAccount(store, 'acme', {});
+    const { token, record } = await issueToken(store, 'acme', 'sandbox');
+    expect((await store.findLiveToken(hashToken(token)))?.token.id).toBe(record.id);
+    expect(await store.revokeToken({ id: record.id })).toBe(true);
+    expect(await store.findLiveToken(hashToken(token))).toBeUndefined();
+    expect(await store.revokeToken({ id: record.id })).toBe(false);
+  });
+
+  it('shows quota used and remaining per production token', async () => {
+    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    await createAccount(store, 'acme', { quotaLimit: 10, quotaPeriod: 'month' });
+    const { record } = await issueToken(store, 'acme', 'production');
+    await issueToken(store, 'acme', 'sandbox');
+    const now = new Date('2026-11-21T12:00:00Z');
+    await store.takeQuota(record.id, '2026-11-01', 10);
+    await store.takeQuota(record.id, '2026-11-01', 10);
+    const { tokens } = await describeAccount(store, 'acme', now);
+    const production = tokens.find((t) => t.token.environment === 'production');
+    expect(production?.quota).toEqual({ used: 2, remaining: 8, resetsAt: new Date('2026-12-01T00:00:00Z') });
+    expect(tokens.find((t) => t.token.environment === 'sandbox')?.quota).toBeUndefined();
+  });
+
+  it('never takes more than the limit when four processes race for one ledger', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'eb.db');
+    const { store } = await openSqliteStore(file);
+    await createAccount(store, 'race', { quotaLimit: 50 });
+    const { record } = await issueToken(store, 'race', 'production');
+    await store.close();
+
+    const script = path.resolve('test/support/quota-taker.ts');
+    const takers = Array.from({ length: 4 }, () =>
+      new Promise<number>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', script, file, record.id, '50', '40'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.on('error', reject);
+        child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`taker exited ${code}`))));
+      }),
+    );
+    const granted = await Promise.all(takers);
+    expect(granted.reduce((a, b) => a + b, 0)).toBe(50);
+    const check = await open(file);
+    expect(await check.store.quotaUsed(record.id, 'all')).toBe(50);
+  });
+});
