@@ -61,21 +61,31 @@ function sandboxErrorHeader(req: Request): string | undefined {
   return undefined;
 }
 
+// Plain setHeader on the hot path: express's res.set adds charset logic these headers do not need.
 function setLimitHeaders(res: Response, result: EnrichResult): void {
   if (result.rate !== undefined) {
-    res.set('RateLimit-Limit', String(result.rate.limit));
-    res.set('RateLimit-Remaining', String(result.rate.remaining));
-    res.set('RateLimit-Reset', String(result.rate.resetSeconds));
+    res.setHeader('RateLimit-Limit', result.rate.limit);
+    res.setHeader('RateLimit-Remaining', result.rate.remaining);
+    res.setHeader('RateLimit-Reset', result.rate.resetSeconds);
   }
   if (result.quota !== undefined) {
-    res.set('X-Quota-Limit', String(result.quota.limit));
-    res.set('X-Quota-Remaining', String(result.quota.remaining));
-    if (result.quota.resetsAt !== null) res.set('X-Quota-Reset', result.quota.resetsAt.toISOString());
+    res.setHeader('X-Quota-Limit', result.quota.limit);
+    res.setHeader('X-Quota-Remaining', result.quota.remaining);
+    if (result.quota.resetsAt !== null) res.setHeader('X-Quota-Reset', result.quota.resetsAt.toISOString());
   }
-  if (result.dataVersion !== undefined) res.set('X-Data-Version', result.dataVersion);
+  if (result.dataVersion !== undefined) res.setHeader('X-Data-Version', result.dataVersion);
   if (!result.ok && result.error.code === 'rate_limit') {
-    res.set('Retry-After', String(Math.max(1, result.rate?.retryAfterSeconds ?? 1)));
+    res.setHeader('Retry-After', Math.max(1, result.rate?.retryAfterSeconds ?? 1));
   }
+}
+
+/** A JSON answer without res.json's freshness and ETag work, which never applies to a POST. */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -88,7 +98,7 @@ export function createApp(options: AppOptions): express.Express {
   // One log line per request: no headers, no body, no query string; the token by its public id only.
   app.use((req, res, next) => {
     const started = performance.now();
-    res.on('finish', () => {
+    res.once('finish', () => {
       const { tokenId, account } = res.locals;
       logger.info(
         {
@@ -117,10 +127,10 @@ export function createApp(options: AppOptions): express.Express {
   const rawBody = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
   const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
-    res.set('Cache-Control', 'no-store');
+    res.setHeader('Cache-Control', 'no-store');
     if (options.requireHttps && !req.secure) {
       const error = new EnrichError('https_required', 'HTTPS is required.');
-      res.status(error.status).json(errorBody(environment, error));
+      sendJson(res, error.status, errorBody(environment, error));
       return;
     }
     const result = await service.enrichRecord({
@@ -135,9 +145,10 @@ export function createApp(options: AppOptions): express.Express {
     }
     setLimitHeaders(res, result);
     if (result.ok) {
-      res.status(200).json(result.response);
+      sendJson(res, 200, result.response);
     } else {
-      res.status(result.error.status).json(errorBody(environment, result.error));
+      if (result.cause !== undefined) logger.error({ err: result.cause, path: req.path }, 'unhandled error');
+      sendJson(res, result.error.status, errorBody(environment, result.error));
     }
   };
 

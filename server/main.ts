@@ -1,7 +1,7 @@
 // Process entry of the enrichment server (`npm start`): configuration, start, first-start banner,
 // and graceful shutdown on SIGTERM or SIGINT.
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { type Logger, createServerLogger } from './logger.ts';
 import { startServer } from './runtime.ts';
 
 function banner(url: string, token: string): string {
@@ -20,9 +20,14 @@ function banner(url: string, token: string): string {
   ].join('\n');
 }
 
+/** Logs are written asynchronously: let the last lines out before the process goes. */
+function exitAfterFlush(logger: Logger, code: number): void {
+  logger.flush(() => process.exit(code));
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createServerLogger(config.logLevel);
   const server = await startServer(config, logger);
   logger.info({ url: server.url, data_dir: config.dataDir, https_required: config.requireHttps }, 'listening');
   if (server.demoToken !== null) console.log(banner(server.url, server.demoToken));
@@ -35,11 +40,11 @@ async function main(): Promise<void> {
     server.stop().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exitAfterFlush(logger, 0);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exitAfterFlush(logger, 1);
       },
     );
   };

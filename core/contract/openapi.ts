@@ -59,11 +59,16 @@ function responses(environment: Environment): ZodOpenApiResponsesObject {
       : {}),
     '403': errorResponse(
       environment,
-      `A ${environment === 'production' ? 'sandbox' : 'production'} token on the ${environment} endpoint (forbidden_environment), or plain HTTP where HTTPS is required (https_required).`,
+      `A ${environment === 'production' ? 'sandbox' : 'production'} token on the ${environment} endpoint (forbidden_environment), or plain HTTP where HTTPS is required (https_required, which carries no limit headers).`,
+      rateLimitHeaders,
     ),
     '429': errorResponse(environment, 'More requests per second than the token\'s rate limit (5 by default); error rate_limit.', { ...limits, ...retryAfter }),
-    '500': errorResponse(environment, 'Unhandled server error.'),
-    '503': errorResponse(environment, environment === 'production' ? 'Downstream service unavailable, or no data snapshot loaded.' : 'Downstream service unavailable (simulated only).'),
+    '500': errorResponse(environment, 'Unhandled server error. Limit headers are present when the token was read before the fault.', limits),
+    '503': errorResponse(
+      environment,
+      environment === 'production' ? 'Downstream service unavailable, or no data snapshot loaded.' : 'Downstream service unavailable (simulated only).',
+      limits,
+    ),
   };
 }
 

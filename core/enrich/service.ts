@@ -47,7 +47,7 @@ interface Outcome {
 
 export type EnrichResult =
   | (Outcome & { readonly ok: true; readonly response: EnrichmentResponse })
-  | (Outcome & { readonly ok: false; readonly error: EnrichError });
+  | (Outcome & { readonly ok: false; readonly error: EnrichError; readonly cause?: unknown });
 
 export interface EnrichServiceDeps {
   readonly store: Store;
@@ -84,7 +84,9 @@ export class EnrichService {
       return { ok: false, error: new EnrichError('unauthorized', 'Invalid or revoked X-WF-Auth-Token.') };
     }
     if (credential.token.environment !== call.environment) {
-      return { ok: false, credential, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };
+      // A refusal for the wrong environment is not charged to the rate, but still reports it.
+      const rate = await this.rateLimiter.peek(credential.token.id, credential.account.rateLimit);
+      return { ok: false, credential, rate, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };
     }
     const rate = await this.rateLimiter.take(credential.token.id, credential.account.rateLimit);
     if (!rate.allowed) {
@@ -135,7 +137,8 @@ export class EnrichService {
       await this.store.returnQuota(token.id, period.key);
       const restored = { ...quota, remaining: Math.min(quota.limit, quota.remaining + 1) };
       if (error instanceof EnrichError) return { ok: false, credential, rate, quota: restored, error };
-      throw error;
+      // An unexpected fault still answers with the limit headers; the cause goes to the log only.
+      return { ok: false, credential, rate, quota: restored, error: new EnrichError('internal_error', 'Internal server error.'), cause: error };
     }
     const response: EnrichmentResponse = {
       ...echoId(request),

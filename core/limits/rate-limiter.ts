@@ -20,6 +20,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   take(key: string, ratePerSecond: number): Promise<RateDecision>;
+  /** The state `take` would report, without taking: for answers that must not count against the rate. */
+  peek(key: string, ratePerSecond: number): Promise<RateDecision>;
 }
 
 const SWEEP_THRESHOLD = 10_000;
@@ -36,7 +38,15 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve(this.takeNow(key, ratePerSecond));
   }
 
+  peek(key: string, ratePerSecond: number): Promise<RateDecision> {
+    return Promise.resolve(this.decide(key, ratePerSecond, false));
+  }
+
   takeNow(key: string, ratePerSecond: number): RateDecision {
+    return this.decide(key, ratePerSecond, true);
+  }
+
+  private decide(key: string, ratePerSecond: number, consume: boolean): RateDecision {
     const now = this.clock();
     const interval = 1000 / ratePerSecond;
     const burst = Math.max(1, Math.floor(ratePerSecond));
@@ -44,8 +54,8 @@ export class MemoryRateLimiter implements RateLimiter {
     const tat = Math.max(this.tat.get(key) ?? now, now);
     const newTat = tat + interval;
     const allowed = newTat - now <= tolerance + EPSILON_MS;
-    const effectiveTat = allowed ? newTat : tat;
-    if (allowed) {
+    const effectiveTat = allowed && consume ? newTat : tat;
+    if (allowed && consume) {
       if (this.tat.size >= SWEEP_THRESHOLD) this.sweep(now);
       this.tat.set(key, newTat);
     }
@@ -55,7 +65,7 @@ export class MemoryRateLimiter implements RateLimiter {
       limit: burst,
       remaining: Math.max(0, Math.floor((tolerance - debt + EPSILON_MS) / interval)),
       resetSeconds: Math.ceil((debt - EPSILON_MS) / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((newTat - tolerance - now) / 1000)),
+      retryAfterSeconds: allowed || !consume ? 0 : Math.max(1, Math.ceil((newTat - tolerance - now) / 1000)),
     };
   }
 

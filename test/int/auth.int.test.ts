@@ -56,6 +56,17 @@ describe('Authentication rule 7: a token used on the other environment gives 403
     expect(onProduction.status).toBe(403);
     expect(onProduction.body).toEqual({ error: 'forbidden_environment', message: expect.any(String) });
   });
+
+  it('reports the rate limit on a 403 without charging the wrong-environment call to it', async () => {
+    const sandbox = await server.account('auth-env-rate', {}, 'sandbox');
+    for (let i = 0; i < 8; i += 1) {
+      const refused = await post(`${server.url}/v1/`, {}, { 'X-WF-Auth-Token': sandbox });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('ratelimit-limit')).toBe('5');
+    }
+    const replies = await Promise.all(Array.from({ length: 5 }, () => post(`${server.url}/sandbox/v1`, {}, { 'X-WF-Auth-Token': sandbox })));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  });
 });
 
 describe('Tokens are stored only as a hash and are revocable', () => {

@@ -197,3 +197,12 @@ describe('MemoryRateLimiter at rates whose interval is not a whole number of ms'
     expect(decisions.map((d) => d.remaining).slice(0, rate)).toEqual(Array.from({ length: rate }, (_, i) => rate - 1 - i));
   });
 });
+
+describe('MemoryRateLimiter peek', () => {
+  it('reports the state without taking from the bucket', async () => {
+    const limiter = new MemoryRateLimiter(() => 0);
+    limiter.takeNow('k', 5);
+    for (let i = 0; i < 10; i += 1) expect((await limiter.peek('k', 5)).remaining).toBe(4);
+    expect(limiter.takeNow('k', 5).remaining).toBe(3);
+  });
+});
