@@ -58,12 +58,15 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive connections with no request in flight would hold close() open forever.
+      // Keep-alive connections hold close() open until they time out: close each one as soon as its
+      // in-flight request has been answered, and cut whatever is left at the deadline.
       server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      timer.unref();
+      const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      deadline.unref();
       await closed;
-      clearTimeout(timer);
+      clearInterval(sweeper);
+      clearTimeout(deadline);
       await store.close();
     })();
     return stopping;
