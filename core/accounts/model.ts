@@ -11,8 +11,7 @@ export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
 /** `'all'`, or the explicit list of fields the account's purchase order grants. */
 export type FieldEntitlement<F extends string> = 'all' | readonly F[];
 
-export interface Account {
-  readonly id: string;
+export interface NewAccount {
   readonly name: string;
   readonly careerIntelligence: boolean;
   readonly householdFields: FieldEntitlement<HouseholdField>;
@@ -22,17 +21,11 @@ export interface Account {
   /** Usage tokens each production token of the account gets per quota period. */
   readonly quotaLimit: number;
   readonly quotaPeriod: QuotaPeriod;
-  readonly createdAt: string;
 }
 
-export interface NewAccount {
-  readonly name: string;
-  readonly careerIntelligence: boolean;
-  readonly householdFields: FieldEntitlement<HouseholdField>;
-  readonly careerFields: FieldEntitlement<CareerField>;
-  readonly rateLimit: number;
-  readonly quotaLimit: number;
-  readonly quotaPeriod: QuotaPeriod;
+export interface Account extends NewAccount {
+  readonly id: string;
+  readonly createdAt: string;
 }
 
 export interface TokenRecord {
