@@ -1,10 +1,12 @@
-// Per-token request-rate limiting: the GCRA (generic cell rate algorithm, a token bucket kept as one
-// timestamp per key), in process. A Redis adapter will implement the same port for several instances.
+// Per-token request-rate limiting: a sliding log of admitted requests per key, in process. A Redis
+// adapter (a sorted set per key) will implement the same port when several instances share tokens.
 //
-// Why not rate-limiter-flexible's fixed windows: a client spacing calls 200 ms apart can land six
-// calls in one server-side 1 s window when network jitter bunches two of them, and the contract says
-// such a client never sees a 429. A bucket of `rate` requests refilled at `rate` per second admits a
-// steady 200 ms client forever while still refusing a sixth call inside one second.
+// Two contract rules pull against each other: "more than 5 requests per second gives 429" and "a client
+// spacing calls 200 ms apart never sees a 429". A fixed 1 s window breaks the first (5 at the end of one
+// window, 5 at the start of the next); a token bucket breaks it too (a burst of 5, then one every 200 ms
+// makes 9 in a second). A sliding window admits a request only when fewer than `rate` were admitted in
+// the last second, less a small allowance for network jitter: a steady 200 ms client whose arrivals
+// bunch by up to JITTER_ALLOWANCE_MS still passes, and no 6 requests inside 950 ms ever do.
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -12,7 +14,7 @@ export interface RateDecision {
   readonly limit: number;
   /** Requests that could be made at once right now. */
   readonly remaining: number;
-  /** Seconds until the bucket is full again. */
+  /** Seconds until the full allowance is available again. */
   readonly resetSeconds: number;
   /** Seconds to wait before the next request can pass (0 when allowed). */
   readonly retryAfterSeconds: number;
@@ -24,18 +26,25 @@ export interface RateLimiter {
   peek(key: string, ratePerSecond: number): Promise<RateDecision>;
 }
 
+export const WINDOW_MS = 1000;
+/** How much a 200 ms client's arrivals may bunch up (over five intervals) before one is refused. */
+export const JITTER_ALLOWANCE_MS = 50;
+const EFFECTIVE_WINDOW_MS = WINDOW_MS - JITTER_ALLOWANCE_MS;
 const SWEEP_THRESHOLD = 10_000;
-/** Slack for floating-point drift: 1000 / rate is rarely exact, and a burst must not lose a call to it. */
-const EPSILON_MS = 1e-6;
+
+/** Admission times of one key, oldest first; `head` skips entries that have left the window. */
+interface Log {
+  times: number[];
+  head: number;
+}
 
 export class MemoryRateLimiter implements RateLimiter {
-  /** Theoretical arrival time per key, in ms: when the bucket would next be empty of debt. */
-  private readonly tat = new Map<string, number>();
+  private readonly logs = new Map<string, Log>();
 
   constructor(private readonly clock: () => number = () => performance.timeOrigin + performance.now()) {}
 
   take(key: string, ratePerSecond: number): Promise<RateDecision> {
-    return Promise.resolve(this.takeNow(key, ratePerSecond));
+    return Promise.resolve(this.decide(key, ratePerSecond, true));
   }
 
   peek(key: string, ratePerSecond: number): Promise<RateDecision> {
@@ -48,31 +57,45 @@ export class MemoryRateLimiter implements RateLimiter {
 
   private decide(key: string, ratePerSecond: number, consume: boolean): RateDecision {
     const now = this.clock();
-    const interval = 1000 / ratePerSecond;
-    const burst = Math.max(1, Math.floor(ratePerSecond));
-    const tolerance = interval * burst;
-    const tat = Math.max(this.tat.get(key) ?? now, now);
-    const newTat = tat + interval;
-    const allowed = newTat - now <= tolerance + EPSILON_MS;
-    const effectiveTat = allowed && consume ? newTat : tat;
+    const limit = Math.max(1, Math.floor(ratePerSecond));
+    let log = this.logs.get(key);
+    if (log !== undefined) expire(log, now);
+    const inWindow = log === undefined ? 0 : log.times.length - log.head;
+    const allowed = inWindow < limit;
     if (allowed && consume) {
-      if (this.tat.size >= SWEEP_THRESHOLD) this.sweep(now);
-      this.tat.set(key, newTat);
+      if (log === undefined) {
+        if (this.logs.size >= SWEEP_THRESHOLD) this.sweep(now);
+        log = { times: [], head: 0 };
+        this.logs.set(key, log);
+      }
+      log.times.push(now);
     }
-    const debt = effectiveTat - now;
+    const used = inWindow + (allowed && consume ? 1 : 0);
+    const oldest = log === undefined || log.head >= log.times.length ? now : (log.times[log.head] ?? now);
+    const newest = log === undefined || log.times.length === 0 ? now : (log.times[log.times.length - 1] ?? now);
     return {
       allowed,
-      limit: burst,
-      remaining: Math.max(0, Math.floor((tolerance - debt + EPSILON_MS) / interval)),
-      resetSeconds: Math.ceil((debt - EPSILON_MS) / 1000),
-      retryAfterSeconds: allowed || !consume ? 0 : Math.max(1, Math.ceil((newTat - tolerance - now) / 1000)),
+      limit,
+      remaining: Math.max(0, limit - used),
+      resetSeconds: used === 0 ? 0 : Math.ceil((newest + EFFECTIVE_WINDOW_MS - now) / 1000),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((oldest + EFFECTIVE_WINDOW_MS - now) / 1000)),
     };
   }
 
-  /** Drops keys whose bucket has refilled: they behave exactly like keys never seen. */
+  /** Drops keys with nothing left in the window: they behave exactly like keys never seen. */
   private sweep(now: number): void {
-    for (const [key, tat] of this.tat) {
-      if (tat <= now) this.tat.delete(key);
+    for (const [key, log] of this.logs) {
+      expire(log, now);
+      if (log.head >= log.times.length) this.logs.delete(key);
     }
+  }
+}
+
+function expire(log: Log, now: number): void {
+  while (log.head < log.times.length && (log.times[log.head] ?? now) <= now - EFFECTIVE_WINDOW_MS) log.head += 1;
+  // Compact once the dead prefix dominates, so a busy key's array stays about `rate` long.
+  if (log.head > 32 && log.head * 2 > log.times.length) {
+    log.times = log.times.slice(log.head);
+    log.head = 0;
   }
 }

