@@ -14,7 +14,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export interface AppOptions {
   readonly service: EnrichService;
   readonly logger: Logger;
-  readonly trustProxy: string | number | false;
+  readonly trustProxy: string | false;
   readonly requireHttps: boolean;
 }
 
@@ -51,6 +51,11 @@ function readJsonBody(req: Request, bodyError: string | undefined): unknown {
   } catch {
     throw new EnrichError('invalid_request', 'Request body is not valid JSON.');
   }
+}
+
+function routeOf(req: Request): string {
+  const route: unknown = req.route?.path;
+  return typeof route === 'string' ? route : 'unmatched';
 }
 
 function sandboxErrorHeader(req: Request): string | undefined {
@@ -95,7 +100,8 @@ export function createApp(options: AppOptions): express.Express {
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy);
 
-  // One log line per request: no headers, no body, no query string; the token by its public id only.
+  // One log line per request: no headers, no body, no query string, and the route pattern rather
+  // than the path, which a caller could fill with a token or an e-mail; the token by its public id.
   app.use((req, res, next) => {
     const started = performance.now();
     res.once('finish', () => {
@@ -103,7 +109,7 @@ export function createApp(options: AppOptions): express.Express {
       logger.info(
         {
           method: req.method,
-          path: req.path,
+          route: routeOf(req),
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 100) / 100,
           ...(typeof tokenId === 'string' ? { token_id: tokenId } : {}),
@@ -147,7 +153,7 @@ export function createApp(options: AppOptions): express.Express {
     if (result.ok) {
       sendJson(res, 200, result.response);
     } else {
-      if (result.cause !== undefined) logger.error({ err: result.cause, path: req.path }, 'unhandled error');
+      if (result.cause !== undefined) logger.error({ err: result.cause, route: routeOf(req) }, 'unhandled error');
       sendJson(res, result.error.status, errorBody(environment, result.error));
     }
   };
@@ -184,7 +190,7 @@ export function createApp(options: AppOptions): express.Express {
   // Last resort: log the cause, answer 500 with no stack trace or internals in the body.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (isBodyParserError(error) && error.type === 'request.aborted') return;
-    logger.error({ err: error, path: req.path }, 'unhandled error');
+    logger.error({ err: error, route: routeOf(req) }, 'unhandled error');
     if (res.headersSent) return;
     const environment: Environment = req.path.startsWith('/sandbox') ? 'sandbox' : 'production';
     res.status(500).json(errorBody(environment, new EnrichError('internal_error', 'Internal server error.')));

@@ -1,11 +1,22 @@
 // Process configuration from the environment, validated once at start so a typo fails loudly instead
 // of running with a silent default.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
 const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** One trusted proxy: a named range express knows, an IPv4/IPv6 address, or a subnet in CIDR form. */
+function isProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 const EnvSchema = z.object({
   NODE_ENV: z.string().optional(),
@@ -15,8 +26,18 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
-  /** express "trust proxy": hop count, or comma-separated addresses/subnets (`loopback`, `10.0.0.0/8`). */
-  TRUST_PROXY: z.string().min(1).optional(),
+  /**
+   * Proxies whose X-Forwarded-* headers are believed: comma-separated addresses, subnets or
+   * `loopback`/`linklocal`/`uniquelocal`. Hop counts and `true` are refused: they would believe any
+   * client that connects directly.
+   */
+  TRUST_PROXY: z
+    .string()
+    .min(1)
+    .refine((value) => value.split(',').every((entry) => isProxyEntry(entry.trim())), {
+      message: 'expected comma-separated proxy addresses or subnets (e.g. loopback, 10.0.0.0/8), not a hop count or true',
+    })
+    .optional(),
   REQUIRE_HTTPS: flag.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
 });
@@ -28,7 +49,7 @@ export interface Config {
   readonly dataDir: string;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
-  readonly trustProxy: string | number | false;
+  readonly trustProxy: string | false;
   readonly requireHttps: boolean;
   readonly shutdownTimeoutMs: number;
 }
@@ -51,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
     throw new ConfigError('invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE go together');
   }
-  const trustProxy = e.TRUST_PROXY === undefined ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY;
+  const trustProxy = e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY.split(',').map((entry) => entry.trim()).join(',');
   return {
     production,
     port: e.PORT,

@@ -22,15 +22,14 @@ export async function openDataFolder(dataDir: string): Promise<OpenedStore> {
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
-  /** The demo's sandbox token when this start created the data folder, else null. */
+  /** The demo's sandbox token when this start found no accounts (outside production mode), else null. */
   readonly demoToken: string | null;
   /** Stops accepting connections, lets in-flight requests finish (up to the timeout), closes the store. */
   stop(): Promise<void>;
 }
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const { store, created } = await openDataFolder(config.dataDir);
-  const demoToken = created && !config.production ? (await createDemo(store)).token : null;
+  const { store } = await openDataFolder(config.dataDir);
   const service = new EnrichService({
     store,
     rateLimiter: new MemoryRateLimiter(),
@@ -50,6 +49,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     });
   });
   const { port } = server.address() as AddressInfo; // a TCP listener always reports an AddressInfo
+  // Only once listening: a start that fails (port taken, bad TLS file) must not mint a demo token
+  // nobody sees. A data folder without accounts gets one on its next successful start.
+  const demoToken = !config.production && (await store.countAccounts()) === 0 ? (await createDemo(store)).token : null;
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;

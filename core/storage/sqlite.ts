@@ -9,8 +9,6 @@ export const SQLITE_FILE_NAME = 'enrichbridge.db';
 
 export interface OpenedStore {
   readonly store: KyselyStore;
-  /** True when this open created the database file: the first start with an empty data folder. */
-  readonly created: boolean;
 }
 
 export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
@@ -23,7 +21,6 @@ export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
 
 export async function openSqliteStore(file: string): Promise<OpenedStore> {
   const sqlite = new Database(file);
-  const created = sqlite.prepare('SELECT count(*) AS n FROM sqlite_master').pluck().get() === 0;
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
@@ -31,5 +28,5 @@ export async function openSqliteStore(file: string): Promise<OpenedStore> {
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrateToLatest(db);
-  return { store: new KyselyStore(db), created };
+  return { store: new KyselyStore(db) };
 }

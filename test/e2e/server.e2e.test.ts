@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post, tempDir } from '../support/harness.ts';
-import { type Proc, cli, startServerProcess } from '../support/processes.ts';
+import { type Proc, cli, startProcess, startServerProcess } from '../support/processes.ts';
 import { sleep } from '../support/requests.ts';
 
 const running: Proc[] = [];
@@ -32,6 +32,17 @@ describe('npm start on a fresh data folder', () => {
     expect(body).toMatchObject({ id: 'demo-1', household_matched: true, career_matched: true });
     expect(body.household.windfall_id).toBe('bde3d183ad6215f2932217ee5d6d368a');
     expect(body.career.linkedin_url).toBe('linkedin.com/in/amanda-taylor');
+  });
+
+  it('mints the demo token only once listening: a first start that fails loses nothing', async () => {
+    const dataDir = tempDir();
+    const { url } = await serve({ DATA_DIR: tempDir() });
+    const port = new URL(url).port;
+    const clash = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: port });
+    expect(await clash.exited()).toBe(1);
+    expect(clash.output()).toContain('EADDRINUSE');
+    const { proc } = await serve({ DATA_DIR: dataDir });
+    await proc.waitFor(/sandbox token: sandbox_\S+/);
   });
 
   it('creates nothing and prints no token in production mode', async () => {
@@ -86,7 +97,11 @@ describe('Logs', () => {
     const token = (await proc.waitFor(/sandbox token: (\S+)/))[1] ?? '';
     await post(`${url}/sandbox/v1`, { emails: ['amanda.taylor@sandbox.windfall.com'] }, { 'X-WF-Auth-Token': token });
     await post(`${url}/sandbox/v1`, '{bad', { 'X-WF-Auth-Token': `${token}x` });
+    // A caller can put anything in the path; the log names the route pattern instead.
+    await post(`${url}/sandbox/v1/amanda.taylor@sandbox.windfall.com`, {}, { 'X-WF-Auth-Token': token });
+    await fetch(`${url}/${token}`);
     await proc.waitFor(/"status":401/);
+    await proc.waitFor(/"method":"GET","route":"unmatched","status":404/);
     const logLines = proc.output().split('\n').filter((line) => line.startsWith('{'));
     expect(logLines.some((line) => JSON.parse(line).msg === 'request')).toBe(true);
     expect(logLines.join('\n')).not.toContain(token);

@@ -21,14 +21,14 @@ async function open(file: string) {
 }
 
 describe('SQLite store', () => {
-  it('reports a fresh file as created, then migrates an existing one without loss', async () => {
+  it('creates a fresh file, then reopens and migrates an existing one without loss', async () => {
     const file = path.join(tempDir(), 'eb.db');
     const first = await openSqliteStore(file);
-    expect(first.created).toBe(true);
+    expect(await first.store.countAccounts()).toBe(0);
     await createAccount(first.store, 'kept', { careerIntelligence: true, householdFields: 'net_worth' });
     await first.store.close();
     const again = await open(file);
-    expect(again.created).toBe(false);
+    expect(await again.store.countAccounts()).toBe(1);
     const account = await again.store.findAccountByName('kept');
     expect(account).toMatchObject({ name: 'kept', careerIntelligence: true, householdFields: ['net_worth'], careerFields: 'all', rateLimit: 5 });
   });

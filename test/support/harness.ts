@@ -35,7 +35,7 @@ export interface TestServer {
 
 export interface TestServerOptions {
   readonly requireHttps?: boolean;
-  readonly trustProxy?: string | number | false;
+  readonly trustProxy?: string | false;
   readonly productionMatcher?: ProductionMatcher;
 }
 

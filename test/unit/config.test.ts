@@ -1,0 +1,29 @@
+// Configuration from the environment: defaults, production mode, and refusals that name the variable.
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
+
+describe('configuration', () => {
+  it('defaults to port 3000, ./data, loopback, plain HTTP allowed', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, requireHttps: false, trustProxy: false, tls: null });
+    expect(config.dataDir.endsWith('/data')).toBe(true);
+  });
+
+  it('requires HTTPS and listens on all interfaces in production mode, unless told otherwise', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, requireHttps: true, host: '0.0.0.0' });
+    expect(loadConfig({ NODE_ENV: 'production', REQUIRE_HTTPS: 'false' }).requireHttps).toBe(false);
+  });
+
+  it('accepts proxy addresses, subnets and named ranges for TRUST_PROXY', () => {
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).trustProxy).toBe('loopback,10.0.0.0/8,::1');
+  });
+
+  it.each(['true', '2', '10.0.0.0/33', 'proxy.internal', '1.2.3.4/8/9'])('refuses TRUST_PROXY=%s, naming the variable', (value) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY/);
+  });
+
+  it('refuses a certificate without its key, and a port that is not a number', () => {
+    expect(() => loadConfig({ TLS_CERT_FILE: 'cert.pem' })).toThrow(/TLS_CERT_FILE and TLS_KEY_FILE/);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});
