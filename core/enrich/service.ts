@@ -1,6 +1,6 @@
 // enrichRecord: the one function behind both endpoints, the CLI, the connectors and the tests.
 // Checks run in contract.md's order: token (401) → environment (403) → rate (429) → request (400) →
-// quota (402) → sandbox personas or production matching → the account's entitlements.
+// [production: data snapshot loaded (503)] → quota (402) → personas or matching → entitlements.
 import { type Credential, Authenticator } from '../accounts/authenticator.ts';
 import { entitledCareer, entitledHousehold } from '../accounts/entitlements.ts';
 import type { Environment } from '../accounts/model.ts';
@@ -115,6 +115,13 @@ export class EnrichService {
     rate: RateDecision,
     request: EnrichmentRequest,
   ): Promise<EnrichResult> {
+    const matcher = this.productionMatcher;
+    if (matcher.dataVersion === null) {
+      // Nothing to match against: say so before touching the quota, so concurrent callers all get
+      // 503 and none of them a 402 for a unit another is about to give back.
+      const error = new EnrichError('service_unavailable', 'No household and career data snapshot is loaded yet; production matching is unavailable.');
+      return this.fail(call, credential, rate, error);
+    }
     const { account, token } = credential;
     const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
     const take = await this.store.takeQuota(token.id, period.key, account.quotaLimit);
@@ -127,7 +134,6 @@ export class EnrichService {
       const when = period.resetsAt === null ? 'It does not refresh.' : `It refreshes at ${period.resetsAt.toISOString()}.`;
       return { ok: false, credential, rate, quota, error: new EnrichError('quota_exhausted', `The token's usage quota is exhausted. ${when}`) };
     }
-    const matcher = this.productionMatcher;
     let household: Household | null;
     let career: Career | null;
     try {

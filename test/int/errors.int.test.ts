@@ -2,6 +2,7 @@
 // every 400 case, error body shapes per environment, 500 without internals, 503 without billing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, post, startTestServer } from '../support/harness.ts';
+import { PersonaProductionMatcher } from '../support/persona-matcher.ts';
 import { UNTHROTTLED, byEmail, persona } from '../support/requests.ts';
 
 let server: TestServer;
@@ -9,7 +10,7 @@ let sandbox: string;
 let prod: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ productionMatcher: new PersonaProductionMatcher() });
   sandbox = await server.account('errors', { careerIntelligence: true, ...UNTHROTTLED }, 'sandbox');
   prod = await server.token('errors', 'production');
 });
@@ -109,13 +110,17 @@ describe('Errors rule 1: production bodies are {error, message}; sandbox bodies 
 
 describe('Errors: 503 downstream service unavailable', () => {
   it('production answers 503 service_unavailable while no data snapshot is loaded, and consumes nothing', async () => {
-    const token = await server.account('errors-503', { quotaLimit: 3, ...UNTHROTTLED }, 'production');
-    for (let i = 0; i < 5; i += 1) {
-      const reply = await post(`${server.url}/v1/`, byEmail(amanda), { 'X-WF-Auth-Token': token });
+    const bare = await startTestServer();
+    const token = await bare.account('errors-503', { quotaLimit: 1, ...UNTHROTTLED }, 'production');
+    const replies = await Promise.all(Array.from({ length: 10 }, () => post(`${bare.url}/v1/`, byEmail(amanda), { 'X-WF-Auth-Token': token })));
+    for (const reply of replies) {
       expect(reply.status).toBe(503);
       expect(reply.body).toEqual({ error: 'service_unavailable', message: expect.stringContaining('snapshot') });
-      expect(reply.headers.get('x-quota-remaining')).toBe('3');
+      expect(reply.headers.get('x-quota-remaining')).toBe('1');
     }
+    const broke = await bare.account('errors-503-broke', { quotaLimit: 0, ...UNTHROTTLED }, 'production');
+    expect((await post(`${bare.url}/v1/`, {}, { 'X-WF-Auth-Token': broke })).status).toBe(503);
+    await bare.close();
   });
 });
 

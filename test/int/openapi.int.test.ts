@@ -239,7 +239,7 @@ const SAMPLES: readonly Sample[] = [
     status: 402,
     what: 'quota of zero',
     reportsRateLimit: true,
-    produce: async () => post(`${noSnapshot.url}${PRODUCTION}`, { emails: [AMANDA_EMAIL] }, auth(await noSnapshot.token('broke', 'production'))),
+    produce: async () => post(`${withData.url}${PRODUCTION}`, { emails: [AMANDA_EMAIL] }, auth(await withData.token('broke', 'production'))),
   },
   {
     path: PRODUCTION,
@@ -277,7 +277,7 @@ beforeAll(async () => {
   withData = await startTestServer({ productionMatcher: new PersonaStandInMatcher() });
   await noSnapshot.account('sandbox-ci', { careerIntelligence: true }, 'sandbox');
   await noSnapshot.account('prod', {}, 'production');
-  await noSnapshot.account('broke', { quotaLimit: 0 }, 'production');
+  await withData.account('broke', { quotaLimit: 0 }, 'production');
   await withData.account('prod-ci', { careerIntelligence: true }, 'production');
 
   const response = await fetch(`${noSnapshot.url}/openapi.json`);
