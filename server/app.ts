@@ -53,6 +53,11 @@ function readJsonBody(req: Request, bodyError: string | undefined): unknown {
   }
 }
 
+/** Whose error shape an answer outside the two endpoints takes: the sandbox's under /sandbox. */
+function environmentOf(req: Request): Environment {
+  return req.path.startsWith('/sandbox') ? 'sandbox' : 'production';
+}
+
 function routeOf(req: Request): string {
   const route: unknown = req.route?.path;
   return typeof route === 'string' ? route : 'unmatched';
@@ -177,14 +182,14 @@ export function createApp(options: AppOptions): express.Express {
       },
     );
     app.all(path, (_req, res) => {
-      res.set('Allow', 'POST');
-      const error = new EnrichError('invalid_request', 'Method not allowed; use POST.');
-      res.status(405).json(errorBody(environment, error));
+      res.setHeader('Allow', 'POST');
+      const error = new EnrichError('method_not_allowed', 'Method not allowed; use POST.');
+      sendJson(res, error.status, errorBody(environment, error));
     });
   }
 
-  app.use((_req, res) => {
-    res.status(404).json({ message: 'Not found.' });
+  app.use((req, res) => {
+    sendJson(res, 404, errorBody(environmentOf(req), new EnrichError('not_found', 'Not found.')));
   });
 
   // Last resort: log the cause, answer 500 with no stack trace or internals in the body.
@@ -192,8 +197,7 @@ export function createApp(options: AppOptions): express.Express {
     if (isBodyParserError(error) && error.type === 'request.aborted') return;
     logger.error({ err: error, route: routeOf(req) }, 'unhandled error');
     if (res.headersSent) return;
-    const environment: Environment = req.path.startsWith('/sandbox') ? 'sandbox' : 'production';
-    res.status(500).json(errorBody(environment, new EnrichError('internal_error', 'Internal server error.')));
+    sendJson(res, 500, errorBody(environmentOf(req), new EnrichError('internal_error', 'Internal server error.')));
   });
 
   return app;

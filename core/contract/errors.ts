@@ -13,6 +13,8 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   rate_limit: 429,
   internal_error: 500,
   service_unavailable: 503,
+  not_found: 404,
+  method_not_allowed: 405,
 };
 
 /** An expected failure of the enrichRecord pipeline, carrying the contract's identifier. */

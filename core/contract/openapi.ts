@@ -5,9 +5,10 @@ import { createDocument, type ZodOpenApiResponseObject, type ZodOpenApiResponses
 import { SANDBOX_ERROR_HEADERS } from '../enrich/sandbox-errors.ts';
 import {
   EnrichmentRequestSchema,
-  EnrichmentResponseSchema,
   ProductionErrorSchema,
+  ProductionResponseSchema,
   SandboxErrorSchema,
+  SandboxResponseSchema,
 } from './schemas.ts';
 
 const rateLimitHeaders = {
@@ -50,7 +51,7 @@ function responses(environment: Environment): ZodOpenApiResponsesObject {
     '200': {
       description: `Enrichment response. Check household_matched and career_matched before reading the objects.${billed}`,
       headers: limits,
-      content: { 'application/json': { schema: EnrichmentResponseSchema } },
+      content: { 'application/json': { schema: environment === 'production' ? ProductionResponseSchema : SandboxResponseSchema } },
     },
     '400': errorResponse(environment, 'Malformed request: invalid JSON, a non-JSON Content-Type, a body over 64 KiB, a field of the wrong type, or more than 10 emails, phones or addresses.', limits),
     '401': errorResponse(environment, 'Missing, invalid or revoked X-WF-Auth-Token.'),

@@ -146,6 +146,18 @@ export const EnrichmentResponseSchema = z
   })
   .meta({ id: 'EnrichmentResponse' });
 
+/** Production's shape: both objects always present, `null` when unmatched. */
+export const ProductionResponseSchema = EnrichmentResponseSchema.extend({
+  household: HouseholdSchema.nullable().meta({ description: 'Household data, or null when household_matched is false.' }),
+  career: CareerSchema.nullable().meta({ description: 'Career data, or null when career_matched is false.' }),
+}).meta({ id: 'ProductionEnrichmentResponse' });
+
+/** The sandbox's shape: an unmatched object is omitted, never null. */
+export const SandboxResponseSchema = EnrichmentResponseSchema.extend({
+  household: HouseholdSchema.optional().meta({ description: 'Household data; omitted when household_matched is false.' }),
+  career: CareerSchema.optional().meta({ description: 'Career data; omitted when career_matched is false.' }),
+}).meta({ id: 'SandboxEnrichmentResponse' });
+
 export const ERROR_CODES = [
   'invalid_request',
   'unauthorized',
@@ -155,6 +167,9 @@ export const ERROR_CODES = [
   'rate_limit',
   'internal_error',
   'service_unavailable',
+  // Ours, beyond contract.md: answers to paths and methods outside the two endpoints.
+  'not_found',
+  'method_not_allowed',
 ] as const;
 
 export const ProductionErrorSchema = z
@@ -170,6 +185,8 @@ export type EnrichmentRequest = z.infer<typeof EnrichmentRequestSchema>;
 export type Household = z.infer<typeof HouseholdSchema>;
 export type Career = z.infer<typeof CareerSchema>;
 export type EnrichmentResponse = z.infer<typeof EnrichmentResponseSchema>;
+export type ProductionResponse = z.infer<typeof ProductionResponseSchema>;
+export type SandboxResponse = z.infer<typeof SandboxResponseSchema>;
 export type ProductionError = z.infer<typeof ProductionErrorSchema>;
 
 export type HouseholdField = keyof Household;

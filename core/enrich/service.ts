@@ -11,6 +11,8 @@ import {
   EnrichmentRequestSchema,
   type EnrichmentResponse,
   type Household,
+  type ProductionResponse,
+  type SandboxResponse,
 } from '../contract/schemas.ts';
 import { currentPeriod } from '../limits/quota-period.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.ts';
@@ -146,7 +148,7 @@ export class EnrichService {
       // An unexpected fault still answers with the limit headers; the cause goes to the log only.
       return { ok: false, credential, rate, quota: restored, error: new EnrichError('internal_error', 'Internal server error.'), cause: error };
     }
-    const response: EnrichmentResponse = {
+    const response: ProductionResponse = {
       ...echoId(request),
       household_matched: household !== null,
       career_matched: career !== null && account.careerIntelligence,
@@ -180,7 +182,7 @@ function echoId(request: EnrichmentRequest): Pick<EnrichmentResponse, 'id'> {
 }
 
 /** Sandbox rules 5–7: unmatched objects are omitted, and career needs Career Intelligence. */
-function sandboxResponse(request: EnrichmentRequest, { account }: Credential): EnrichmentResponse {
+function sandboxResponse(request: EnrichmentRequest, { account }: Credential): SandboxResponse {
   const persona = matchPersona(request)?.persona;
   const household = persona?.household;
   const career = account.careerIntelligence ? persona?.career : undefined;

@@ -107,6 +107,17 @@ describe('Endpoints: paths', () => {
     const reply = await fetch(`${server.url}/sandbox/v1`, { headers: { 'X-WF-Auth-Token': sandbox } });
     expect(reply.status).toBe(405);
     expect(reply.headers.get('allow')).toBe('POST');
+    expect(await reply.json()).toEqual({ message: 'Method not allowed; use POST.' });
+    const production = await fetch(`${server.url}/v1/`, { method: 'PUT' });
+    expect(await production.json()).toEqual({ error: 'method_not_allowed', message: 'Method not allowed; use POST.' });
+  });
+
+  it('answers unknown paths with 404 in the shape of the environment they fall under', async () => {
+    const production = await fetch(`${server.url}/v1/people`, { method: 'POST' });
+    expect(production.status).toBe(404);
+    expect(await production.json()).toEqual({ error: 'not_found', message: 'Not found.' });
+    const sandboxReply = await fetch(`${server.url}/sandbox/v2`, { method: 'POST' });
+    expect(await sandboxReply.json()).toEqual({ message: 'Not found.' });
   });
 
   it('serves GET /healthz', async () => {

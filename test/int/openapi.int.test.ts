@@ -373,5 +373,10 @@ describe('real responses validate against the document', () => {
     expect(validateBody(PRODUCTION, 200, { ...body, household: { ...body.household, net_worth_last_calculated: '2026-13-40' } }).valid).toBe(false);
     expect(validateBody(PRODUCTION, 200, { ...body, household: { ...body.household, confidence: 1.5 } }).valid).toBe(false);
     expect(validateBody(PRODUCTION, 429, { error: 'slow_down', message: 'x' }).valid).toBe(false);
+    // Each environment's own shape: production always sends both objects, the sandbox never a null.
+    const withoutHousehold = Object.fromEntries(Object.entries(body).filter(([key]) => key !== 'household'));
+    expect(validateBody(PRODUCTION, 200, withoutHousehold).valid).toBe(false);
+    expect(validateBody(SANDBOX, 200, { household_matched: false, career_matched: false }).valid).toBe(true);
+    expect(validateBody(SANDBOX, 200, { household_matched: false, career_matched: false, career: null }).valid).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 // street lines and postal codes, over the formatting variants real CRM records carry.
 import { describe, expect, it } from 'vitest';
 import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../../core/normalize/address.ts';
-import { normalizeEmail, redactEmail } from '../../core/normalize/email.ts';
+import { normalizeEmail } from '../../core/normalize/email.ts';
 import { normalizeName, personName } from '../../core/normalize/name.ts';
 import { normalizePhone } from '../../core/normalize/phone.ts';
 
@@ -53,28 +53,6 @@ describe('normalizeEmail', () => {
       expect(normalizeEmail(raw)).toBeNull();
     },
   );
-});
-
-describe('redactEmail', () => {
-  it('keeps only the first character of the local part, plus the domain', () => {
-    expect(redactEmail('amanda.taylor@sandbox.windfall.com')).toBe('a***@sandbox.windfall.com');
-  });
-
-  it.each(['amanda.taylor@sandbox.windfall.com', 'xy@example.com', 'john.q.smith+crm@mail.example.org'])(
-    'never reveals the local part of %j beyond its first character',
-    (email) => {
-      const local = email.slice(0, email.lastIndexOf('@'));
-      const redacted = redactEmail(email);
-      expect(redacted).not.toContain(local);
-      expect(redacted).not.toContain(local.slice(0, 2));
-      expect(redacted.startsWith(local.slice(0, 1))).toBe(true);
-    },
-  );
-
-  it('a value with no local part is fully masked', () => {
-    expect(redactEmail('no-at-sign-here')).toBe('***');
-    expect(redactEmail('@example.com')).toBe('***');
-  });
 });
 
 describe('normalizeName', () => {
