@@ -13,8 +13,10 @@ import {
 import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../core/accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../core/contract/schemas.ts';
 import type { Store } from '../core/storage/port.ts';
+import { SnapshotLoadError } from '../core/snapshot/loader.ts';
 import { DuplicateAccountError } from '../core/storage/port.ts';
 import { loadConfig } from './config.ts';
+import { dataCommands } from './data-cli.ts';
 import { openDataFolder } from './runtime.ts';
 
 function wholeNumber(min: number) {
@@ -88,7 +90,7 @@ async function printAccount(store: Store, name: string, json: boolean): Promise<
   console.log(lines.join('\n'));
 }
 
-async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
   const { store } = await openDataFolder(loadConfig().dataDir);
   try {
     return await run(store);
@@ -159,13 +161,14 @@ export function buildProgram(): Command {
       });
     });
 
+  program.addCommand(dataCommands(withStore));
   return program;
 }
 
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    if (error instanceof AdminError || error instanceof DuplicateAccountError) {
+    if (error instanceof AdminError || error instanceof DuplicateAccountError || error instanceof SnapshotLoadError) {
       console.error(`enrichbridge: ${error.message}`);
     } else {
       console.error(error);

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createDemo } from '../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
+import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
@@ -15,8 +16,13 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
 export async function openDataFolder(dataDir: string): Promise<OpenedStore> {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(snapshotsDir(dataDir), { recursive: true });
   return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+}
+
+/** Where data snapshots live: one SQLite file each. */
+export function snapshotsDir(dataDir: string): string {
+  return path.join(dataDir, 'snapshots');
 }
 
 export interface RunningServer {
@@ -35,6 +41,22 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     rateLimiter: new MemoryRateLimiter(),
     productionMatcher: new NoSnapshotMatcher(),
   });
+  const snapshots = new SnapshotManager(
+    store,
+    snapshotsDir(config.dataDir),
+    (matcher) => {
+      service.productionMatcher = matcher ?? new NoSnapshotMatcher();
+    },
+    (event) => {
+      if (event.kind === 'activated') {
+        logger.info({ snapshot: event.snapshot.id, version: event.snapshot.version, previous: event.previous }, 'data snapshot active');
+      } else {
+        logger.error({ err: event.error }, 'data snapshot refresh failed');
+      }
+    },
+  );
+  await snapshots.refresh();
+  snapshots.start();
   const app = createApp({ service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps });
   const server =
     config.tls === null
@@ -69,6 +91,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       await closed;
       clearInterval(sweeper);
       clearTimeout(deadline);
+      snapshots.stop();
       await store.close();
     })();
     return stopping;

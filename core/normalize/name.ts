@@ -35,3 +35,21 @@ export function personName(firstName: string | null | undefined, lastName: strin
   }
   return null;
 }
+
+/**
+ * True when two normalized names differ by at most one edit (insertion, deletion, substitution or
+ * swap of neighbours): `tompson` ~ `thompson`, `jhon` ~ `john`. Names under 4 letters must be equal,
+ * since one edit there is most of the name.
+ */
+export function withinOneEdit(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (Math.min(a.length, b.length) < 4 || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i += 1;
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true; // substitution
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2); // swap
+  }
+  const [longer, shorter] = a.length > b.length ? [a, b] : [b, a];
+  return longer.slice(i + 1) === shorter.slice(i); // insertion or deletion
+}

@@ -12,14 +12,39 @@ import {
   type TokenRecord,
 } from '../accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../contract/schemas.ts';
-import { DuplicateAccountError, type NewToken, type QuotaTake, type Store } from './port.ts';
-import type { AccountsTable, Database, TokensTable } from './schema.ts';
+import {
+  DuplicateAccountError,
+  type NewToken,
+  type QuotaTake,
+  SNAPSHOT_STATES,
+  type SnapshotRecord,
+  type Store,
+} from './port.ts';
+import type { AccountsTable, Database, SnapshotsTable, TokensTable } from './schema.ts';
 
 // Rows are parsed, not cast: a hand-edited database must fail loudly, not mis-entitle an account.
 const householdFieldsColumn = z.array(z.enum(HOUSEHOLD_FIELDS));
 const careerFieldsColumn = z.array(z.enum(CAREER_FIELDS));
 const quotaPeriodColumn = z.enum(QUOTA_PERIODS);
 const environmentColumn = z.enum(ENVIRONMENTS);
+const snapshotStateColumn = z.enum(SNAPSHOT_STATES);
+
+function toSnapshot(row: Selectable<SnapshotsTable>): SnapshotRecord {
+  return {
+    id: row.id,
+    version: row.version,
+    location: row.location,
+    state: snapshotStateColumn.parse(row.state),
+    households: Number(row.households),
+    people: Number(row.people),
+    skippedLines: Number(row.skipped_lines),
+    failure: row.failure,
+    createdAt: row.created_at,
+    loadedAt: row.loaded_at,
+    activatedAt: row.activated_at,
+    active: Number(row.active) === 1,
+  };
+}
 
 function fieldsToColumn(fields: FieldEntitlement<string>): string | null {
   return fields === 'all' ? null : JSON.stringify(fields);
@@ -213,6 +238,81 @@ export class KyselyStore implements Store {
       .where('period_key', '=', periodKey)
       .executeTakeFirst();
     return row === undefined ? 0 : Number(row.used);
+  }
+
+  async beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string }): Promise<void> {
+    await this.db
+      .insertInto('snapshots')
+      .values({
+        id: snapshot.id,
+        version: snapshot.version,
+        location: snapshot.location,
+        state: 'loading',
+        households: 0,
+        people: 0,
+        skipped_lines: 0,
+        failure: null,
+        created_at: snapshot.createdAt,
+        loaded_at: null,
+        activated_at: null,
+        active: 0,
+      })
+      .execute();
+  }
+
+  async activateLoadedSnapshot(id: string, counts: { households: number; people: number; skippedLines: number }): Promise<void> {
+    const now = new Date().toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('snapshots').set({ active: 0 }).where('active', '=', 1).execute();
+      await trx
+        .updateTable('snapshots')
+        .set({
+          state: 'ready',
+          households: counts.households,
+          people: counts.people,
+          skipped_lines: counts.skippedLines,
+          loaded_at: now,
+          activated_at: now,
+          active: 1,
+        })
+        .where('id', '=', id)
+        .execute();
+    });
+  }
+
+  async failSnapshot(id: string, failure: string): Promise<void> {
+    await this.db.updateTable('snapshots').set({ state: 'failed', failure, active: 0 }).where('id', '=', id).execute();
+  }
+
+  async activeSnapshot(): Promise<SnapshotRecord | undefined> {
+    const row = await this.db.selectFrom('snapshots').selectAll().where('active', '=', 1).executeTakeFirst();
+    return row === undefined ? undefined : toSnapshot(row);
+  }
+
+  async listSnapshots(): Promise<SnapshotRecord[]> {
+    const rows = await this.db.selectFrom('snapshots').selectAll().orderBy('loaded_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map(toSnapshot);
+  }
+
+  async rollbackSnapshot(): Promise<SnapshotRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('snapshots').selectAll().where('active', '=', 1).executeTakeFirst();
+      let previous = trx.selectFrom('snapshots').selectAll().where('state', '=', 'ready').where('active', '=', 0);
+      if (current?.activated_at !== null && current?.activated_at !== undefined) {
+        previous = previous.where('activated_at', '<', current.activated_at);
+      }
+      const target = await previous.where('activated_at', 'is not', null).orderBy('activated_at', 'desc').executeTakeFirst();
+      if (target === undefined) return undefined;
+      if (current !== undefined) {
+        await trx.updateTable('snapshots').set({ active: 0, state: 'rolled_back' }).where('id', '=', current.id).execute();
+      }
+      await trx.updateTable('snapshots').set({ active: 1 }).where('id', '=', target.id).execute();
+      return toSnapshot({ ...target, active: 1 });
+    });
+  }
+
+  async deleteSnapshot(id: string): Promise<void> {
+    await this.db.deleteFrom('snapshots').where('id', '=', id).execute();
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,25 @@ export class DuplicateAccountError extends Error {
   }
 }
 
+export const SNAPSHOT_STATES = ['loading', 'ready', 'failed', 'rolled_back'] as const;
+export type SnapshotState = (typeof SNAPSHOT_STATES)[number];
+
+/** One data snapshot as the registry knows it; the data itself lives at `location`. */
+export interface SnapshotRecord {
+  readonly id: string;
+  readonly version: string;
+  readonly location: string;
+  readonly state: SnapshotState;
+  readonly households: number;
+  readonly people: number;
+  readonly skippedLines: number;
+  readonly failure: string | null;
+  readonly createdAt: string;
+  readonly loadedAt: string | null;
+  readonly activatedAt: string | null;
+  readonly active: boolean;
+}
+
 export interface Store {
   createAccount(input: NewAccount): Promise<Account>;
   /** Replaces the account's settings (all but id, name and creation time). */
@@ -47,6 +66,21 @@ export interface Store {
   /** Gives back one unit taken for a request that did not complete. */
   returnQuota(tokenId: string, periodKey: string): Promise<void>;
   quotaUsed(tokenId: string, periodKey: string): Promise<number>;
+
+  /** Registers a snapshot whose load is starting. */
+  beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string }): Promise<void>;
+  /** Marks a loaded snapshot ready and makes it the active one, in one transaction. */
+  activateLoadedSnapshot(id: string, counts: { households: number; people: number; skippedLines: number }): Promise<void>;
+  failSnapshot(id: string, failure: string): Promise<void>;
+  activeSnapshot(): Promise<SnapshotRecord | undefined>;
+  /** Newest first. */
+  listSnapshots(): Promise<SnapshotRecord[]>;
+  /**
+   * Makes the previously active ready snapshot active again and marks the current one rolled back;
+   * returns the snapshot now active, or undefined when there is none to go back to.
+   */
+  rollbackSnapshot(): Promise<SnapshotRecord | undefined>;
+  deleteSnapshot(id: string): Promise<void>;
 
   close(): Promise<void>;
 }

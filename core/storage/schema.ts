@@ -31,10 +31,28 @@ export interface QuotaUsageTable {
   used: number;
 }
 
+export interface SnapshotsTable {
+  id: string;
+  version: string;
+  /** Where the snapshot's data lives: a file name in the snapshots folder (SQLite). */
+  location: string;
+  /** loading | ready | failed | rolled_back */
+  state: string;
+  households: number;
+  people: number;
+  skipped_lines: number;
+  failure: string | null;
+  created_at: string;
+  loaded_at: string | null;
+  activated_at: string | null;
+  active: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
   quota_usage: QuotaUsageTable;
+  snapshots: SnapshotsTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -76,6 +94,28 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('quota_usage').execute();
       await db.schema.dropTable('tokens').execute();
       await db.schema.dropTable('accounts').execute();
+    },
+  },
+  '0002_snapshots': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('snapshots')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('version', 'text', (c) => c.notNull())
+        .addColumn('location', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('households', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('people', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('skipped_lines', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('failure', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('loaded_at', 'text')
+        .addColumn('activated_at', 'text')
+        .addColumn('active', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('snapshots').execute();
     },
   },
 };

@@ -1,0 +1,277 @@
+// `data load`: validates, normalizes and indexes a snapshot folder into a new SQLite file beside the
+// active one, then makes it active in one registry transaction. A failed load leaves the active one be.
+import { randomBytes } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { ZodType } from 'zod';
+import { normalizeName } from '../normalize/name.ts';
+import type { Store } from '../storage/port.ts';
+import {
+  HouseholdRecordSchema,
+  type HouseholdRecord,
+  ManifestSchema,
+  type Manifest,
+  PersonRecordSchema,
+  type PersonRecord,
+  SNAPSHOT_FILES,
+} from './format.ts';
+import { addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
+import { SqliteSnapshotWriter } from './sqlite-snapshot.ts';
+
+/** A snapshot with more bad lines than this share of all its lines is refused whole. */
+export const MAX_BAD_LINE_RATIO = 0.001;
+const REPORTED_BAD_LINES = 20;
+/** Ready snapshots kept besides the active one, for `data rollback`. */
+export const KEPT_SNAPSHOTS = 2;
+
+export interface LoadProgress {
+  readonly phase: 'households' | 'people' | 'indexing';
+  /** Bytes of the snapshot's files read so far (compressed bytes for .gz files), and in all. */
+  readonly bytesRead: number;
+  readonly bytesTotal: number;
+  readonly lines: number;
+  readonly badLines: number;
+}
+
+export interface LoadResult {
+  readonly id: string;
+  readonly version: string;
+  readonly households: number;
+  readonly people: number;
+  readonly skippedLines: number;
+  /** `file:line: reason` for the first bad lines. */
+  readonly badLines: readonly string[];
+  readonly seconds: number;
+}
+
+export class SnapshotLoadError extends Error {
+  constructor(
+    message: string,
+    readonly badLines: readonly string[] = [],
+  ) {
+    super(message);
+    this.name = 'SnapshotLoadError';
+  }
+}
+
+function findDataFile(dir: string, base: string): string {
+  for (const name of [`${base}.jsonl`, `${base}.jsonl.gz`]) {
+    const file = path.join(dir, name);
+    if (existsSync(file)) return file;
+  }
+  throw new SnapshotLoadError(`${dir} has no ${base}.jsonl or ${base}.jsonl.gz`);
+}
+
+function readManifest(dir: string): Manifest {
+  const file = path.join(dir, SNAPSHOT_FILES.manifest);
+  if (!existsSync(file)) throw new SnapshotLoadError(`${dir} has no ${SNAPSHOT_FILES.manifest}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    throw new SnapshotLoadError(`${file} is not valid JSON`);
+  }
+  const parsed = ManifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new SnapshotLoadError(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+interface LineSource {
+  readonly lines: AsyncIterable<string>;
+  readonly bytesRead: () => number;
+}
+
+function openLines(file: string): LineSource {
+  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+  const stream: Readable = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+  return { lines: createInterface({ input: stream, crlfDelay: Infinity }), bytesRead: () => raw.bytesRead };
+}
+
+class BadLines {
+  count = 0;
+  readonly samples: string[] = [];
+  add(file: string, line: number, reason: string): void {
+    this.count += 1;
+    if (this.samples.length < REPORTED_BAD_LINES) this.samples.push(`${path.basename(file)}:${line}: ${reason}`);
+  }
+}
+
+function parseLine<T>(text: string, schema: ZodType<T>): { ok: true; value: T } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not valid JSON' };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  return { ok: false, reason: issue === undefined ? 'invalid' : `${issue.path.join('.') || 'line'}: ${issue.message}` };
+}
+
+export interface LoadOptions {
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/**
+ * Loads the snapshot folder `sourceDir` into `snapshotsDir` and activates it. Throws a
+ * SnapshotLoadError, with the registry entry marked failed and no file left behind, when the folder
+ * is unreadable or has more than 0.1% bad lines.
+ */
+export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const started = performance.now();
+  const manifest = readManifest(sourceDir);
+  const householdsFile = findDataFile(sourceDir, SNAPSHOT_FILES.households);
+  const peopleFile = findDataFile(sourceDir, SNAPSHOT_FILES.people);
+  const bytesTotal = statSync(householdsFile).size + statSync(peopleFile).size;
+
+  const stamp = new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15);
+  const id = `${manifest.version}-${stamp}-${randomBytes(2).toString('hex')}`;
+  const location = `${id}.db`;
+  const file = path.join(snapshotsDir, location);
+  await store.beginSnapshot({ id, version: manifest.version, location, createdAt: manifest.created_at });
+
+  const writer = new SqliteSnapshotWriter(file);
+  const bad = new BadLines();
+  let lines = 0;
+  let bytesBefore = 0;
+  let lastReport = 0;
+  const report = (phase: LoadProgress['phase'], bytesRead: number, force = false) => {
+    const now = performance.now();
+    if (options.onProgress === undefined || (!force && now - lastReport < 200)) return;
+    lastReport = now;
+    options.onProgress({ phase, bytesRead, bytesTotal, lines, badLines: bad.count });
+  };
+
+  try {
+    const householdIds = new Map<string, number>();
+    const households = openLines(householdsFile);
+    let lineNo = 0;
+    for await (const text of households.lines) {
+      lineNo += 1;
+      if (text.trim() === '') continue;
+      lines += 1;
+      const parsed = parseLine<HouseholdRecord>(text, HouseholdRecordSchema);
+      if (!parsed.ok) {
+        bad.add(householdsFile, lineNo, parsed.reason);
+      } else if (householdIds.has(parsed.value.windfall_id)) {
+        bad.add(householdsFile, lineNo, `windfall_id ${parsed.value.windfall_id} appears twice`);
+      } else {
+        householdIds.set(parsed.value.windfall_id, addHousehold(writer, parsed.value));
+      }
+      if ((lines & 1023) === 0) report('households', households.bytesRead());
+    }
+    bytesBefore = statSync(householdsFile).size;
+
+    const people = openLines(peopleFile);
+    const personIds = new Set<string>();
+    let peopleCount = 0;
+    lineNo = 0;
+    for await (const text of people.lines) {
+      lineNo += 1;
+      if (text.trim() === '') continue;
+      lines += 1;
+      const parsed = parseLine<PersonRecord>(text, PersonRecordSchema);
+      if (!parsed.ok) {
+        bad.add(peopleFile, lineNo, parsed.reason);
+      } else if (personIds.has(parsed.value.person_id)) {
+        bad.add(peopleFile, lineNo, `person_id ${parsed.value.person_id} appears twice`);
+      } else {
+        const windfallId = parsed.value.windfall_id;
+        const hh = windfallId === null ? null : householdIds.get(windfallId);
+        if (hh === undefined) {
+          bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
+        } else {
+          personIds.add(parsed.value.person_id);
+          addPerson(writer, parsed.value, hh);
+          peopleCount += 1;
+        }
+      }
+      if ((lines & 1023) === 0) report('people', bytesBefore + people.bytesRead());
+    }
+
+    if (lines === 0) throw new SnapshotLoadError('the snapshot has no lines');
+    if (bad.count / lines > MAX_BAD_LINE_RATIO) {
+      throw new SnapshotLoadError(
+        `${bad.count} of ${lines} lines are bad (${((bad.count / lines) * 100).toFixed(2)}%, over the ${MAX_BAD_LINE_RATIO * 100}% allowed): snapshot refused`,
+        bad.samples,
+      );
+    }
+    report('indexing', bytesTotal, true);
+    writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
+    await store.activateLoadedSnapshot(id, { households: householdIds.size, people: peopleCount, skippedLines: bad.count });
+    await pruneSnapshots(store, snapshotsDir);
+    return {
+      id,
+      version: manifest.version,
+      households: householdIds.size,
+      people: peopleCount,
+      skippedLines: bad.count,
+      badLines: bad.samples,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } catch (error) {
+    writer.abort();
+    removeFile(file);
+    await store.failSnapshot(id, error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+function addHousehold(writer: SqliteSnapshotWriter, record: HouseholdRecord): number {
+  const { addresses, ...data } = record;
+  const primary = addresses[0];
+  const postal = primary === undefined ? null : postalOf(primary);
+  const keys = addresses.map(addressKeyOf).filter((key) => key !== null);
+  return writer.addHousehold(
+    {
+      windfallId: record.windfall_id,
+      data: JSON.stringify(data),
+      postal: postal ?? '',
+      region: primary === undefined ? '' : regionOf(primary, postal),
+      city: cityKey(primary?.city),
+    },
+    keys,
+  );
+}
+
+function addPerson(writer: SqliteSnapshotWriter, record: PersonRecord, hh: number | null): void {
+  const name = nameKey(record.first_name, record.last_name);
+  writer.addPerson(
+    {
+      personId: record.person_id,
+      hh,
+      first: name?.first ?? normalizeName(record.first_name ?? ''),
+      last: name?.last ?? normalizeName(record.last_name ?? ''),
+      company: companyKey(record.career?.company_name),
+      career: record.career === null ? null : JSON.stringify(record.career),
+    },
+    { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [] },
+  );
+}
+
+function removeFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // Nothing was written yet; there is nothing to remove.
+  }
+}
+
+/** Keeps the active snapshot and the KEPT_SNAPSHOTS newest others; removes the rest, files and entries. */
+export async function pruneSnapshots(store: Store, snapshotsDir: string): Promise<void> {
+  const snapshots = await store.listSnapshots();
+  const kept = snapshots.filter((s) => !s.active && (s.state === 'ready' || s.state === 'rolled_back')).slice(0, KEPT_SNAPSHOTS);
+  const keep = new Set([...kept.map((s) => s.id), ...snapshots.filter((s) => s.active || s.state === 'loading').map((s) => s.id)]);
+  for (const snapshot of snapshots) {
+    if (keep.has(snapshot.id)) continue;
+    // A server may still hold an old file open for a few seconds; unlinking it is safe on POSIX.
+    removeFile(path.join(snapshotsDir, snapshot.location));
+    await store.deleteSnapshot(snapshot.id);
+  }
+}

@@ -1,0 +1,320 @@
+// Production identity resolution over one data snapshot: finds the person and the household a messy
+// CRM record means, or nothing, and scores how sure it is. The rules are documented in the README.
+import type { Career, EnrichmentRequest, Household } from '../contract/schemas.ts';
+import type { ProductionMatch, ProductionMatcher } from '../enrich/production-matcher.ts';
+import { withinOneEdit } from '../normalize/name.ts';
+import { sameFirstName } from '../normalize/nicknames.ts';
+import {
+  type AddressKey,
+  type NameKey,
+  addressKeyOf,
+  cityKey,
+  companyKey,
+  emailKeys,
+  nameKey,
+  phoneKeys,
+  postalOf,
+  regionOf,
+} from './keys.ts';
+import type { HouseholdRow, PersonRow, SnapshotReader } from './sqlite-snapshot.ts';
+
+/** How the record was found; each has a base confidence (README: "Production matching"). */
+export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
+
+export const BASE_CONFIDENCE: Record<Evidence, number> = {
+  email: 0.9,
+  phone_and_name: 0.85,
+  address_and_name: 0.85,
+  address: 0.75,
+  name_and_company: 0.6,
+  name_and_place: 0.5,
+};
+/** Evidence that already rests on the name: an agreeing name earns no bonus on top. */
+const NAME_IS_EVIDENCE: ReadonlySet<Evidence> = new Set(['phone_and_name', 'address_and_name', 'name_and_company', 'name_and_place']);
+/** Added for each further supplied field that agrees with the match. */
+export const AGREEMENT_BONUS = 0.03;
+/** Taken off when a supplied field points elsewhere (an address of another household, another name). */
+export const CONFLICT_PENALTY = 0.25;
+/** Taken off a career found through another household member's e-mail (the name picked the member). */
+export const HOUSEHOLD_MEMBER_PENALTY = 0.1;
+/** Taken off a career when the supplied company is not the person's employer. */
+export const COMPANY_CONFLICT_PENALTY = 0.1;
+
+interface RequestKeys {
+  readonly emails: string[];
+  readonly phones: string[];
+  readonly name: NameKey | null;
+  readonly addresses: AddressKey[];
+  readonly postals: Set<string>;
+  readonly places: { city: string; region: string }[];
+  readonly company: string;
+}
+
+function requestKeys(request: EnrichmentRequest): RequestKeys {
+  const addresses: AddressKey[] = [];
+  const postals = new Set<string>();
+  const places: { city: string; region: string }[] = [];
+  for (const address of request.addresses ?? []) {
+    const key = addressKeyOf(address);
+    if (key !== null) addresses.push(key);
+    const postal = postalOf(address);
+    if (postal !== null) postals.add(postal);
+    const city = cityKey(address.city);
+    const region = regionOf(address, postal);
+    if (city !== '' && region !== '') places.push({ city, region });
+  }
+  return {
+    emails: emailKeys(request.emails ?? []),
+    phones: phoneKeys(request.phones ?? []),
+    name: nameKey(request.first_name, request.last_name),
+    addresses,
+    postals,
+    places,
+    company: companyKey(request.company_name),
+  };
+}
+
+type NameAgreement = 'full' | 'typo' | 'last_only' | 'first_only' | 'none';
+
+function nameAgreement(person: PersonRow, name: NameKey): NameAgreement {
+  const lastExact = person.last === name.last;
+  const lastClose = lastExact || withinOneEdit(person.last, name.last);
+  const firstSame = sameFirstName(person.first, name.first);
+  const firstClose = firstSame || withinOneEdit(person.first, name.first);
+  if (lastExact && firstSame) return 'full';
+  if (lastClose && firstClose) return 'typo';
+  if (lastClose) return 'last_only';
+  if (firstSame) return 'first_only';
+  return 'none';
+}
+
+const agrees = (agreement: NameAgreement): boolean => agreement === 'full' || agreement === 'typo';
+
+interface Resolution {
+  readonly household: HouseholdRow | null;
+  readonly person: PersonRow | null;
+  readonly evidence: Evidence;
+  /** The e-mail's owner does not carry the supplied name, and no one in their household does. */
+  readonly nameConflict?: boolean;
+  /** The person is the e-mail owner's household member who carries the name, not the owner. */
+  readonly personByHousehold?: boolean;
+}
+
+export class SnapshotMatcher implements ProductionMatcher {
+  constructor(
+    private readonly reader: SnapshotReader,
+    readonly dataVersion: string,
+  ) {}
+
+  match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
+    // Synchronous from first lookup to last, so a snapshot swap can never land in the middle of it.
+    return Promise.resolve(this.matchNow(request, options));
+  }
+
+  matchNow(request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
+    const keys = requestKeys(request);
+    const resolution = this.resolvePerson(keys) ?? this.resolveByAddress(keys) ?? this.resolveByName(keys);
+    if (resolution === null) return { household: null, career: null };
+    return {
+      household: resolution.household === null ? null : this.householdResult(resolution, resolution.household, keys),
+      career: options.career && resolution.person?.career ? this.careerResult(resolution, resolution.person, keys) : null,
+    };
+  }
+
+  /** Person-level evidence first: an e-mail, or a phone whose owner has the supplied name. */
+  private resolvePerson(keys: RequestKeys): Resolution | null {
+    const scored = new Map<number, { row: PersonRow; score: number; email: boolean }>();
+    const add = (row: PersonRow, points: number, email: boolean) => {
+      const entry = scored.get(row.p);
+      if (entry === undefined) scored.set(row.p, { row, score: points, email });
+      else scored.set(row.p, { row, score: entry.score + points, email: entry.email || email });
+    };
+    const requestAddressKeys = new Set(keys.addresses.map((a) => a.key));
+    const livesAtRequestAddress = (row: PersonRow) =>
+      row.hh !== null && requestAddressKeys.size > 0 && this.reader.householdAddressKeys(row.hh).some((key) => requestAddressKeys.has(key));
+    for (const email of keys.emails) for (const row of this.reader.peopleByEmail(email)) add(row, 4, true);
+    // A phone names a person when the name agrees, or, with no usable name, when the phone's owner
+    // lives at the supplied address (a shared landline is told apart by the name, not the address).
+    for (const phone of keys.phones) {
+      for (const row of this.reader.peopleByPhone(phone)) {
+        const byName = keys.name !== null && agrees(nameAgreement(row, keys.name));
+        if (byName || (keys.name === null && livesAtRequestAddress(row))) add(row, 2, false);
+      }
+    }
+    if (scored.size === 0) return null;
+
+    const ranked = [...scored.values()]
+      .map((entry) => {
+        let score = entry.score;
+        if (keys.name !== null) {
+          const agreement = nameAgreement(entry.row, keys.name);
+          score += agreement === 'full' ? 1 : agreement === 'typo' ? 0.5 : agreement === 'none' ? -1 : 0;
+        }
+        if (keys.company !== '' && entry.row.company === keys.company) score += 1;
+        if (entry.row.hh !== null && requestAddressKeys.size > 0) {
+          if (this.reader.householdAddressKeys(entry.row.hh).some((key) => requestAddressKeys.has(key))) score += 1.5;
+        }
+        return { ...entry, score };
+      })
+      .sort((a, b) => b.score - a.score || a.row.p - b.row.p);
+    const [best, second] = ranked;
+    if (best === undefined) return null;
+    if (second !== undefined && second.score === best.score) {
+      // Two people fit equally well: a household they share is still known, the person is not.
+      if (best.row.hh !== null && best.row.hh === second.row.hh) {
+        return { household: this.reader.household(best.row.hh) ?? null, person: null, evidence: best.email ? 'email' : 'phone_and_name' };
+      }
+      return null;
+    }
+    let person: PersonRow | null = best.row;
+    let nameConflict = false;
+    const evidence: Evidence = best.email ? 'email' : 'phone_and_name';
+    // An e-mail whose owner is not the person named: the household is still theirs (a shared family
+    // address, say), but the career belongs to whichever member has the name, if one does.
+    if (keys.name !== null && !agrees(nameAgreement(best.row, keys.name))) {
+      const name = keys.name;
+      const named = best.row.hh === null ? [] : this.reader.members(best.row.hh).filter((member) => agrees(nameAgreement(member, name)));
+      if (named.length === 1) person = named[0] ?? null;
+      else if (nameAgreement(best.row, name) === 'none') {
+        // Neither name of the owner: the e-mail is someone else's, so no career is given.
+        person = null;
+        nameConflict = true;
+      }
+      // Otherwise the surname agrees and the given name is a typo or a nickname we do not know.
+    }
+    const household = best.row.hh === null ? null : (this.reader.household(best.row.hh) ?? null);
+    return { household, person, evidence, nameConflict, personByHousehold: person !== null && person.p !== best.row.p };
+  }
+
+  /** A household at the supplied address (number, street, postal code), confirmed by the name if one was given. */
+  private resolveByAddress(keys: RequestKeys): Resolution | null {
+    const households = new Map<number, boolean>(); // hh → unit agrees
+    for (const address of keys.addresses) {
+      for (const hit of this.reader.householdsAtAddress(address.key)) {
+        const unitAgrees = address.unit !== '' && hit.unit === address.unit;
+        households.set(hit.hh, (households.get(hit.hh) ?? false) || unitAgrees);
+      }
+    }
+    if (households.size === 0) return null;
+    let candidates = [...households.keys()];
+    const byUnit = candidates.filter((hh) => households.get(hh) === true);
+    if (byUnit.length > 0) candidates = byUnit;
+
+    if (keys.name === null) {
+      if (candidates.length !== 1 || candidates[0] === undefined) return null;
+      // No name to pick the member by; the employer can, when exactly one member works there.
+      const atCompany = keys.company === '' ? [] : this.reader.members(candidates[0]).filter((m) => m.company === keys.company);
+      const person = atCompany.length === 1 ? (atCompany[0] ?? null) : null;
+      return { household: this.reader.household(candidates[0]) ?? null, person, evidence: 'address' };
+    }
+    const name = keys.name;
+    // With a name, the household must have a member who shares the surname: a new resident at an old
+    // address is not the household we know there.
+    const fitting = candidates
+      .map((hh) => ({ hh, members: this.reader.members(hh).map((m) => ({ m, agreement: nameAgreement(m, name) })) }))
+      .filter(({ members }) => members.some(({ agreement }) => agreement === 'full' || agreement === 'typo' || agreement === 'last_only'));
+    if (fitting.length !== 1 || fitting[0] === undefined) return null;
+    const named = fitting[0].members.filter(({ agreement }) => agrees(agreement));
+    const person = named.length === 1 ? (named[0]?.m ?? null) : null;
+    return { household: this.reader.household(fitting[0].hh) ?? null, person, evidence: 'address_and_name' };
+  }
+
+  /**
+   * A name alone never matches. A name with the employer, or with the place (postal code, or city and
+   * state), matches when exactly one person in the snapshot fits.
+   */
+  private resolveByName(keys: RequestKeys): Resolution | null {
+    const name = keys.name;
+    if (name === null || (keys.company === '' && keys.postals.size === 0 && keys.places.length === 0)) return null;
+    const people = new Map<number, PersonRow>();
+    for (const firstKey of name.firstKeys) for (const row of this.reader.peopleByName(name.last, firstKey)) people.set(row.p, row);
+    const all = [...people.values()].filter((row) => sameFirstName(row.first, name.first) && this.postalFits(row, keys));
+
+    if (keys.company !== '') {
+      const atCompany = all.filter((row) => row.company === keys.company);
+      if (atCompany.length === 1 && atCompany[0] !== undefined) {
+        const person = atCompany[0];
+        const household = person.hh === null ? null : (this.reader.household(person.hh) ?? null);
+        return { household, person, evidence: 'name_and_company' };
+      }
+    }
+    const placed = all
+      .map((row) => ({ row, household: row.hh === null ? undefined : this.reader.household(row.hh) }))
+      .filter(({ household }) => household !== undefined && this.placeAgrees(household, keys));
+    if (placed.length === 1 && placed[0]?.household !== undefined) {
+      return { household: placed[0].household, person: placed[0].row, evidence: 'name_and_place' };
+    }
+    return null;
+  }
+
+  /** A supplied postal code or street address that is not the person's home rules the person out. */
+  private postalFits(row: PersonRow, keys: RequestKeys): boolean {
+    if (keys.postals.size === 0) return true;
+    const household = row.hh === null ? undefined : this.reader.household(row.hh);
+    if (household === undefined || !keys.postals.has(household.postal)) return false;
+    if (keys.addresses.length === 0) return true;
+    const own = new Set(this.reader.householdAddressKeys(household.hh));
+    return keys.addresses.some((address) => own.has(address.key));
+  }
+
+  private placeAgrees(household: HouseholdRow, keys: RequestKeys): boolean {
+    if (keys.postals.has(household.postal)) return true;
+    return keys.places.some((place) => place.city === household.city && place.region === household.region);
+  }
+
+  /** Supplied fields that agree with the matched household, and whether any points elsewhere. */
+  private householdAgreement(household: HouseholdRow, resolution: Resolution, keys: RequestKeys): { agree: number; conflict: boolean } {
+    let agree = 0;
+    let conflict = false;
+    const own = new Set(this.reader.householdAddressKeys(household.hh));
+    if (keys.addresses.length > 0 && resolution.evidence !== 'address' && resolution.evidence !== 'address_and_name') {
+      if (keys.addresses.some((a) => own.has(a.key))) agree += 1;
+      else if (keys.addresses.some((a) => this.reader.householdsAtAddress(a.key).length > 0)) conflict = true;
+    }
+    const placeIsEvidence = resolution.evidence === 'name_and_place' || resolution.evidence === 'address' || resolution.evidence === 'address_and_name';
+    if (!placeIsEvidence && (keys.postals.has(household.postal) || keys.places.some((p) => p.city === household.city && p.region === household.region))) {
+      agree += 1;
+    }
+    const person = resolution.person ?? undefined;
+    if (person !== undefined && keys.name !== null && !NAME_IS_EVIDENCE.has(resolution.evidence) && nameAgreement(person, keys.name) === 'full') agree += 1;
+    if (resolution.nameConflict === true) conflict = true;
+    if (person !== undefined && resolution.evidence !== 'email' && keys.emails.length > 0) {
+      if (keys.emails.some((email) => this.reader.peopleByEmail(email).some((row) => row.p === person.p))) agree += 1;
+    }
+    if (person !== undefined && resolution.evidence !== 'phone_and_name' && keys.phones.length > 0) {
+      if (keys.phones.some((phone) => this.reader.peopleByPhone(phone).some((row) => row.p === person.p))) agree += 1;
+    }
+    return { agree, conflict };
+  }
+
+  private householdResult(resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
+    const { agree, conflict } = this.householdAgreement(household, resolution, keys);
+    const confidence = score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0);
+    const { windfall_id, ...fields }: Omit<Household, 'confidence'> = JSON.parse(household.data);
+    return { windfall_id, confidence, ...fields };
+  }
+
+  private careerResult(resolution: Resolution, person: PersonRow, keys: RequestKeys): Career | null {
+    if (person.career === null) return null;
+    const career: Omit<Career, 'confidence'> = JSON.parse(person.career);
+    let agree = 0;
+    let penalty = 0;
+    if (keys.company !== '' && resolution.evidence !== 'name_and_company') {
+      if (person.company === keys.company) agree += 1;
+      else penalty += COMPANY_CONFLICT_PENALTY;
+    }
+    if (keys.name !== null && !NAME_IS_EVIDENCE.has(resolution.evidence) && nameAgreement(person, keys.name) === 'full') agree += 1;
+    if (resolution.personByHousehold === true) penalty += HOUSEHOLD_MEMBER_PENALTY;
+    if (person.hh !== null && keys.addresses.length > 0 && resolution.evidence !== 'address_and_name') {
+      const own = new Set(this.reader.householdAddressKeys(person.hh));
+      if (keys.addresses.some((a) => own.has(a.key))) agree += 1;
+    }
+    return { confidence: score(BASE_CONFIDENCE[resolution.evidence], agree, penalty), ...career };
+  }
+}
+
+/** Base plus a bonus per agreeing field, less penalties, kept in [0.1, 1.0] and rounded to 2 decimals. */
+export function score(base: number, agreeing: number, penalty: number): number {
+  const raw = base + agreeing * AGREEMENT_BONUS - penalty;
+  return Math.round(Math.min(1, Math.max(0.1, raw)) * 100) / 100;
+}

@@ -1,0 +1,203 @@
+// One data snapshot as a SQLite file: the writer a load fills (indexes built at the end), and the
+// read-only reader production matching queries with prepared statements, one indexed lookup each.
+import Database from 'better-sqlite3';
+
+export interface PersonRow {
+  readonly p: number;
+  readonly person_id: string;
+  readonly hh: number | null;
+  readonly first: string;
+  readonly last: string;
+  readonly company: string;
+  /** The career record as JSON, parsed only when a match returns it. */
+  readonly career: string | null;
+}
+
+export interface HouseholdRow {
+  readonly hh: number;
+  readonly windfall_id: string;
+  /** The household record as JSON (addresses left out). */
+  readonly data: string;
+  readonly postal: string;
+  readonly region: string;
+  readonly city: string;
+}
+
+export interface AddressHit {
+  readonly hh: number;
+  readonly unit: string;
+}
+
+/** Lookups production matching needs; every one is an indexed query. */
+export interface SnapshotReader {
+  peopleByEmail(email: string): PersonRow[];
+  peopleByPhone(phone: string): PersonRow[];
+  peopleByName(last: string, firstKey: string): PersonRow[];
+  householdsAtAddress(key: string): AddressHit[];
+  household(hh: number): HouseholdRow | undefined;
+  householdAddressKeys(hh: number): string[];
+  members(hh: number): PersonRow[];
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE households (hh INTEGER PRIMARY KEY, windfall_id TEXT NOT NULL, data TEXT NOT NULL,
+  postal TEXT NOT NULL, region TEXT NOT NULL, city TEXT NOT NULL);
+CREATE TABLE addresses (key TEXT NOT NULL, unit TEXT NOT NULL, hh INTEGER NOT NULL);
+CREATE TABLE people (p INTEGER PRIMARY KEY, person_id TEXT NOT NULL, hh INTEGER, first TEXT NOT NULL,
+  last TEXT NOT NULL, company TEXT NOT NULL, career TEXT);
+CREATE TABLE emails (email TEXT NOT NULL, p INTEGER NOT NULL);
+CREATE TABLE phones (phone TEXT NOT NULL, p INTEGER NOT NULL);
+CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL);
+`;
+
+// Built after the bulk insert: far faster than maintaining them row by row.
+const INDEXES = `
+CREATE UNIQUE INDEX households_windfall_id ON households (windfall_id);
+CREATE INDEX addresses_key ON addresses (key);
+CREATE INDEX addresses_hh ON addresses (hh);
+CREATE UNIQUE INDEX people_person_id ON people (person_id);
+CREATE INDEX people_hh ON people (hh);
+CREATE INDEX emails_email ON emails (email);
+CREATE INDEX phones_phone ON phones (phone);
+CREATE INDEX names_last_first ON names (last, first_key);
+`;
+
+const BATCH = 20_000;
+
+export class SqliteSnapshotWriter {
+  private readonly db: Database.Database;
+  private readonly insertHouseholdStmt: Database.Statement;
+  private readonly insertAddressStmt: Database.Statement;
+  private readonly insertPersonStmt: Database.Statement;
+  private readonly insertEmailStmt: Database.Statement;
+  private readonly insertPhoneStmt: Database.Statement;
+  private readonly insertNameStmt: Database.Statement;
+  private pending = 0;
+
+  constructor(readonly file: string) {
+    this.db = new Database(file);
+    // A snapshot is written once, by one process, and thrown away if the load fails: no journal.
+    this.db.pragma('journal_mode = OFF');
+    this.db.pragma('synchronous = OFF');
+    this.db.pragma('cache_size = -262144');
+    this.db.pragma('temp_store = MEMORY');
+    this.db.exec(SCHEMA);
+    this.insertHouseholdStmt = this.db.prepare('INSERT INTO households (windfall_id, data, postal, region, city) VALUES (?, ?, ?, ?, ?)');
+    this.insertAddressStmt = this.db.prepare('INSERT INTO addresses (key, unit, hh) VALUES (?, ?, ?)');
+    this.insertPersonStmt = this.db.prepare('INSERT INTO people (person_id, hh, first, last, company, career) VALUES (?, ?, ?, ?, ?, ?)');
+    this.insertEmailStmt = this.db.prepare('INSERT INTO emails (email, p) VALUES (?, ?)');
+    this.insertPhoneStmt = this.db.prepare('INSERT INTO phones (phone, p) VALUES (?, ?)');
+    this.insertNameStmt = this.db.prepare('INSERT INTO names (last, first_key, p) VALUES (?, ?, ?)');
+    this.db.exec('BEGIN');
+  }
+
+  private tick(): void {
+    this.pending += 1;
+    if (this.pending >= BATCH) {
+      this.db.exec('COMMIT');
+      this.db.exec('BEGIN');
+      this.pending = 0;
+    }
+  }
+
+  addHousehold(
+    household: { windfallId: string; data: string; postal: string; region: string; city: string },
+    addresses: readonly { key: string; unit: string }[],
+  ): number {
+    const hh = Number(
+      this.insertHouseholdStmt.run(household.windfallId, household.data, household.postal, household.region, household.city).lastInsertRowid,
+    );
+    for (const address of addresses) this.insertAddressStmt.run(address.key, address.unit, hh);
+    this.tick();
+    return hh;
+  }
+
+  addPerson(
+    person: { personId: string; hh: number | null; first: string; last: string; company: string; career: string | null },
+    keys: { emails: readonly string[]; phones: readonly string[]; firstKeys: readonly string[] },
+  ): void {
+    const p = Number(
+      this.insertPersonStmt.run(person.personId, person.hh, person.first, person.last, person.company, person.career).lastInsertRowid,
+    );
+    for (const email of keys.emails) this.insertEmailStmt.run(email, p);
+    for (const phone of keys.phones) this.insertPhoneStmt.run(phone, p);
+    if (person.last !== '') for (const key of keys.firstKeys) this.insertNameStmt.run(person.last, key, p);
+    this.tick();
+  }
+
+  /** Commits, builds the indexes and statistics, and closes the file, ready to be opened read-only. */
+  finish(meta: Record<string, string>): void {
+    this.db.exec('COMMIT');
+    this.db.exec(INDEXES);
+    const insertMeta = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+    for (const [key, value] of Object.entries(meta)) insertMeta.run(key, value);
+    this.db.exec('ANALYZE');
+    this.db.close();
+  }
+
+  abort(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export class SqliteSnapshotReader implements SnapshotReader {
+  private readonly db: Database.Database;
+  private readonly byEmail: Database.Statement<[string], PersonRow>;
+  private readonly byPhone: Database.Statement<[string], PersonRow>;
+  private readonly byName: Database.Statement<[string, string], PersonRow>;
+  private readonly atAddress: Database.Statement<[string], AddressHit>;
+  private readonly householdStmt: Database.Statement<[number], HouseholdRow>;
+  private readonly addressKeysStmt: Database.Statement<[number], { key: string }>;
+  private readonly membersStmt: Database.Statement<[number], PersonRow>;
+
+  constructor(file: string) {
+    this.db = new Database(file, { readonly: true, fileMustExist: true });
+    const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.career FROM people p';
+    this.byEmail = this.db.prepare(`${person} JOIN emails e ON e.p = p.p WHERE e.email = ? ORDER BY p.p`);
+    this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
+    this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT 10000`);
+    this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
+    this.householdStmt = this.db.prepare('SELECT hh, windfall_id, data, postal, region, city FROM households WHERE hh = ?');
+    this.addressKeysStmt = this.db.prepare('SELECT key FROM addresses WHERE hh = ?');
+    this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);
+  }
+
+  peopleByEmail(email: string): PersonRow[] {
+    return this.byEmail.all(email);
+  }
+
+  peopleByPhone(phone: string): PersonRow[] {
+    return this.byPhone.all(phone);
+  }
+
+  peopleByName(last: string, firstKey: string): PersonRow[] {
+    return this.byName.all(last, firstKey);
+  }
+
+  householdsAtAddress(key: string): AddressHit[] {
+    return this.atAddress.all(key);
+  }
+
+  household(hh: number): HouseholdRow | undefined {
+    return this.householdStmt.get(hh);
+  }
+
+  householdAddressKeys(hh: number): string[] {
+    return this.addressKeysStmt.all(hh).map((row) => row.key);
+  }
+
+  members(hh: number): PersonRow[] {
+    return this.membersStmt.all(hh);
+  }
+
+  meta(): Record<string, string> {
+    const rows = this.db.prepare<[], { key: string; value: string }>('SELECT key, value FROM meta').all();
+    return Object.fromEntries(rows.map((row) => [row.key, row.value]));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

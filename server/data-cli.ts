@@ -1,0 +1,140 @@
+// `enrichbridge data …`: generate a synthetic snapshot, load one (with progress on a terminal), show
+// what is active, and roll back. Loads write beside the active snapshot; running servers switch alone.
+import { Command, InvalidArgumentError } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { generateSnapshot } from '../core/snapshot/generate.ts';
+import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../core/snapshot/loader.ts';
+import type { Store } from '../core/storage/port.ts';
+import { loadConfig } from './config.ts';
+import { snapshotsDir } from './runtime.ts';
+
+type WithStore = <T>(run: (store: Store) => Promise<T>) => Promise<T>;
+
+function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return Number(value);
+}
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
+
+/** A bar on a terminal; a line per tenth of the work otherwise, so CI logs stay readable. */
+function progressReporter(label: string, unit: (value: number) => string) {
+  if (process.stderr.isTTY) {
+    const bar = new SingleBar(
+      { format: `${label} [{bar}] {percentage}% | {done} of {all} | {detail}`, hideCursor: true, stream: process.stderr },
+    );
+    let started = false;
+    return {
+      update(done: number, total: number, detail: string) {
+        if (!started) {
+          bar.start(total, 0, { done: unit(0), all: unit(total), detail });
+          started = true;
+        }
+        bar.update(done, { done: unit(done), all: unit(total), detail });
+      },
+      stop: () => bar.stop(),
+    };
+  }
+  let lastTenth = -1;
+  return {
+    update(done: number, total: number, detail: string) {
+      const tenth = total === 0 ? 10 : Math.floor((done / total) * 10);
+      if (tenth > lastTenth) {
+        lastTenth = tenth;
+        process.stderr.write(`${label}: ${tenth * 10}% (${unit(done)} of ${unit(total)}) ${detail}\n`);
+      }
+    },
+    stop: () => undefined,
+  };
+}
+
+export function dataCommands(withStore: WithStore): Command {
+  const data = new Command('data').description('household and career data snapshots for production matching');
+
+  data
+    .command('generate <dir>')
+    .description('write a realistic synthetic snapshot, and queries.jsonl with expected answers, into DIR')
+    .requiredOption('--people <n>', 'how many people', positiveInteger)
+    .option('--seed <s>', 'random seed (same seed, same files)', positiveInteger, 1)
+    .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', positiveInteger)
+    .option('--gzip', 'write .jsonl.gz files')
+    .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean }) => {
+      const progress = progressReporter('generate', (n) => n.toLocaleString('en-US'));
+      const started = performance.now();
+      const summary = await generateSnapshot(dir, {
+        people: flags.people,
+        seed: flags.seed,
+        gzip: flags.gzip === true,
+        ...(flags.queries === undefined ? {} : { queries: flags.queries }),
+        onProgress: (done, total) => progress.update(done, total, 'people'),
+      });
+      progress.stop();
+      console.error(
+        `wrote ${summary.households.toLocaleString('en-US')} households, ${summary.people.toLocaleString('en-US')} people and ` +
+          `${summary.queries.toLocaleString('en-US')} queries to ${dir} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
+    });
+
+  data
+    .command('load <dir>')
+    .description('validate, normalize and index the snapshot in DIR, then make it the active one')
+    .action(async (dir: string) => {
+      await withStore(async (store) => {
+        const progress = progressReporter('load', mib);
+        const phases: Record<LoadProgress['phase'], string> = { households: 'households', people: 'people', indexing: 'building indexes' };
+        try {
+          const result = await loadSnapshot(store, snapshotsDir(loadConfig().dataDir), dir, {
+            onProgress: (p) => progress.update(p.bytesRead, p.bytesTotal, `${phases[p.phase]}, ${p.lines.toLocaleString('en-US')} lines, ${p.badLines} bad`),
+          });
+          progress.stop();
+          for (const line of result.badLines) console.error(`skipped ${line}`);
+          console.log(
+            `loaded ${result.version} (${result.id}): ${result.households.toLocaleString('en-US')} households, ` +
+              `${result.people.toLocaleString('en-US')} people, ${result.skippedLines} bad lines skipped, in ${result.seconds.toFixed(1)} s. ` +
+              'Active now; running servers switch within seconds.',
+          );
+        } catch (error) {
+          progress.stop();
+          if (error instanceof SnapshotLoadError) for (const line of error.badLines) console.error(`bad ${line}`);
+          throw error;
+        }
+      });
+    });
+
+  data
+    .command('status')
+    .description('the active snapshot and the others kept')
+    .option('--json', 'print JSON')
+    .action(async (flags: { json?: boolean }) => {
+      await withStore(async (store) => {
+        const snapshots = await store.listSnapshots();
+        if (flags.json === true) {
+          console.log(JSON.stringify(snapshots, null, 2));
+          return;
+        }
+        const active = snapshots.find((s) => s.active);
+        console.log(
+          active === undefined
+            ? 'no active snapshot: production answers 503 until one is loaded (enrichbridge data load DIR)'
+            : `active: ${active.version} (${active.id}), ${active.households.toLocaleString('en-US')} households, ` +
+                `${active.people.toLocaleString('en-US')} people, ${active.skippedLines} bad lines skipped, loaded ${active.loadedAt ?? '?'}`,
+        );
+        for (const s of snapshots.filter((x) => !x.active)) {
+          console.log(`  ${s.id}  ${s.state}${s.failure === null ? '' : `: ${s.failure}`}  loaded ${s.loadedAt ?? '-'}`);
+        }
+      });
+    });
+
+  data
+    .command('rollback')
+    .description('make the previously active snapshot active again')
+    .action(async () => {
+      await withStore(async (store) => {
+        const now = await store.rollbackSnapshot();
+        if (now === undefined) throw new SnapshotLoadError('there is no earlier snapshot to roll back to');
+        console.log(`active: ${now.version} (${now.id}); running servers switch within seconds.`);
+      });
+    });
+
+  return data;
+}

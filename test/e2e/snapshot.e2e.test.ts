@@ -1,0 +1,73 @@
+// The weekly refresh as operators run it, across processes: a server answering production requests
+// while `data load` and `data rollback` switch snapshots under it, with no failed or mixed answer.
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { post, tempDir } from '../support/harness.ts';
+import { type Proc, cli, startServerProcess } from '../support/processes.ts';
+import { sleep } from '../support/requests.ts';
+import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+
+const running: Proc[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((proc) => proc.stop()));
+});
+
+const PEOPLE = 200;
+/** The same people in every version; only net worth tells the versions apart. */
+function version(name: string, netWorthBase: number, dir: string): string {
+  const households = Array.from({ length: PEOPLE }, (_, i) =>
+    household([{ address: `${i + 1} Oak Street`, zipcode: '30301' }], { windfall_id: i.toString(16).padStart(32, '0'), net_worth: netWorthBase + i * 100_000 }),
+  );
+  const people = households.map((h, i) => person(`p${i}`, 'Pat', `Doe${i}`, h, { emails: [`pat${i}@example.com`] }));
+  return writeSnapshot(dir, { version: name, households, people });
+}
+const EXPECTED_BASE: Record<string, number> = { 'week-1': 1_000_000, 'week-2': 50_000_000 };
+
+describe('Snapshot refresh under load', () => {
+  it('switches atomically: every response is 200 and consistent with exactly one snapshot version', async () => {
+    const root = tempDir();
+    const env = { DATA_DIR: path.join(root, 'data') };
+    const week1 = version('week-1', EXPECTED_BASE['week-1'] ?? 0, path.join(root, 'week-1'));
+    const week2 = version('week-2', EXPECTED_BASE['week-2'] ?? 0, path.join(root, 'week-2'));
+    await cli(['accounts', 'create', 'load', '--rate-limit', '100000', '--quota', '1000000'], env);
+    const token = (await cli(['tokens', 'create', 'load', '--env', 'production'], env)).stdout.trim();
+    await cli(['data', 'load', week1], env);
+    const { proc, url } = await startServerProcess(env, 'node');
+    running.push(proc);
+
+    const seen = new Map<string, number>();
+    const failures: string[] = [];
+    let stop = false;
+    const worker = async (w: number) => {
+      for (let n = 0; !stop; n += 1) {
+        const i = (w * 7919 + n * 31) % PEOPLE;
+        const reply = await post(`${url}/v1/`, { emails: [`pat${i}@example.com`] }, { 'X-WF-Auth-Token': token });
+        const versionSeen = reply.headers.get('x-data-version') ?? 'none';
+        seen.set(versionSeen, (seen.get(versionSeen) ?? 0) + 1);
+        const netWorth = (reply.body as { household?: { net_worth?: number } } | undefined)?.household?.net_worth;
+        const expected = (EXPECTED_BASE[versionSeen] ?? Number.NaN) + i * 100_000;
+        if (reply.status !== 200 || netWorth !== expected) failures.push(`${reply.status} ${versionSeen} person ${i}: ${reply.text.slice(0, 200)}`);
+      }
+    };
+    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    const waitFor = async (name: string) => {
+      const before = seen.get(name) ?? 0;
+      const deadline = Date.now() + 10_000;
+      while ((seen.get(name) ?? 0) < before + 50 && Date.now() < deadline) await sleep(50);
+    };
+
+    await waitFor('week-1');
+    await cli(['data', 'load', week2], env);
+    await waitFor('week-2');
+    await cli(['data', 'rollback'], env);
+    const afterRollback = seen.get('week-1') ?? 0;
+    await waitFor('week-1');
+    stop = true;
+    await Promise.all(workers);
+
+    expect(failures).toEqual([]);
+    expect(seen.get('week-2') ?? 0).toBeGreaterThan(0);
+    expect(seen.get('week-1') ?? 0).toBeGreaterThan(afterRollback);
+    expect([...seen.keys()].sort()).toEqual(['week-1', 'week-2']);
+  });
+});

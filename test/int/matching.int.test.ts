@@ -1,0 +1,214 @@
+// Production matching rules over a real loaded snapshot: each way a household or career is found,
+// ambiguity, conflicting evidence, nicknames and typos, and the confidence rules.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import { loadSnapshot } from '../../core/snapshot/loader.ts';
+import { BASE_CONFIDENCE, CONFLICT_PENALTY, HOUSEHOLD_MEMBER_PENALTY, SnapshotMatcher } from '../../core/snapshot/matcher.ts';
+import { SqliteSnapshotReader } from '../../core/snapshot/sqlite-snapshot.ts';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { tempDir } from '../support/harness.ts';
+import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+
+const smiths = household([{ address: '1200 North Main Street Apt 4', city: 'Atlanta', state: 'GA', zipcode: '30301' }], { net_worth: 1_200_000 });
+const joneses = household([{ address: '1200 N Main St Apt 7', city: 'Atlanta', state: 'GA', zipcode: '30301' }], { net_worth: 300_000 });
+const bostonSmith = household([{ address: '45 Beacon Street', city: 'Boston', state: 'MA', zipcode: '02108' }], { net_worth: 9_000_000 });
+const browns = household([{ address: '100 King St W', city: 'Toronto', state: 'ON', zipcode: 'M5V 3L9' }]);
+const quartermaines = household([{ address: '77 Larimer Street', city: 'Denver', state: 'CO', zipcode: '80202' }]);
+const LANDLINE = '(404) 555-0101';
+
+const people = [
+  person('john-atl', 'John', 'Smith', smiths, {
+    emails: ['john.smith@example.com'],
+    phones: [LANDLINE, '404-555-0199'],
+    career: career({ company_name: 'Acme Corp', linkedin_url: 'linkedin.com/in/john-smith-atl', job_title: 'Controller' }),
+  }),
+  person('mary-atl', 'Mary', 'Smith', smiths, {
+    emails: ['mary.smith@example.com'],
+    phones: [LANDLINE],
+    career: career({ company_name: 'Peachtree Health', linkedin_url: 'linkedin.com/in/mary-smith-atl', job_title: 'Nurse Manager' }),
+  }),
+  person('robert-atl', 'Robert', 'Jones', joneses, { phones: ['4045550177'], emails: ['rj@example.com'] }),
+  person('john-bos', 'John', 'Smith', bostonSmith, {
+    emails: ['jsmith@globex.example'],
+    phones: ['6175550123'],
+    career: career({ company_name: 'Globex, Inc.', linkedin_url: 'linkedin.com/in/john-smith-bos', job_title: 'VP Sales' }),
+  }),
+  person('liz-tor', 'Elizabeth', 'Brown', browns, { phones: ['+1 416 555 0150'] }),
+  person('jane-roe', 'Jane', 'Roe', null, {
+    emails: ['jane.roe@example.com'],
+    career: career({ company_name: 'Initech', linkedin_url: 'linkedin.com/in/jane-roe' }),
+  }),
+  person('zeb-den', 'Zebulon', 'Quartermaine', quartermaines, { emails: ['zq@example.com'] }),
+];
+
+let matcher: SnapshotMatcher;
+let reader: SqliteSnapshotReader;
+
+beforeAll(async () => {
+  const root = tempDir();
+  const source = writeSnapshot(path.join(root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines], people });
+  const { store } = await openSqliteStore(path.join(root, 'state.db'));
+  const result = await loadSnapshot(store, root, source);
+  reader = new SqliteSnapshotReader(path.join(root, `${result.id}.db`));
+  matcher = new SnapshotMatcher(reader, result.version);
+  await store.close();
+});
+afterAll(() => reader.close());
+
+const match = (request: EnrichmentRequest, careerIntelligence = true) => matcher.matchNow(request, { career: careerIntelligence });
+
+describe('Matching: household through the person found by e-mail', () => {
+  it('finds the household and career of the e-mail owner', () => {
+    const result = match({ emails: ['  John.Smith@EXAMPLE.com '] });
+    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email);
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+  });
+
+  it('returns career only for a person without a household', () => {
+    const result = match({ emails: ['jane.roe@example.com'] });
+    expect(result.household).toBeNull();
+    expect(result.career?.company_name).toBe('Initech');
+  });
+
+  it('returns no career without Career Intelligence', () => {
+    expect(match({ emails: ['john.smith@example.com'] }, false).career).toBeNull();
+  });
+});
+
+describe('Matching: phone and name', () => {
+  it('tells apart household members who share a landline by the name (JOHN Q. SMITH, (404) 555-0101)', () => {
+    const result = match({ first_name: 'JOHN Q.', last_name: 'SMITH', phones: ['404.555.0101'] });
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+    expect(match({ first_name: 'mary', last_name: 'smith', phones: [LANDLINE] }).career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
+  });
+
+  it('takes a nickname for the given name (Bob for Robert)', () => {
+    expect(match({ first_name: 'Bob', last_name: 'Jones', phones: ['+1 (404) 555-0177'] }).household?.windfall_id).toBe(joneses.windfall_id);
+  });
+
+  it('tolerates one typo in a name when the phone agrees (Jhon Smith)', () => {
+    expect(match({ first_name: 'Jhon', last_name: 'Smith', phones: [LANDLINE] }).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+  });
+
+  it('does not match a phone without a name, or with another name', () => {
+    expect(match({ phones: ['6175550123'] }).household).toBeNull();
+    expect(match({ first_name: 'Wanda', last_name: 'Nobody', phones: ['6175550123'] }).household).toBeNull();
+  });
+});
+
+describe('Matching: household through the address (number + street + zip)', () => {
+  it('reads street suffix, directional, unit and zip+4 variants as one address', () => {
+    const result = match({ first_name: 'John', last_name: 'Smith', addresses: [{ address: '1200 N. Main St., Apt 4', zipcode: '30301-1234' }] });
+    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+  });
+
+  it('lets the unit decide between households in one building', () => {
+    expect(match({ addresses: [{ address: '1200 North Main Street #7', zipcode: '30301' }] }).household?.windfall_id).toBe(joneses.windfall_id);
+  });
+
+  it('does not guess between households in one building when neither unit nor name says which', () => {
+    expect(match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] }).household).toBeNull();
+  });
+
+  it('lets the name decide between households in one building', () => {
+    expect(match({ last_name: 'Robert Jones', addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] }).household?.windfall_id).toBe(
+      joneses.windfall_id,
+    );
+  });
+
+  it('does not give a new resident the household known at the address', () => {
+    expect(match({ first_name: 'Wanda', last_name: 'Newcomer', addresses: [{ address: '45 Beacon St', zipcode: '02108' }] }).household).toBeNull();
+  });
+
+  it('matches a Canadian address by postal code, state inferred when omitted', () => {
+    expect(match({ addresses: [{ address: '100 King Street West', zipcode: 'm5v3l9' }] }).household?.windfall_id).toBe(browns.windfall_id);
+  });
+
+  it('does not match a street without a zipcode', () => {
+    expect(match({ addresses: [{ address: '45 Beacon Street', city: 'Boston', state: 'MA' }] }).household).toBeNull();
+  });
+});
+
+describe('Matching: name alone matches only with unambiguous evidence', () => {
+  it('never matches a bare name, even a unique one', () => {
+    expect(match({ first_name: 'Zebulon', last_name: 'Quartermaine' }).household).toBeNull();
+    expect(match({ first_name: 'John', last_name: 'Smith' }).household).toBeNull();
+  });
+
+  it('matches a name with a place when exactly one person fits', () => {
+    const result = match({ first_name: 'Zebulon', last_name: 'Quartermaine', addresses: [{ city: 'Denver', state: 'Colorado' }] });
+    expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
+    // The name and the place are the evidence itself: nothing further agrees, so the base stands.
+    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.name_and_place);
+  });
+
+  it('lets company_name decide between people who share a name', () => {
+    const result = match({ first_name: 'John', last_name: 'Smith', company_name: 'GLOBEX INC' });
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-bos');
+    expect(result.household?.windfall_id).toBe(bostonSmith.windfall_id);
+  });
+});
+
+describe('Matching: conflicting evidence', () => {
+  it('keeps the e-mail owner\'s household when the address is another household\'s, with lower confidence', () => {
+    const agreeing = match({ emails: ['john.smith@example.com'], addresses: [{ address: '1200 North Main Street Apt 4', zipcode: '30301' }] });
+    const conflicting = match({ emails: ['john.smith@example.com'], addresses: [{ address: '45 Beacon Street', zipcode: '02108' }] });
+    expect(conflicting.household?.windfall_id).toBe(smiths.windfall_id);
+    expect(conflicting.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
+    expect(agreeing.household?.confidence).toBeGreaterThan(conflicting.household?.confidence ?? 1);
+  });
+
+  it('gives the career of the household member who carries the name, not the e-mail owner\'s', () => {
+    const result = match({ first_name: 'Mary', last_name: 'Smith', emails: ['john.smith@example.com'] });
+    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email + 0.03); // the name agrees with a member
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
+    expect(result.career?.confidence).toBeCloseTo(BASE_CONFIDENCE.email + 0.03 - HOUSEHOLD_MEMBER_PENALTY, 5);
+  });
+
+  it('returns no career, and a less sure household, when no one in the e-mail owner\'s household has the name', () => {
+    const result = match({ first_name: 'Wanda', last_name: 'Other', emails: ['john.smith@example.com'] });
+    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+    expect(result.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
+    expect(result.career).toBeNull();
+  });
+});
+
+describe('Matching: confidence', () => {
+  it('rises as more supplied fields agree, stays within [0.1, 1.0], and is the same every time', () => {
+    const some = match({ emails: ['john.smith@example.com'] });
+    const more = match({
+      first_name: 'John',
+      last_name: 'Smith',
+      emails: ['john.smith@example.com'],
+      phones: [LANDLINE],
+      addresses: [{ address: '1200 North Main Street Apt 4', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
+      company_name: 'Acme Corporation',
+    });
+    expect(more.household?.confidence).toBeGreaterThan(some.household?.confidence ?? 1);
+    expect(more.career?.confidence).toBeGreaterThan(some.career?.confidence ?? 1);
+    for (const value of [some.household?.confidence, more.household?.confidence, more.career?.confidence]) {
+      expect(value).toBeGreaterThanOrEqual(0.1);
+      expect(value).toBeLessThanOrEqual(1);
+    }
+    expect(JSON.stringify(match({ emails: ['john.smith@example.com'], phones: [LANDLINE] }))).toBe(
+      JSON.stringify(match({ emails: ['john.smith@example.com'], phones: [LANDLINE] })),
+    );
+  });
+
+  it('lowers a career\'s confidence when the supplied company is not the employer', () => {
+    const right = match({ emails: ['john.smith@example.com'], company_name: 'Acme' });
+    const wrong = match({ emails: ['john.smith@example.com'], company_name: 'Umbrella' });
+    expect(wrong.career?.confidence).toBeLessThan(right.career?.confidence ?? 0);
+  });
+
+  it('carries every household and career field of the snapshot', () => {
+    const result = match({ emails: ['john.smith@example.com'] });
+    expect(Object.keys(result.household ?? {})).toHaveLength(32);
+    expect(Object.keys(result.career ?? {})).toHaveLength(26);
+    expect(result.household?.net_worth).toBe(1_200_000);
+  });
+});

@@ -1,0 +1,101 @@
+// `data load` on real files into a real registry: plain and gzipped snapshots, bad lines reported with
+// file and line, the 0.1% refusal that leaves the active snapshot untouched, retention and rollback.
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KEPT_SNAPSHOTS, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { tempDir } from '../support/harness.ts';
+import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+
+function world(size: number) {
+  const households = Array.from({ length: size }, (_, i) => household([{ address: `${i + 1} Elm Street`, zipcode: '30301' }]));
+  const people = households.map((h, i) => person(`p-${i}`, 'Ann', `Lee${i}`, h, { emails: [`ann${i}@example.com`] }));
+  return { households, people };
+}
+
+async function setup() {
+  const root = tempDir();
+  const { store } = await openSqliteStore(path.join(root, 'state.db'));
+  return { root, store, snapshots: root };
+}
+
+describe('data load', () => {
+  it('loads a snapshot, plain or gzipped, and makes it active with its counts', async () => {
+    const { root, store } = await setup();
+    for (const gzip of [false, true]) {
+      const source = writeSnapshot(path.join(root, `src-${gzip}`), { version: `v-${gzip}`, ...world(50), gzip });
+      const result = await loadSnapshot(store, root, source);
+      expect(result).toMatchObject({ version: `v-${gzip}`, households: 50, people: 50, skippedLines: 0 });
+      expect(await store.activeSnapshot()).toMatchObject({ id: result.id, state: 'ready', households: 50, people: 50, active: true });
+      expect(existsSync(path.join(root, `${result.id}.db`))).toBe(true);
+    }
+    await store.close();
+  });
+
+  it('skips and reports bad lines with their file and line number when they are at most 0.1%', async () => {
+    const { root, store } = await setup();
+    const { households, people } = world(1500);
+    const source = writeSnapshot(path.join(root, 'src'), {
+      version: 'few-bad',
+      households,
+      people,
+      extraPeopleLines: ['{"person_id": 42}', 'not json at all', JSON.stringify(person('orphan', 'A', 'B', household([{ address: '1 X St', zipcode: '30301' }])))],
+    });
+    const result = await loadSnapshot(store, root, source);
+    expect(result.skippedLines).toBe(3);
+    expect(result.people).toBe(1500);
+    expect(result.badLines).toEqual([
+      'people.jsonl:1501: person_id: Invalid input: expected string, received number',
+      'people.jsonl:1502: not valid JSON',
+      expect.stringMatching(/^people\.jsonl:1503: windfall_id \w+ names no household of this snapshot$/),
+    ]);
+    await store.close();
+  });
+
+  it('refuses a snapshot with more than 0.1% bad lines whole, leaving the active one and no file behind', async () => {
+    const { root, store } = await setup();
+    const good = await loadSnapshot(store, root, writeSnapshot(path.join(root, 'good'), { version: 'good', ...world(20) }));
+    const { households, people } = world(100);
+    const bad = writeSnapshot(path.join(root, 'bad'), {
+      version: 'bad',
+      households,
+      people,
+      extraHouseholdLines: [JSON.stringify({ ...households[0], windfall_id: households[0]?.windfall_id }), '{"windfall_id": "nope"}'],
+    });
+    const error = await loadSnapshot(store, root, bad).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SnapshotLoadError);
+    expect(error instanceof SnapshotLoadError ? error.badLines : []).toEqual([
+      expect.stringMatching(/^households\.jsonl:101: windfall_id \w+ appears twice$/),
+      expect.stringMatching(/^households\.jsonl:102: windfall_id: /),
+    ]);
+    expect((await store.activeSnapshot())?.id).toBe(good.id);
+    expect(readdirSync(root).filter((f) => f.endsWith('.db') && f.startsWith('bad'))).toEqual([]);
+    expect((await store.listSnapshots()).find((s) => s.version === 'bad')).toMatchObject({ state: 'failed' });
+    await store.close();
+  });
+
+  it('refuses a folder without a manifest or data files, naming what is missing', async () => {
+    const { root, store } = await setup();
+    await expect(loadSnapshot(store, root, path.join(root, 'nowhere'))).rejects.toThrow(/manifest\.json/);
+    await store.close();
+  });
+
+  it('rolls back to the previous snapshot, and keeps only the newest few', async () => {
+    const { root, store } = await setup();
+    const ids: string[] = [];
+    for (let i = 1; i <= 5; i += 1) {
+      ids.push((await loadSnapshot(store, root, writeSnapshot(path.join(root, `s${i}`), { version: `s${i}`, ...world(5) }))).id);
+    }
+    const kept = (await store.listSnapshots()).map((s) => s.version);
+    expect(kept).toHaveLength(1 + KEPT_SNAPSHOTS);
+    expect(kept).toEqual(['s5', 's4', 's3']);
+    expect(readdirSync(root).filter((f) => /^s\d-.*\.db$/.test(f))).toHaveLength(1 + KEPT_SNAPSHOTS);
+    expect((await store.rollbackSnapshot())?.version).toBe('s4');
+    expect((await store.activeSnapshot())?.version).toBe('s4');
+    expect((await store.rollbackSnapshot())?.version).toBe('s3');
+    expect(await store.rollbackSnapshot()).toBeUndefined();
+    expect((await store.activeSnapshot())?.version).toBe('s3');
+    await store.close();
+  });
+});
