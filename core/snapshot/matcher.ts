@@ -100,9 +100,62 @@ interface Resolution {
   readonly personByHousehold?: boolean;
 }
 
+/**
+ * The snapshot as one request sees it: each lookup made once per request, however many rules ask.
+ * Lookups are indexed queries of a few microseconds, but a request asks the same ones repeatedly.
+ */
+class RequestView {
+  private readonly households = new Map<number, HouseholdRow | undefined>();
+  private readonly memberLists = new Map<number, PersonRow[]>();
+  private readonly byEmail = new Map<string, PersonRow[]>();
+  private readonly byPhone = new Map<string, PersonRow[]>();
+  private readonly atAddress = new Map<string, ReturnType<SnapshotReader['householdsAtAddress']>>();
+
+  constructor(private readonly reader: SnapshotReader) {}
+
+  peopleByEmail(email: string): PersonRow[] {
+    return memo(this.byEmail, email, () => this.reader.peopleByEmail(email));
+  }
+
+  peopleByPhone(phone: string): PersonRow[] {
+    return memo(this.byPhone, phone, () => this.reader.peopleByPhone(phone));
+  }
+
+  peopleByName(last: string, firstKey: string): PersonRow[] {
+    return this.reader.peopleByName(last, firstKey);
+  }
+
+  householdsAtAddress(key: string): ReturnType<SnapshotReader['householdsAtAddress']> {
+    return memo(this.atAddress, key, () => this.reader.householdsAtAddress(key));
+  }
+
+  household(hh: number): HouseholdRow | undefined {
+    return memo(this.households, hh, () => this.reader.household(hh));
+  }
+
+  householdAddressKeys(hh: number): string[] {
+    return this.household(hh)?.address_keys.split('\n') ?? [];
+  }
+
+  members(hh: number): PersonRow[] {
+    return memo(this.memberLists, hh, () => this.reader.members(hh));
+  }
+
+  career(p: number): string | null {
+    return this.reader.career(p);
+  }
+}
+
+function memo<K, V>(cache: Map<K, V>, key: K, load: () => V): V {
+  if (cache.has(key)) return cache.get(key) as V; // has() just said so
+  const value = load();
+  cache.set(key, value);
+  return value;
+}
+
 export class SnapshotMatcher implements ProductionMatcher {
   constructor(
-    private readonly reader: SnapshotReader,
+    private readonly snapshot: SnapshotReader,
     readonly dataVersion: string,
   ) {}
 
@@ -113,16 +166,17 @@ export class SnapshotMatcher implements ProductionMatcher {
 
   matchNow(request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
     const keys = requestKeys(request);
-    const resolution = this.resolvePerson(keys) ?? this.resolveByAddress(keys) ?? this.resolveByName(keys);
+    const view = new RequestView(this.snapshot);
+    const resolution = this.resolvePerson(view, keys) ?? this.resolveByAddress(view, keys) ?? this.resolveByName(view, keys);
     if (resolution === null) return { household: null, career: null };
     return {
-      household: resolution.household === null ? null : this.householdResult(resolution, resolution.household, keys),
-      career: options.career && resolution.person?.career ? this.careerResult(resolution, resolution.person, keys) : null,
+      household: resolution.household === null ? null : this.householdResult(view, resolution, resolution.household, keys),
+      career: options.career && resolution.person?.has_career ? this.careerResult(view, resolution, resolution.person, keys) : null,
     };
   }
 
   /** Person-level evidence first: an e-mail, or a phone whose owner has the supplied name. */
-  private resolvePerson(keys: RequestKeys): Resolution | null {
+  private resolvePerson(reader: RequestView, keys: RequestKeys): Resolution | null {
     const scored = new Map<number, { row: PersonRow; score: number; email: boolean }>();
     const add = (row: PersonRow, points: number, email: boolean) => {
       const entry = scored.get(row.p);
@@ -131,12 +185,16 @@ export class SnapshotMatcher implements ProductionMatcher {
     };
     const requestAddressKeys = new Set(keys.addresses.map((a) => a.key));
     const livesAtRequestAddress = (row: PersonRow) =>
-      row.hh !== null && requestAddressKeys.size > 0 && this.reader.householdAddressKeys(row.hh).some((key) => requestAddressKeys.has(key));
-    for (const email of keys.emails) for (const row of this.reader.peopleByEmail(email)) add(row, 4, true);
+      row.hh !== null && requestAddressKeys.size > 0 && reader.householdAddressKeys(row.hh).some((key) => requestAddressKeys.has(key));
+    for (const email of keys.emails) for (const row of reader.peopleByEmail(email)) add(row, 4, true);
+    // One e-mail owner who carries the name (or no name to check) is decided: phones would only add
+    // to a score nothing competes with.
+    const [only, ...others] = scored.values();
+    const decided = only !== undefined && others.length === 0 && (keys.name === null || agrees(nameAgreement(only.row, keys.name)));
     // A phone names a person when the name agrees, or, with no usable name, when the phone's owner
     // lives at the supplied address (a shared landline is told apart by the name, not the address).
-    for (const phone of keys.phones) {
-      for (const row of this.reader.peopleByPhone(phone)) {
+    for (const phone of decided ? [] : keys.phones) {
+      for (const row of reader.peopleByPhone(phone)) {
         const byName = keys.name !== null && agrees(nameAgreement(row, keys.name));
         if (byName || (keys.name === null && livesAtRequestAddress(row))) add(row, 2, false);
       }
@@ -152,7 +210,7 @@ export class SnapshotMatcher implements ProductionMatcher {
         }
         if (keys.company !== '' && entry.row.company === keys.company) score += 1;
         if (entry.row.hh !== null && requestAddressKeys.size > 0) {
-          if (this.reader.householdAddressKeys(entry.row.hh).some((key) => requestAddressKeys.has(key))) score += 1.5;
+          if (reader.householdAddressKeys(entry.row.hh).some((key) => requestAddressKeys.has(key))) score += 1.5;
         }
         return { ...entry, score };
       })
@@ -162,7 +220,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (second !== undefined && second.score === best.score) {
       // Two people fit equally well: a household they share is still known, the person is not.
       if (best.row.hh !== null && best.row.hh === second.row.hh) {
-        return { household: this.reader.household(best.row.hh) ?? null, person: null, evidence: best.email ? 'email' : 'phone_and_name' };
+        return { household: reader.household(best.row.hh) ?? null, person: null, evidence: best.email ? 'email' : 'phone_and_name' };
       }
       return null;
     }
@@ -173,7 +231,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     // address, say), but the career belongs to whichever member has the name, if one does.
     if (keys.name !== null && !agrees(nameAgreement(best.row, keys.name))) {
       const name = keys.name;
-      const named = best.row.hh === null ? [] : this.reader.members(best.row.hh).filter((member) => agrees(nameAgreement(member, name)));
+      const named = best.row.hh === null ? [] : reader.members(best.row.hh).filter((member) => agrees(nameAgreement(member, name)));
       if (named.length === 1) person = named[0] ?? null;
       else if (nameAgreement(best.row, name) === 'none') {
         // Neither name of the owner: the e-mail is someone else's, so no career is given.
@@ -182,15 +240,15 @@ export class SnapshotMatcher implements ProductionMatcher {
       }
       // Otherwise the surname agrees and the given name is a typo or a nickname we do not know.
     }
-    const household = best.row.hh === null ? null : (this.reader.household(best.row.hh) ?? null);
+    const household = best.row.hh === null ? null : (reader.household(best.row.hh) ?? null);
     return { household, person, evidence, nameConflict, personByHousehold: person !== null && person.p !== best.row.p };
   }
 
   /** A household at the supplied address (number, street, postal code), confirmed by the name if one was given. */
-  private resolveByAddress(keys: RequestKeys): Resolution | null {
+  private resolveByAddress(reader: RequestView, keys: RequestKeys): Resolution | null {
     const households = new Map<number, boolean>(); // hh → unit agrees
     for (const address of keys.addresses) {
-      for (const hit of this.reader.householdsAtAddress(address.key)) {
+      for (const hit of reader.householdsAtAddress(address.key)) {
         const unitAgrees = address.unit !== '' && hit.unit === address.unit;
         households.set(hit.hh, (households.get(hit.hh) ?? false) || unitAgrees);
       }
@@ -203,43 +261,43 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (keys.name === null) {
       if (candidates.length !== 1 || candidates[0] === undefined) return null;
       // No name to pick the member by; the employer can, when exactly one member works there.
-      const atCompany = keys.company === '' ? [] : this.reader.members(candidates[0]).filter((m) => m.company === keys.company);
+      const atCompany = keys.company === '' ? [] : reader.members(candidates[0]).filter((m) => m.company === keys.company);
       const person = atCompany.length === 1 ? (atCompany[0] ?? null) : null;
-      return { household: this.reader.household(candidates[0]) ?? null, person, evidence: 'address' };
+      return { household: reader.household(candidates[0]) ?? null, person, evidence: 'address' };
     }
     const name = keys.name;
     // With a name, the household must have a member who shares the surname: a new resident at an old
     // address is not the household we know there.
     const fitting = candidates
-      .map((hh) => ({ hh, members: this.reader.members(hh).map((m) => ({ m, agreement: nameAgreement(m, name) })) }))
+      .map((hh) => ({ hh, members: reader.members(hh).map((m) => ({ m, agreement: nameAgreement(m, name) })) }))
       .filter(({ members }) => members.some(({ agreement }) => agreement === 'full' || agreement === 'typo' || agreement === 'last_only'));
     if (fitting.length !== 1 || fitting[0] === undefined) return null;
     const named = fitting[0].members.filter(({ agreement }) => agrees(agreement));
     const person = named.length === 1 ? (named[0]?.m ?? null) : null;
-    return { household: this.reader.household(fitting[0].hh) ?? null, person, evidence: 'address_and_name' };
+    return { household: reader.household(fitting[0].hh) ?? null, person, evidence: 'address_and_name' };
   }
 
   /**
    * A name alone never matches. A name with the employer, or with the place (postal code, or city and
    * state), matches when exactly one person in the snapshot fits.
    */
-  private resolveByName(keys: RequestKeys): Resolution | null {
+  private resolveByName(reader: RequestView, keys: RequestKeys): Resolution | null {
     const name = keys.name;
     if (name === null || (keys.company === '' && keys.postals.size === 0 && keys.places.length === 0)) return null;
     const people = new Map<number, PersonRow>();
-    for (const firstKey of name.firstKeys) for (const row of this.reader.peopleByName(name.last, firstKey)) people.set(row.p, row);
-    const all = [...people.values()].filter((row) => sameFirstName(row.first, name.first) && this.postalFits(row, keys));
+    for (const firstKey of name.firstKeys) for (const row of reader.peopleByName(name.last, firstKey)) people.set(row.p, row);
+    const all = [...people.values()].filter((row) => sameFirstName(row.first, name.first) && this.postalFits(reader, row, keys));
 
     if (keys.company !== '') {
       const atCompany = all.filter((row) => row.company === keys.company);
       if (atCompany.length === 1 && atCompany[0] !== undefined) {
         const person = atCompany[0];
-        const household = person.hh === null ? null : (this.reader.household(person.hh) ?? null);
+        const household = person.hh === null ? null : (reader.household(person.hh) ?? null);
         return { household, person, evidence: 'name_and_company' };
       }
     }
     const placed = all
-      .map((row) => ({ row, household: row.hh === null ? undefined : this.reader.household(row.hh) }))
+      .map((row) => ({ row, household: row.hh === null ? undefined : reader.household(row.hh) }))
       .filter(({ household }) => household !== undefined && this.placeAgrees(household, keys));
     if (placed.length === 1 && placed[0]?.household !== undefined) {
       return { household: placed[0].household, person: placed[0].row, evidence: 'name_and_place' };
@@ -248,12 +306,12 @@ export class SnapshotMatcher implements ProductionMatcher {
   }
 
   /** A supplied postal code or street address that is not the person's home rules the person out. */
-  private postalFits(row: PersonRow, keys: RequestKeys): boolean {
+  private postalFits(reader: RequestView, row: PersonRow, keys: RequestKeys): boolean {
     if (keys.postals.size === 0) return true;
-    const household = row.hh === null ? undefined : this.reader.household(row.hh);
+    const household = row.hh === null ? undefined : reader.household(row.hh);
     if (household === undefined || !keys.postals.has(household.postal)) return false;
     if (keys.addresses.length === 0) return true;
-    const own = new Set(this.reader.householdAddressKeys(household.hh));
+    const own = new Set(reader.householdAddressKeys(household.hh));
     return keys.addresses.some((address) => own.has(address.key));
   }
 
@@ -263,13 +321,13 @@ export class SnapshotMatcher implements ProductionMatcher {
   }
 
   /** Supplied fields that agree with the matched household, and whether any points elsewhere. */
-  private householdAgreement(household: HouseholdRow, resolution: Resolution, keys: RequestKeys): { agree: number; conflict: boolean } {
+  private householdAgreement(reader: RequestView, household: HouseholdRow, resolution: Resolution, keys: RequestKeys): { agree: number; conflict: boolean } {
     let agree = 0;
     let conflict = false;
-    const own = new Set(this.reader.householdAddressKeys(household.hh));
+    const own = new Set(reader.householdAddressKeys(household.hh));
     if (keys.addresses.length > 0 && resolution.evidence !== 'address' && resolution.evidence !== 'address_and_name') {
       if (keys.addresses.some((a) => own.has(a.key))) agree += 1;
-      else if (keys.addresses.some((a) => this.reader.householdsAtAddress(a.key).length > 0)) conflict = true;
+      else if (keys.addresses.some((a) => reader.householdsAtAddress(a.key).length > 0)) conflict = true;
     }
     const placeIsEvidence = resolution.evidence === 'name_and_place' || resolution.evidence === 'address' || resolution.evidence === 'address_and_name';
     if (!placeIsEvidence && (keys.postals.has(household.postal) || keys.places.some((p) => p.city === household.city && p.region === household.region))) {
@@ -279,24 +337,25 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (person !== undefined && keys.name !== null && !NAME_IS_EVIDENCE.has(resolution.evidence) && nameAgreement(person, keys.name) === 'full') agree += 1;
     if (resolution.nameConflict === true) conflict = true;
     if (person !== undefined && resolution.evidence !== 'email' && keys.emails.length > 0) {
-      if (keys.emails.some((email) => this.reader.peopleByEmail(email).some((row) => row.p === person.p))) agree += 1;
+      if (keys.emails.some((email) => reader.peopleByEmail(email).some((row) => row.p === person.p))) agree += 1;
     }
     if (person !== undefined && resolution.evidence !== 'phone_and_name' && keys.phones.length > 0) {
-      if (keys.phones.some((phone) => this.reader.peopleByPhone(phone).some((row) => row.p === person.p))) agree += 1;
+      if (keys.phones.some((phone) => reader.peopleByPhone(phone).some((row) => row.p === person.p))) agree += 1;
     }
     return { agree, conflict };
   }
 
-  private householdResult(resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
-    const { agree, conflict } = this.householdAgreement(household, resolution, keys);
+  private householdResult(reader: RequestView, resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
+    const { agree, conflict } = this.householdAgreement(reader, household, resolution, keys);
     const confidence = score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0);
     const { windfall_id, ...fields }: Omit<Household, 'confidence'> = JSON.parse(household.data);
     return { windfall_id, confidence, ...fields };
   }
 
-  private careerResult(resolution: Resolution, person: PersonRow, keys: RequestKeys): Career | null {
-    if (person.career === null) return null;
-    const career: Omit<Career, 'confidence'> = JSON.parse(person.career);
+  private careerResult(reader: RequestView, resolution: Resolution, person: PersonRow, keys: RequestKeys): Career | null {
+    const json = reader.career(person.p);
+    if (json === null) return null;
+    const career: Omit<Career, 'confidence'> = JSON.parse(json);
     let agree = 0;
     let penalty = 0;
     if (keys.company !== '' && resolution.evidence !== 'name_and_company') {
@@ -306,7 +365,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (keys.name !== null && !NAME_IS_EVIDENCE.has(resolution.evidence) && nameAgreement(person, keys.name) === 'full') agree += 1;
     if (resolution.personByHousehold === true) penalty += HOUSEHOLD_MEMBER_PENALTY;
     if (person.hh !== null && keys.addresses.length > 0 && resolution.evidence !== 'address_and_name') {
-      const own = new Set(this.reader.householdAddressKeys(person.hh));
+      const own = new Set(reader.householdAddressKeys(person.hh));
       if (keys.addresses.some((a) => own.has(a.key))) agree += 1;
     }
     return { confidence: score(BASE_CONFIDENCE[resolution.evidence], agree, penalty), ...career };

@@ -9,8 +9,8 @@ export interface PersonRow {
   readonly first: string;
   readonly last: string;
   readonly company: string;
-  /** The career record as JSON, parsed only when a match returns it. */
-  readonly career: string | null;
+  /** Whether the person has a career record; the record itself is read only when a match returns it. */
+  readonly has_career: number;
 }
 
 export interface HouseholdRow {
@@ -21,6 +21,8 @@ export interface HouseholdRow {
   readonly postal: string;
   readonly region: string;
   readonly city: string;
+  /** The household's address keys, one per line: read with the row, not by a second query. */
+  readonly address_keys: string;
 }
 
 export interface AddressHit {
@@ -35,33 +37,36 @@ export interface SnapshotReader {
   peopleByName(last: string, firstKey: string): PersonRow[];
   householdsAtAddress(key: string): AddressHit[];
   household(hh: number): HouseholdRow | undefined;
-  householdAddressKeys(hh: number): string[];
   members(hh: number): PersonRow[];
+  /** The person's career record as JSON, or null. */
+  career(p: number): string | null;
   close(): void;
 }
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE households (hh INTEGER PRIMARY KEY, windfall_id TEXT NOT NULL, data TEXT NOT NULL,
-  postal TEXT NOT NULL, region TEXT NOT NULL, city TEXT NOT NULL);
+  postal TEXT NOT NULL, region TEXT NOT NULL, city TEXT NOT NULL, address_keys TEXT NOT NULL);
 CREATE TABLE addresses (key TEXT NOT NULL, unit TEXT NOT NULL, hh INTEGER NOT NULL);
 CREATE TABLE people (p INTEGER PRIMARY KEY, person_id TEXT NOT NULL, hh INTEGER, first TEXT NOT NULL,
-  last TEXT NOT NULL, company TEXT NOT NULL, career TEXT);
+  last TEXT NOT NULL, company TEXT NOT NULL, has_career INTEGER NOT NULL);
+-- Career records apart: person rows stay small, so lookups that read many of them read few pages.
+CREATE TABLE careers (p INTEGER PRIMARY KEY, career TEXT NOT NULL);
 CREATE TABLE emails (email TEXT NOT NULL, p INTEGER NOT NULL);
 CREATE TABLE phones (phone TEXT NOT NULL, p INTEGER NOT NULL);
 CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL);
 `;
 
-// Built after the bulk insert: far faster than maintaining them row by row.
+// Built after the bulk insert: far faster than maintaining them row by row. Each lookup index
+// carries the column results are ordered by, so no query sorts.
 const INDEXES = `
 CREATE UNIQUE INDEX households_windfall_id ON households (windfall_id);
-CREATE INDEX addresses_key ON addresses (key);
-CREATE INDEX addresses_hh ON addresses (hh);
+CREATE INDEX addresses_key ON addresses (key, hh, unit);
 CREATE UNIQUE INDEX people_person_id ON people (person_id);
 CREATE INDEX people_hh ON people (hh);
-CREATE INDEX emails_email ON emails (email);
-CREATE INDEX phones_phone ON phones (phone);
-CREATE INDEX names_last_first ON names (last, first_key);
+CREATE INDEX emails_email ON emails (email, p);
+CREATE INDEX phones_phone ON phones (phone, p);
+CREATE INDEX names_last_first ON names (last, first_key, p);
 `;
 
 const BATCH = 20_000;
@@ -71,6 +76,7 @@ export class SqliteSnapshotWriter {
   private readonly insertHouseholdStmt: Database.Statement;
   private readonly insertAddressStmt: Database.Statement;
   private readonly insertPersonStmt: Database.Statement;
+  private readonly insertCareerStmt: Database.Statement;
   private readonly insertEmailStmt: Database.Statement;
   private readonly insertPhoneStmt: Database.Statement;
   private readonly insertNameStmt: Database.Statement;
@@ -84,9 +90,12 @@ export class SqliteSnapshotWriter {
     this.db.pragma('cache_size = -262144');
     this.db.pragma('temp_store = MEMORY');
     this.db.exec(SCHEMA);
-    this.insertHouseholdStmt = this.db.prepare('INSERT INTO households (windfall_id, data, postal, region, city) VALUES (?, ?, ?, ?, ?)');
+    this.insertHouseholdStmt = this.db.prepare(
+      'INSERT INTO households (windfall_id, data, postal, region, city, address_keys) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     this.insertAddressStmt = this.db.prepare('INSERT INTO addresses (key, unit, hh) VALUES (?, ?, ?)');
-    this.insertPersonStmt = this.db.prepare('INSERT INTO people (person_id, hh, first, last, company, career) VALUES (?, ?, ?, ?, ?, ?)');
+    this.insertPersonStmt = this.db.prepare('INSERT INTO people (person_id, hh, first, last, company, has_career) VALUES (?, ?, ?, ?, ?, ?)');
+    this.insertCareerStmt = this.db.prepare('INSERT INTO careers (p, career) VALUES (?, ?)');
     this.insertEmailStmt = this.db.prepare('INSERT INTO emails (email, p) VALUES (?, ?)');
     this.insertPhoneStmt = this.db.prepare('INSERT INTO phones (phone, p) VALUES (?, ?)');
     this.insertNameStmt = this.db.prepare('INSERT INTO names (last, first_key, p) VALUES (?, ?, ?)');
@@ -106,8 +115,10 @@ export class SqliteSnapshotWriter {
     household: { windfallId: string; data: string; postal: string; region: string; city: string },
     addresses: readonly { key: string; unit: string }[],
   ): number {
+    const keys = addresses.map((address) => address.key).join('\n');
     const hh = Number(
-      this.insertHouseholdStmt.run(household.windfallId, household.data, household.postal, household.region, household.city).lastInsertRowid,
+      this.insertHouseholdStmt.run(household.windfallId, household.data, household.postal, household.region, household.city, keys)
+        .lastInsertRowid,
     );
     for (const address of addresses) this.insertAddressStmt.run(address.key, address.unit, hh);
     this.tick();
@@ -119,8 +130,10 @@ export class SqliteSnapshotWriter {
     keys: { emails: readonly string[]; phones: readonly string[]; firstKeys: readonly string[] },
   ): void {
     const p = Number(
-      this.insertPersonStmt.run(person.personId, person.hh, person.first, person.last, person.company, person.career).lastInsertRowid,
+      this.insertPersonStmt.run(person.personId, person.hh, person.first, person.last, person.company, person.career === null ? 0 : 1)
+        .lastInsertRowid,
     );
+    if (person.career !== null) this.insertCareerStmt.run(p, person.career);
     for (const email of keys.emails) this.insertEmailStmt.run(email, p);
     for (const phone of keys.phones) this.insertPhoneStmt.run(phone, p);
     if (person.last !== '') for (const key of keys.firstKeys) this.insertNameStmt.run(person.last, key, p);
@@ -149,19 +162,25 @@ export class SqliteSnapshotReader implements SnapshotReader {
   private readonly byName: Database.Statement<[string, string], PersonRow>;
   private readonly atAddress: Database.Statement<[string], AddressHit>;
   private readonly householdStmt: Database.Statement<[number], HouseholdRow>;
-  private readonly addressKeysStmt: Database.Statement<[number], { key: string }>;
   private readonly membersStmt: Database.Statement<[number], PersonRow>;
+  private readonly careerStmt: Database.Statement<[number], { career: string | null }>;
 
   constructor(file: string) {
     this.db = new Database(file, { readonly: true, fileMustExist: true });
-    const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.career FROM people p';
+    // Memory-mapped reads and a large page cache: lookups stop paying for read() calls. The file
+    // never changes once loaded, so the shared lock is taken once and kept (locking_mode EXCLUSIVE on
+    // a read-only connection keeps a SHARED lock: other readers are fine) instead of once a query.
+    this.db.pragma('mmap_size = 4294967296');
+    this.db.pragma('cache_size = -131072');
+    this.db.pragma('locking_mode = EXCLUSIVE');
+    const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
     this.byEmail = this.db.prepare(`${person} JOIN emails e ON e.p = p.p WHERE e.email = ? ORDER BY p.p`);
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT 10000`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
-    this.householdStmt = this.db.prepare('SELECT hh, windfall_id, data, postal, region, city FROM households WHERE hh = ?');
-    this.addressKeysStmt = this.db.prepare('SELECT key FROM addresses WHERE hh = ?');
+    this.householdStmt = this.db.prepare('SELECT hh, windfall_id, data, postal, region, city, address_keys FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);
+    this.careerStmt = this.db.prepare('SELECT career FROM careers WHERE p = ?');
   }
 
   peopleByEmail(email: string): PersonRow[] {
@@ -184,12 +203,12 @@ export class SqliteSnapshotReader implements SnapshotReader {
     return this.householdStmt.get(hh);
   }
 
-  householdAddressKeys(hh: number): string[] {
-    return this.addressKeysStmt.all(hh).map((row) => row.key);
-  }
-
   members(hh: number): PersonRow[] {
     return this.membersStmt.all(hh);
+  }
+
+  career(p: number): string | null {
+    return this.careerStmt.get(p)?.career ?? null;
   }
 
   meta(): Record<string, string> {

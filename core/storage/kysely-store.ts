@@ -201,19 +201,18 @@ export class KyselyStore implements Store {
   }
 
   async takeQuota(tokenId: string, periodKey: string, limit: number): Promise<QuotaTake> {
-    await this.db
-      .insertInto('quota_usage')
-      .values({ token_id: tokenId, period_key: periodKey, used: 0 })
-      .onConflict((oc) => oc.columns(['token_id', 'period_key']).doNothing())
-      .execute();
-    // One conditional UPDATE is the whole atomic step: the row lock (PostgreSQL) or the write lock
-    // (SQLite) serializes concurrent takers, and the `used < limit` guard is evaluated under it.
+    if (limit <= 0) return { granted: false, used: await this.quotaUsed(tokenId, periodKey) };
+    // One statement is the whole atomic step: the first take of a period inserts used = 1; later ones
+    // add one under the row lock (PostgreSQL) or the write lock (SQLite), only while used < limit.
     const taken = await this.db
-      .updateTable('quota_usage')
-      .set((eb) => ({ used: eb('used', '+', 1) }))
-      .where('token_id', '=', tokenId)
-      .where('period_key', '=', periodKey)
-      .where('used', '<', limit)
+      .insertInto('quota_usage')
+      .values({ token_id: tokenId, period_key: periodKey, used: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['token_id', 'period_key'])
+          .doUpdateSet((eb) => ({ used: eb('quota_usage.used', '+', 1) }))
+          .where('quota_usage.used', '<', limit),
+      )
       .returning('used')
       .executeTakeFirst();
     if (taken !== undefined) return { granted: true, used: Number(taken.used) };
@@ -296,6 +295,9 @@ export class KyselyStore implements Store {
 
   async rollbackSnapshot(): Promise<SnapshotRecord | undefined> {
     return this.db.transaction().execute(async (trx) => {
+      // Write first: it takes the write lock (SQLite) or the active row's lock (PostgreSQL) before
+      // anything is read, so a concurrent writer makes this wait instead of failing with "busy".
+      await trx.updateTable('snapshots').set({ active: 1 }).where('active', '=', 1).execute();
       const current = await trx.selectFrom('snapshots').selectAll().where('active', '=', 1).executeTakeFirst();
       let previous = trx.selectFrom('snapshots').selectAll().where('state', '=', 'ready').where('active', '=', 0);
       if (current?.activated_at !== null && current?.activated_at !== undefined) {

@@ -1,5 +1,6 @@
 // The weekly refresh as operators run it, across processes: a server answering production requests
 // while `data load` and `data rollback` switch snapshots under it, with no failed or mixed answer.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post, tempDir } from '../support/harness.ts';
@@ -40,6 +41,7 @@ describe('Snapshot refresh under load', () => {
     let stop = false;
     const worker = async (w: number) => {
       for (let n = 0; !stop; n += 1) {
+        if (proc.child.exitCode !== null) return;
         const i = (w * 7919 + n * 31) % PEOPLE;
         const reply = await post(`${url}/v1/`, { emails: [`pat${i}@example.com`] }, { 'X-WF-Auth-Token': token });
         const versionSeen = reply.headers.get('x-data-version') ?? 'none';
@@ -56,18 +58,46 @@ describe('Snapshot refresh under load', () => {
       while ((seen.get(name) ?? 0) < before + 50 && Date.now() < deadline) await sleep(50);
     };
 
-    await waitFor('week-1');
-    await cli(['data', 'load', week2], env);
-    await waitFor('week-2');
-    await cli(['data', 'rollback'], env);
-    const afterRollback = seen.get('week-1') ?? 0;
-    await waitFor('week-1');
-    stop = true;
-    await Promise.all(workers);
+    let afterRollback = 0;
+    try {
+      await waitFor('week-1');
+      await cli(['data', 'load', week2], env);
+      await waitFor('week-2');
+      await cli(['data', 'rollback'], env);
+      afterRollback = seen.get('week-1') ?? 0;
+      await waitFor('week-1');
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+    }
 
     expect(failures).toEqual([]);
     expect(seen.get('week-2') ?? 0).toBeGreaterThan(0);
     expect(seen.get('week-1') ?? 0).toBeGreaterThan(afterRollback);
     expect([...seen.keys()].sort()).toEqual(['week-1', 'week-2']);
+  });
+});
+
+describe('A newcomer following the README', () => {
+  it('generates a snapshot, loads it, and enriches a generated person through /v1/', async () => {
+    const root = tempDir();
+    const env = { DATA_DIR: path.join(root, 'data') };
+    const source = path.join(root, 'generated');
+    await cli(['data', 'generate', source, '--people', '2000', '--seed', '7'], env);
+    const loaded = await cli(['data', 'load', source], env);
+    expect(loaded.stdout).toMatch(/^loaded 2026-11-16 .* 2,000 people/m);
+    const status = await cli(['data', 'status'], env);
+    expect(status.stdout).toMatch(/^active: 2026-11-16 .* 2,000 people/m);
+
+    await cli(['accounts', 'create', 'newcomer', '--career-intelligence'], env);
+    const token = (await cli(['tokens', 'create', 'newcomer', '--env', 'production'], env)).stdout.trim();
+    const { proc, url } = await startServerProcess(env);
+    running.push(proc);
+
+    const first = JSON.parse(readFileSync(path.join(source, 'queries.jsonl'), 'utf8').split('\n')[0] ?? '{}');
+    const reply = await post(`${url}/v1/`, first.request, { 'X-WF-Auth-Token': token });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('x-data-version')).toBe('2026-11-16');
+    expect(reply.body).toMatchObject({ household_matched: true, household: { windfall_id: first.expected.windfall_id } });
   });
 });

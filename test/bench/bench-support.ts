@@ -1,0 +1,127 @@
+// What the benchmarks share: child processes for the server and the CLI, health waits, autocannon
+// runs that fail loudly on any non-2xx answer, and the line that names the machine.
+import autocannon from 'autocannon';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+
+/** A port the OS says is free now; the child binds it a moment later (a race we accept on a bench box). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The CLI as an operator runs it; stdout is returned, stderr passes through (progress lines). */
+export async function cli(args: string[], env: Record<string, string>): Promise<string> {
+  const child = run(process.execPath, [path.join(ROOT, 'bin/enrichbridge.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  child.child.stderr?.pipe(process.stderr);
+  return (await child).stdout;
+}
+
+export function startChild(name: string, script: string, env: Record<string, string>): ChildProcess {
+  // NODE_ENV=production would demand HTTPS on this plain-HTTP loopback bench.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
+  // stdout (the JSON log lines) goes to /dev/null: logging stays on as in production, unprinted.
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') console.error(`${name} exited early: code ${code}, signal ${signal}`);
+  });
+  return child;
+}
+
+export async function waitHealthy(name: string, child: ChildProcess, url: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} before it was healthy`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${name} was not healthy at ${url} within 20 s`);
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface Target {
+  readonly name: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  /** One body, or several that autocannon cycles through. */
+  readonly bodies: readonly string[];
+}
+
+export interface Measured {
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+export const CONNECTIONS = 10;
+
+export async function loadWith(target: Target, seconds: number): Promise<autocannon.Result> {
+  const result = await autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: target.headers,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+    ...(target.bodies.length === 1 ? { body: target.bodies[0] } : { requests: target.bodies.map((body) => ({ method: 'POST' as const, body })) }),
+  });
+  if (result.non2xx !== 0 || result.errors !== 0 || result.timeouts !== 0) {
+    throw new Error(
+      `${target.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts ` +
+        `(status codes ${JSON.stringify(result.statusCodeStats)})`,
+    );
+  }
+  return result;
+}
+
+/** A warm-up run, then the measured one. */
+export async function measure(target: Target, warmUpSeconds: number, seconds: number): Promise<Measured> {
+  await loadWith(target, warmUpSeconds);
+  const result = await loadWith(target, seconds);
+  return { name: target.name, requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+export function tableRow(cells: readonly string[]): string {
+  return cells.map((cell, i) => (i === 0 ? cell.padEnd(28) : cell.padStart(12))).join('');
+}
+
+export function measuredRow(m: Measured): string {
+  return tableRow([m.name, m.requestsPerSecond.toFixed(0), m.p50.toFixed(2), m.p99.toFixed(2)]);
+}
+
+export const verdict = (met: boolean): string => (met ? 'met' : 'MISSED');
+
+export function machine(): string {
+  const cpus = os.cpus();
+  return `machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`;
+}

@@ -1,0 +1,147 @@
+// `npm run bench:match`: generates a snapshot (1,000,000 people by default), loads it, replays its
+// queries through POST /v1/, and prints match quality, load time and lookup speed against the targets.
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
+import {
+  type Target,
+  cli,
+  freePort,
+  machine,
+  measure,
+  measuredRow,
+  startChild,
+  stopChild,
+  tableRow,
+  verdict,
+  waitHealthy,
+} from './bench-support.ts';
+import { type Answer, QualityTally } from './match-quality.ts';
+
+const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 20_000);
+const REPLAY_CONCURRENCY = 10;
+const WARM_UP_SECONDS = 2;
+const MEASURE_SECONDS = 10;
+const TARGETS = { precision: 0.995, recall: 0.97, falseMatches: 0.005, loadSeconds: 120, productionVsSandbox: 0.5 } as const;
+
+const AMANDA = JSON.stringify({ first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
+
+function seconds(since: number): number {
+  return (performance.now() - since) / 1000;
+}
+
+async function replay(url: string, token: string, lines: readonly QueryLine[]): Promise<QualityTally> {
+  const tally = new QualityTally();
+  let next = 0;
+  const worker = async () => {
+    while (next < lines.length) {
+      const line = lines[next];
+      next += 1;
+      if (line === undefined) break;
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-wf-auth-token': token },
+        body: JSON.stringify(line.request),
+      });
+      if (response.status !== 200) throw new Error(`query ${String(line.request.id)}: HTTP ${response.status} ${await response.text()}`);
+      // The answer is our own server's; the fields read here are checked by the contract tests.
+      tally.add(line, (await response.json()) as Answer);
+    }
+  };
+  await Promise.all(Array.from({ length: REPLAY_CONCURRENCY }, worker));
+  return tally;
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-match-'));
+  const env = { DATA_DIR: path.join(root, 'data') };
+  const source = path.join(root, 'snapshot');
+  const children: ChildProcess[] = [];
+  try {
+    console.error(`generating ${PEOPLE.toLocaleString('en-US')} people …`);
+    let started = performance.now();
+    await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', String(QUERIES)], env);
+    const generateSeconds = seconds(started);
+
+    console.error('loading …');
+    started = performance.now();
+    await cli(['data', 'load', source], env);
+    const loadSeconds = seconds(started);
+
+    await cli(['accounts', 'create', 'bench', '--career-intelligence', '--rate-limit', '1000000', '--quota', '100000000'], env);
+    const production = (await cli(['tokens', 'create', 'bench', '--env', 'production'], env)).trim();
+    const sandbox = (await cli(['tokens', 'create', 'bench', '--env', 'sandbox'], env)).trim();
+
+    const port = await freePort();
+    const server = startChild('server', 'server/main.ts', { ...env, PORT: String(port), LOG_LEVEL: 'info' });
+    children.push(server);
+    await waitHealthy('server', server, `http://127.0.0.1:${port}/healthz`);
+
+    const lines = readFileSync(path.join(source, 'queries.jsonl'), 'utf8')
+      .split('\n')
+      .filter((text) => text.trim() !== '')
+      .map((text) => QueryLineSchema.parse(JSON.parse(text)));
+    console.error(`replaying ${lines.length.toLocaleString('en-US')} queries through POST /v1/ …`);
+    started = performance.now();
+    const tally = await replay(`http://127.0.0.1:${port}/v1/`, production, lines);
+    const replaySeconds = seconds(started);
+
+    const productionTarget: Target = {
+      name: 'production POST /v1/',
+      url: `http://127.0.0.1:${port}/v1/`,
+      headers: { 'content-type': 'application/json', 'x-wf-auth-token': production },
+      bodies: lines.slice(0, 2000).map((line) => JSON.stringify(line.request)),
+    };
+    const sandboxTarget: Target = {
+      name: 'sandbox POST /sandbox/v1',
+      url: `http://127.0.0.1:${port}/sandbox/v1`,
+      headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandbox },
+      bodies: [AMANDA],
+    };
+    const productionSpeed = await measure(productionTarget, WARM_UP_SECONDS, MEASURE_SECONDS);
+    const sandboxSpeed = await measure(sandboxTarget, WARM_UP_SECONDS, MEASURE_SECONDS);
+
+    const householdPrecision = QualityTally.precision(tally.household);
+    const careerPrecision = QualityTally.precision(tally.career);
+    const householdRecall = QualityTally.recall(tally.household);
+    const careerRecall = QualityTally.recall(tally.career);
+    const falseRate = tally.absent === 0 ? 0 : tally.falseMatches / tally.absent;
+    const ratio = productionSpeed.requestsPerSecond / sandboxSpeed.requestsPerSecond;
+    const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
+    console.log(
+      [
+        '',
+        `snapshot: ${PEOPLE.toLocaleString('en-US')} people generated in ${generateSeconds.toFixed(1)} s, loaded in ${loadSeconds.toFixed(1)} s ` +
+          `(target <= ${TARGETS.loadSeconds} s: ${verdict(loadSeconds <= TARGETS.loadSeconds)})`,
+        '',
+        tally.summary(),
+        `household precision ${verdict(householdPrecision >= TARGETS.precision)}, recall ${verdict(householdRecall >= TARGETS.recall)}; ` +
+          `career precision ${verdict(careerPrecision >= TARGETS.precision)}, recall ${verdict(careerRecall >= TARGETS.recall)} ` +
+          `(targets: precision >= ${pct(TARGETS.precision)}, recall >= ${pct(TARGETS.recall)})`,
+        `false matches ${pct(falseRate)}: target <= ${pct(TARGETS.falseMatches)}: ${verdict(falseRate <= TARGETS.falseMatches)}`,
+        `replay: ${lines.length.toLocaleString('en-US')} queries over HTTP in ${replaySeconds.toFixed(1)} s, ${REPLAY_CONCURRENCY} at a time`,
+        '',
+        tableRow(['', 'req/s', 'p50 ms', 'p99 ms']),
+        measuredRow(productionSpeed),
+        measuredRow(sandboxSpeed),
+        '',
+        `production / sandbox req/s  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.productionVsSandbox * 100} %: ${verdict(ratio >= TARGETS.productionVsSandbox)}`,
+        `load: autocannon, 10 connections, ${WARM_UP_SECONDS} s warm-up then ${MEASURE_SECONDS} s each; production cycles through 2,000 generated queries`,
+        machine(),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await Promise.all(children.map(stopChild));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error('bench failed:', error);
+  process.exitCode = 1;
+});
