@@ -12,13 +12,24 @@ export interface OpenedStore {
   readonly store: KyselyStore;
 }
 
+interface PendingTake {
+  readonly params: { token: string; period: string; limit: number };
+  readonly resolve: (used: number | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * The Kysely store with its hottest statement, the quota take of every production request, run as
- * a prepared statement on a connection of its own: building and compiling the query through Kysely
- * cost about 45 µs a request, the prepared statement about 10 µs. Same SQL, same atomic guarantee.
+ * a prepared statement on a connection of its own, and group-committed: the takes that arrive in one
+ * turn of the event loop run in one transaction, so concurrent requests share one WAL commit instead
+ * of paying for one each. Each take keeps its own `used < limit` guard, so the atomic guarantee is
+ * the statement's, as before. (Through Kysely a take cost about 45 µs; alone, ~10 µs in a loop but
+ * several times that between HTTP requests; grouped, a fraction.)
  */
 class SqliteStore extends KyselyStore {
   private readonly take: Database.Statement<[{ token: string; period: string; limit: number }], { used: number }>;
+  private readonly takeAll: (batch: readonly PendingTake[]) => (number | undefined)[];
+  private pending: PendingTake[] = [];
 
   constructor(
     db: Kysely<Tables>,
@@ -30,15 +41,30 @@ class SqliteStore extends KyselyStore {
        ON CONFLICT (token_id, period_key) DO UPDATE SET used = quota_usage.used + 1 WHERE quota_usage.used < @limit
        RETURNING used`,
     );
+    // all(), not get(): get() leaves a RETURNING statement unfinished, and an unfinished statement
+    // keeps SQLite from ever restarting the WAL, which then grows by a page a request.
+    this.takeAll = quotaConnection.transaction((batch: readonly PendingTake[]) => batch.map((take) => this.take.all(take.params)[0]?.used));
   }
 
   override async takeQuota(tokenId: string, periodKey: string, limit: number): Promise<QuotaTake> {
     if (limit <= 0) return { granted: false, used: await this.quotaUsed(tokenId, periodKey) };
-    // all(), not get(): get() leaves a RETURNING statement unfinished, and an unfinished statement
-    // keeps SQLite from ever restarting the WAL, which then grows by a page a request.
-    const [taken] = this.take.all({ token: tokenId, period: periodKey, limit });
-    if (taken !== undefined) return { granted: true, used: taken.used };
+    const used = await new Promise<number | undefined>((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush());
+      this.pending.push({ params: { token: tokenId, period: periodKey, limit }, resolve, reject });
+    });
+    if (used !== undefined) return { granted: true, used };
     return { granted: false, used: await this.quotaUsed(tokenId, periodKey) };
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      const results = this.takeAll(batch);
+      batch.forEach((take, i) => take.resolve(results[i]));
+    } catch (error) {
+      for (const take of batch) take.reject(error);
+    }
   }
 
   override async close(): Promise<void> {
