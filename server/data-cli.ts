@@ -88,6 +88,7 @@ export function dataCommands(withStore: WithStore): Command {
           });
           progress.stop();
           for (const line of result.badLines) console.error(`skipped ${line}`);
+          if (result.pruneError !== null) console.error(`warning: older snapshots were not all removed: ${result.pruneError}`);
           console.log(
             `loaded ${result.version} (${result.id}): ${result.households.toLocaleString('en-US')} households, ` +
               `${result.people.toLocaleString('en-US')} people, ${result.skippedLines} bad lines skipped, in ${result.seconds.toFixed(1)} s. ` +

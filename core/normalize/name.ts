@@ -21,9 +21,12 @@ export interface PersonName {
  * last_name with first_name empty; that form is split on its first and last words. Middle names
  * and initials (`JOHN Q. SMITH`) are dropped. Null when either part is missing.
  */
+/** Generational suffixes a CRM keeps in the surname field: `Smith Jr.` is the Smith we know. */
+const SURNAME_SUFFIX = /\s(jr|sr|ii|iii|iv|v)$/;
+
 export function personName(firstName: string | null | undefined, lastName: string | null | undefined): PersonName | null {
   const first = normalizeName(firstName ?? '');
-  const last = normalizeName(lastName ?? '');
+  const last = normalizeName(lastName ?? '').replace(SURNAME_SUFFIX, '');
   if (first !== '' && last !== '') {
     return { first: first.split(' ')[0] ?? first, last };
   }
@@ -38,8 +41,8 @@ export function personName(firstName: string | null | undefined, lastName: strin
 
 /**
  * True when two normalized names differ by at most one edit (insertion, deletion, substitution or
- * swap of neighbours): `tompson` ~ `thompson`, `jhon` ~ `john`. Names under 4 letters must be equal,
- * since one edit there is most of the name.
+ * swap of neighbours): `tompson` ~ `thompson`, `jhon` ~ `john`. Names under 4 letters must be equal, and a
+ * substitution counts only from 5 letters on, since one edit there is most of the name.
  */
 export function withinOneEdit(a: string, b: string): boolean {
   if (a === b) return true;
@@ -47,7 +50,8 @@ export function withinOneEdit(a: string, b: string): boolean {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i += 1;
   if (a.length === b.length) {
-    if (a.slice(i + 1) === b.slice(i + 1)) return true; // substitution
+    // A substitution in a short name makes another name (mark, mary): only from five letters on.
+    if (a.length >= 5 && a.slice(i + 1) === b.slice(i + 1)) return true;
     return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2); // swap
   }
   const [longer, shorter] = a.length > b.length ? [a, b] : [b, a];

@@ -5,7 +5,8 @@ import { AddressSchema, CareerSchema, HouseholdSchema } from '../contract/schema
 
 export const ManifestSchema = z.object({
   version: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dots, dashes or underscores'),
-  created_at: z.iso.datetime({ offset: true }),
+  // Data teams send dates, local or offset date-times; all are taken as they are.
+  created_at: z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]),
 });
 
 /** A household line: every household field except confidence, plus its addresses (the first is primary). */

@@ -45,6 +45,8 @@ export interface LoadResult {
   /** `file:line: reason` for the first bad lines. */
   readonly badLines: readonly string[];
   readonly seconds: number;
+  /** Why removing older snapshots failed, if it did; the load itself succeeded. */
+  readonly pruneError: string | null;
 }
 
 export class SnapshotLoadError extends Error {
@@ -70,7 +72,7 @@ function readManifest(dir: string): Manifest {
   if (!existsSync(file)) throw new SnapshotLoadError(`${dir} has no ${SNAPSHOT_FILES.manifest}`);
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
   } catch {
     throw new SnapshotLoadError(`${file} is not valid JSON`);
   }
@@ -104,7 +106,7 @@ class BadLines {
 function parseLine<T>(text: string, schema: ZodType<T>): { ok: true; value: T } | { ok: false; reason: string } {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
@@ -136,7 +138,6 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
   const file = path.join(snapshotsDir, location);
   await store.beginSnapshot({ id, version: manifest.version, location, createdAt: manifest.created_at });
 
-  const writer = new SqliteSnapshotWriter(file);
   const bad = new BadLines();
   let lines = 0;
   let bytesBefore = 0;
@@ -148,33 +149,29 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
     options.onProgress({ phase, bytesRead, bytesTotal, lines, badLines: bad.count });
   };
 
+  let writer: SqliteSnapshotWriter | undefined;
+  let households = 0;
+  let peopleCount = 0;
   try {
+    writer = new SqliteSnapshotWriter(file);
     const householdIds = new Map<string, number>();
-    const households = openLines(householdsFile);
-    let lineNo = 0;
-    for await (const text of households.lines) {
-      lineNo += 1;
-      if (text.trim() === '') continue;
+    await readLines(householdsFile, (text, lineNo, bytesRead) => {
       lines += 1;
       const parsed = parseLine<HouseholdRecord>(text, HouseholdRecordSchema);
       if (!parsed.ok) {
         bad.add(householdsFile, lineNo, parsed.reason);
       } else if (householdIds.has(parsed.value.windfall_id)) {
         bad.add(householdsFile, lineNo, `windfall_id ${parsed.value.windfall_id} appears twice`);
-      } else {
+      } else if (writer !== undefined) {
         householdIds.set(parsed.value.windfall_id, addHousehold(writer, parsed.value));
       }
-      if ((lines & 1023) === 0) report('households', households.bytesRead());
-    }
+      if ((lines & 1023) === 0) report('households', bytesRead);
+    });
+    households = householdIds.size;
     bytesBefore = statSync(householdsFile).size;
 
-    const people = openLines(peopleFile);
     const personIds = new Set<string>();
-    let peopleCount = 0;
-    lineNo = 0;
-    for await (const text of people.lines) {
-      lineNo += 1;
-      if (text.trim() === '') continue;
+    await readLines(peopleFile, (text, lineNo, bytesRead) => {
       lines += 1;
       const parsed = parseLine<PersonRecord>(text, PersonRecordSchema);
       if (!parsed.ok) {
@@ -186,16 +183,18 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
         const hh = windfallId === null ? null : householdIds.get(windfallId);
         if (hh === undefined) {
           bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
-        } else {
+        } else if (writer !== undefined) {
           personIds.add(parsed.value.person_id);
           addPerson(writer, parsed.value, hh);
           peopleCount += 1;
         }
       }
-      if ((lines & 1023) === 0) report('people', bytesBefore + people.bytesRead());
-    }
+      if ((lines & 1023) === 0) report('people', bytesBefore + bytesRead);
+    });
 
-    if (lines === 0) throw new SnapshotLoadError('the snapshot has no lines');
+    if (households === 0 || peopleCount === 0) {
+      throw new SnapshotLoadError(`the snapshot has ${households} valid households and ${peopleCount} valid people: refused`, bad.samples);
+    }
     if (bad.count / lines > MAX_BAD_LINE_RATIO) {
       throw new SnapshotLoadError(
         `${bad.count} of ${lines} lines are bad (${((bad.count / lines) * 100).toFixed(2)}%, over the ${MAX_BAD_LINE_RATIO * 100}% allowed): snapshot refused`,
@@ -204,22 +203,45 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
     }
     report('indexing', bytesTotal, true);
     writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
-    await store.activateLoadedSnapshot(id, { households: householdIds.size, people: peopleCount, skippedLines: bad.count });
-    await pruneSnapshots(store, snapshotsDir);
-    return {
-      id,
-      version: manifest.version,
-      households: householdIds.size,
-      people: peopleCount,
-      skippedLines: bad.count,
-      badLines: bad.samples,
-      seconds: (performance.now() - started) / 1000,
-    };
+    await store.activateLoadedSnapshot(id, { households, people: peopleCount, skippedLines: bad.count });
   } catch (error) {
-    writer.abort();
+    writer?.abort();
     removeFile(file);
     await store.failSnapshot(id, error instanceof Error ? error.message : String(error));
     throw error;
+  }
+  // The snapshot is active from here on: a failure to tidy up older ones is reported, never undone.
+  let pruneError: string | null = null;
+  try {
+    await pruneSnapshots(store, snapshotsDir);
+  } catch (error) {
+    pruneError = error instanceof Error ? error.message : String(error);
+  }
+  return {
+    id,
+    version: manifest.version,
+    households,
+    people: peopleCount,
+    skippedLines: bad.count,
+    badLines: bad.samples,
+    seconds: (performance.now() - started) / 1000,
+    pruneError,
+  };
+}
+
+/** Calls `onLine` for every non-blank line; a read or decompression failure names the file. */
+async function readLines(file: string, onLine: (text: string, lineNo: number, bytesRead: number) => void): Promise<void> {
+  const source = openLines(file);
+  let lineNo = 0;
+  try {
+    for await (const text of source.lines) {
+      lineNo += 1;
+      if (text.trim() !== '') onLine(text, lineNo, source.bytesRead());
+    }
+  } catch (error) {
+    if (error instanceof SnapshotLoadError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new SnapshotLoadError(`${path.basename(file)}: cannot be read after line ${lineNo}: ${reason}`);
   }
 }
 
@@ -263,15 +285,23 @@ function removeFile(file: string): void {
   }
 }
 
-/** Keeps the active snapshot and the KEPT_SNAPSHOTS newest others; removes the rest, files and entries. */
+/**
+ * Keeps the active snapshot and the KEPT_SNAPSHOTS most recently activated ready ones (what
+ * `data rollback` can return to); removes the rest: older, rolled back and failed ones. A load still
+ * under way is left alone.
+ */
 export async function pruneSnapshots(store: Store, snapshotsDir: string): Promise<void> {
   const snapshots = await store.listSnapshots();
-  const kept = snapshots.filter((s) => !s.active && (s.state === 'ready' || s.state === 'rolled_back')).slice(0, KEPT_SNAPSHOTS);
+  const kept = snapshots
+    .filter((s) => !s.active && s.state === 'ready')
+    .sort((a, b) => (b.activatedAt ?? '').localeCompare(a.activatedAt ?? ''))
+    .slice(0, KEPT_SNAPSHOTS);
   const keep = new Set([...kept.map((s) => s.id), ...snapshots.filter((s) => s.active || s.state === 'loading').map((s) => s.id)]);
   for (const snapshot of snapshots) {
     if (keep.has(snapshot.id)) continue;
-    // A server may still hold an old file open for a few seconds; unlinking it is safe on POSIX.
-    removeFile(path.join(snapshotsDir, snapshot.location));
-    await store.deleteSnapshot(snapshot.id);
+    // The registry entry goes first, and only if it is still inactive: a rollback that made it
+    // active since the list was read keeps it. A server may hold an old file open for a few seconds;
+    // unlinking it is safe on POSIX.
+    if (await store.deleteSnapshot(snapshot.id)) removeFile(path.join(snapshotsDir, snapshot.location));
   }
 }

@@ -20,6 +20,8 @@ export class SnapshotManager {
   private timer: NodeJS.Timeout | null = null;
   private readonly retiring = new Set<NodeJS.Timeout>();
   private refreshing: Promise<void> | null = null;
+  /** An active snapshot whose file could not be opened; not retried until the registry changes. */
+  private unopenable: string | null = null;
 
   constructor(
     private readonly store: Store,
@@ -43,14 +45,25 @@ export class SnapshotManager {
 
   private async refreshOnce(): Promise<void> {
     const active = await this.store.activeSnapshot();
-    if ((active?.id ?? null) === this.activeId) return;
+    const wanted = active?.id ?? null;
+    if (wanted === this.activeId || wanted === this.unopenable) return;
     const previous = this.current;
     if (active === undefined) {
       this.current = null;
       this.install(null);
     } else {
-      // Opened fully before the swap: a request sees the old snapshot or the new one, never neither.
-      const reader = new SqliteSnapshotReader(path.join(this.snapshotsDir, active.location));
+      let reader: SqliteSnapshotReader;
+      try {
+        // Opened fully before the swap: a request sees the old snapshot or the new one, never neither.
+        reader = new SqliteSnapshotReader(path.join(this.snapshotsDir, active.location));
+      } catch (error) {
+        // Keep answering from what is open (or 503 without one), say so once, and try again only
+        // when the registry names another snapshot.
+        this.unopenable = active.id;
+        this.onEvent({ kind: 'error', error: new Error(`cannot open snapshot ${active.id}`, { cause: error }) });
+        return;
+      }
+      this.unopenable = null;
       this.current = { id: active.id, reader };
       this.install(new SnapshotMatcher(reader, active.version));
       this.onEvent({ kind: 'activated', snapshot: active, previous: previous?.id ?? null });

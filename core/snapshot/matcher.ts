@@ -16,7 +16,7 @@ import {
   postalOf,
   regionOf,
 } from './keys.ts';
-import type { HouseholdRow, PersonRow, SnapshotReader } from './sqlite-snapshot.ts';
+import { type HouseholdRow, NAME_LOOKUP_LIMIT, type PersonRow, type SnapshotReader } from './sqlite-snapshot.ts';
 
 /** How the record was found; each has a base confidence (README: "Production matching"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
@@ -167,7 +167,13 @@ export class SnapshotMatcher implements ProductionMatcher {
   matchNow(request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
     const keys = requestKeys(request);
     const view = new RequestView(this.snapshot);
-    const resolution = this.resolvePerson(view, keys) ?? this.resolveByAddress(view, keys) ?? this.resolveByName(view, keys);
+    const byPerson = this.resolvePerson(view, keys);
+    // An e-mail whose owner's household carries none of the supplied name is weak evidence: the
+    // address or name rules, when they resolve, describe the record better.
+    const resolution =
+      byPerson !== null && byPerson.nameConflict !== true
+        ? byPerson
+        : (this.resolveByAddress(view, keys) ?? this.resolveByName(view, keys) ?? byPerson);
     if (resolution === null) return { household: null, career: null };
     return {
       household: resolution.household === null ? null : this.householdResult(view, resolution, resolution.household, keys),
@@ -232,13 +238,10 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (keys.name !== null && !agrees(nameAgreement(best.row, keys.name))) {
       const name = keys.name;
       const named = best.row.hh === null ? [] : reader.members(best.row.hh).filter((member) => agrees(nameAgreement(member, name)));
-      if (named.length === 1) person = named[0] ?? null;
-      else if (nameAgreement(best.row, name) === 'none') {
-        // Neither name of the owner: the e-mail is someone else's, so no career is given.
-        person = null;
-        nameConflict = true;
-      }
-      // Otherwise the surname agrees and the given name is a typo or a nickname we do not know.
+      // One member carries the name: theirs is the career. Several: the household is right, the
+      // person unknown. None: the e-mail is someone else's, so no career, and a conflict.
+      person = named.length === 1 ? (named[0] ?? null) : null;
+      nameConflict = named.length === 0;
     }
     const household = best.row.hh === null ? null : (reader.household(best.row.hh) ?? null);
     return { household, person, evidence, nameConflict, personByHousehold: person !== null && person.p !== best.row.p };
@@ -247,16 +250,25 @@ export class SnapshotMatcher implements ProductionMatcher {
   /** A household at the supplied address (number, street, postal code), confirmed by the name if one was given. */
   private resolveByAddress(reader: RequestView, keys: RequestKeys): Resolution | null {
     const households = new Map<number, boolean>(); // hh → unit agrees
+    const units = new Map<number, Set<string>>(); // hh → its units at the address
     for (const address of keys.addresses) {
       for (const hit of reader.householdsAtAddress(address.key)) {
         const unitAgrees = address.unit !== '' && hit.unit === address.unit;
         households.set(hit.hh, (households.get(hit.hh) ?? false) || unitAgrees);
+        const known = units.get(hit.hh) ?? new Set<string>();
+        if (hit.unit !== '') known.add(hit.unit);
+        units.set(hit.hh, known);
       }
     }
     if (households.size === 0) return null;
     let candidates = [...households.keys()];
     const byUnit = candidates.filter((hh) => households.get(hh) === true);
+    const requestUnits = new Set(keys.addresses.map((a) => a.unit).filter((unit) => unit !== ''));
     if (byUnit.length > 0) candidates = byUnit;
+    else if (requestUnits.size > 0) {
+      // A unit we do not know at this address is another apartment, not the one we know.
+      candidates = candidates.filter((hh) => !units.get(hh)?.size);
+    }
 
     if (keys.name === null) {
       if (candidates.length !== 1 || candidates[0] === undefined) return null;
@@ -285,7 +297,12 @@ export class SnapshotMatcher implements ProductionMatcher {
     const name = keys.name;
     if (name === null || (keys.company === '' && keys.postals.size === 0 && keys.places.length === 0)) return null;
     const people = new Map<number, PersonRow>();
-    for (const firstKey of name.firstKeys) for (const row of reader.peopleByName(name.last, firstKey)) people.set(row.p, row);
+    for (const firstKey of name.firstKeys) {
+      const rows = reader.peopleByName(name.last, firstKey);
+      // Past the lookup limit the name is too common for "exactly one fits" to be known.
+      if (rows.length > NAME_LOOKUP_LIMIT) return null;
+      for (const row of rows) people.set(row.p, row);
+    }
     const all = [...people.values()].filter((row) => sameFirstName(row.first, name.first) && this.postalFits(reader, row, keys));
 
     if (keys.company !== '') {

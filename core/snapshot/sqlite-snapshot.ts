@@ -1,5 +1,6 @@
 // One data snapshot as a SQLite file: the writer a load fills (indexes built at the end), and the
 // read-only reader production matching queries with prepared statements, one indexed lookup each.
+import { closeSync, fsyncSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 export interface PersonRow {
@@ -70,6 +71,8 @@ CREATE INDEX names_last_first ON names (last, first_key, p);
 `;
 
 const BATCH = 20_000;
+/** Most people one name lookup returns; a name shared by more is too common to decide anything. */
+export const NAME_LOOKUP_LIMIT = 10_000;
 
 export class SqliteSnapshotWriter {
   private readonly db: Database.Database;
@@ -148,6 +151,13 @@ export class SqliteSnapshotWriter {
     for (const [key, value] of Object.entries(meta)) insertMeta.run(key, value);
     this.db.exec('ANALYZE');
     this.db.close();
+    // Written without a journal or syncs for speed; made durable once, before anything activates it.
+    const fd = openSync(this.file, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   abort(): void {
@@ -176,7 +186,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
     const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
     this.byEmail = this.db.prepare(`${person} JOIN emails e ON e.p = p.p WHERE e.email = ? ORDER BY p.p`);
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
-    this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT 10000`);
+    this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
     this.householdStmt = this.db.prepare('SELECT hh, windfall_id, data, postal, region, city, address_keys FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);

@@ -313,8 +313,9 @@ export class KyselyStore implements Store {
     });
   }
 
-  async deleteSnapshot(id: string): Promise<void> {
-    await this.db.deleteFrom('snapshots').where('id', '=', id).execute();
+  async deleteSnapshot(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('snapshots').where('id', '=', id).where('active', '=', 0).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   async close(): Promise<void> {

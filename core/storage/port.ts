@@ -80,7 +80,8 @@ export interface Store {
    * returns the snapshot now active, or undefined when there is none to go back to.
    */
   rollbackSnapshot(): Promise<SnapshotRecord | undefined>;
-  deleteSnapshot(id: string): Promise<void>;
+  /** Removes an inactive snapshot's entry; false when it is active (or gone). */
+  deleteSnapshot(id: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

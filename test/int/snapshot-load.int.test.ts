@@ -1,6 +1,6 @@
 // `data load` on real files into a real registry: plain and gzipped snapshots, bad lines reported with
 // file and line, the 0.1% refusal that leaves the active snapshot untouched, retention and rollback.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KEPT_SNAPSHOTS, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
@@ -72,6 +72,41 @@ describe('data load', () => {
     expect((await store.activeSnapshot())?.id).toBe(good.id);
     expect(readdirSync(root).filter((f) => f.endsWith('.db') && f.startsWith('bad'))).toEqual([]);
     expect((await store.listSnapshots()).find((s) => s.version === 'bad')).toMatchObject({ state: 'failed' });
+    await store.close();
+  });
+
+  it('reads a byte-order mark and a date-only created_at as the data team may send them', async () => {
+    const { root, store } = await setup();
+    const source = writeSnapshot(path.join(root, 'bom'), { version: 'bom', ...world(10) });
+    writeFileSync(path.join(source, 'manifest.json'), '\uFEFF{"version": "bom", "created_at": "2026-11-16"}');
+    const households = readFileSync(path.join(source, 'households.jsonl'), 'utf8');
+    writeFileSync(path.join(source, 'households.jsonl'), `\uFEFF${households}`);
+    expect(await loadSnapshot(store, root, source)).toMatchObject({ households: 10, people: 10, skippedLines: 0 });
+    await store.close();
+  });
+
+  it('refuses a corrupt gzip naming the file, and a snapshot without people', async () => {
+    const { root, store } = await setup();
+    const corrupt = writeSnapshot(path.join(root, 'corrupt'), { version: 'corrupt', ...world(10), gzip: true });
+    const gz = readFileSync(path.join(corrupt, 'people.jsonl.gz'));
+    writeFileSync(path.join(corrupt, 'people.jsonl.gz'), gz.subarray(0, gz.length - 12));
+    await expect(loadSnapshot(store, root, corrupt)).rejects.toThrow(/^people\.jsonl\.gz: cannot be read after line \d+/);
+    const { households } = world(5);
+    const empty = writeSnapshot(path.join(root, 'empty'), { version: 'empty', households, people: [] });
+    await expect(loadSnapshot(store, root, empty)).rejects.toThrow(/5 valid households and 0 valid people/);
+    expect(await store.activeSnapshot()).toBeUndefined();
+    await store.close();
+  });
+
+  it('keeps what rollback can return to: after rolling back twice and loading again, rollback reaches the snapshot rolled back to', async () => {
+    const { root, store } = await setup();
+    for (let i = 1; i <= 4; i += 1) await loadSnapshot(store, root, writeSnapshot(path.join(root, `r${i}`), { version: `r${i}`, ...world(5) }));
+    await store.rollbackSnapshot();
+    expect((await store.rollbackSnapshot())?.version).toBe('r2');
+    await loadSnapshot(store, root, writeSnapshot(path.join(root, 'r5'), { version: 'r5', ...world(5) }));
+    expect((await store.rollbackSnapshot())?.version).toBe('r2');
+    const active = await store.activeSnapshot();
+    expect(existsSync(path.join(root, active?.location ?? 'missing'))).toBe(true);
     await store.close();
   });
 

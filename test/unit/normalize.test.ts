@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../../core/normalize/address.ts';
 import { normalizeEmail } from '../../core/normalize/email.ts';
-import { normalizeName, personName } from '../../core/normalize/name.ts';
+import { normalizeName, personName, withinOneEdit } from '../../core/normalize/name.ts';
 import { normalizePhone } from '../../core/normalize/phone.ts';
 
 describe('normalizePhone', () => {
@@ -204,5 +204,29 @@ describe('full-address postal codes and trailing directionals', () => {
   it('abbreviates a suffix followed by a directional: Main Street South = Main St S', () => {
     expect(parseStreetLine('100 Main Street South')).toEqual(parseStreetLine('100 Main St S'));
     expect(parseStreetLine('100 Main Street South')?.street).toBe('main st s');
+  });
+});
+
+describe('withinOneEdit: one typo in a name', () => {
+  it.each([
+    ['thompson', 'tompson'],
+    ['john', 'jhon'],
+    ['smith', 'smiht'],
+    ['garcia', 'garcai'],
+    ['roberts', 'robert'],
+    ['martinez', 'martinex'],
+  ])('accepts %s ~ %s', (a, b) => {
+    expect(withinOneEdit(a, b)).toBe(true);
+    expect(withinOneEdit(b, a)).toBe(true);
+  });
+
+  it.each([
+    ['mark', 'mary'],
+    ['ann', 'anne'],
+    ['smith', 'smyth2'],
+    ['thompson', 'thomsen'],
+    ['lee', 'les'],
+  ])('refuses %s ~ %s', (a, b) => {
+    expect(withinOneEdit(a, b)).toBe(false);
   });
 });
