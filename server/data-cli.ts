@@ -82,8 +82,14 @@ export function dataCommands(withStore: WithStore): Command {
       await withStore(async (store) => {
         const progress = progressReporter('load', mib);
         const phases: Record<LoadProgress['phase'], string> = { households: 'households', people: 'people', indexing: 'building indexes' };
+        // Ctrl-C stops the load cleanly: its entry marked failed, its file removed, the active one kept.
+        const abort = new AbortController();
+        const interrupt = () => abort.abort();
+        process.once('SIGINT', interrupt);
+        process.once('SIGTERM', interrupt);
         try {
           const result = await loadSnapshot(store, snapshotsDir(loadConfig().dataDir), dir, {
+            signal: abort.signal,
             onProgress: (p) => progress.update(p.bytesRead, p.bytesTotal, `${phases[p.phase]}, ${p.lines.toLocaleString('en-US')} lines, ${p.badLines} bad`),
           });
           progress.stop();
@@ -98,6 +104,9 @@ export function dataCommands(withStore: WithStore): Command {
           progress.stop();
           if (error instanceof SnapshotLoadError) for (const line of error.badLines) console.error(`bad ${line}`);
           throw error;
+        } finally {
+          process.off('SIGINT', interrupt);
+          process.off('SIGTERM', interrupt);
         }
       });
     });

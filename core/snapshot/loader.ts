@@ -118,6 +118,8 @@ function parseLine<T>(text: string, schema: ZodType<T>): { ok: true; value: T } 
 
 export interface LoadOptions {
   readonly onProgress?: (progress: LoadProgress) => void;
+  /** Aborting stops the load between lines; it then fails like any other, leaving nothing behind. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -155,7 +157,11 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
   try {
     writer = new SqliteSnapshotWriter(file);
     const householdIds = new Map<string, number>();
+    const interrupted = () => {
+      if (options.signal?.aborted === true) throw new SnapshotLoadError('the load was interrupted');
+    };
     await readLines(householdsFile, (text, lineNo, bytesRead) => {
+      interrupted();
       lines += 1;
       const parsed = parseLine<HouseholdRecord>(text, HouseholdRecordSchema);
       if (!parsed.ok) {
@@ -172,6 +178,7 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
 
     const personIds = new Set<string>();
     await readLines(peopleFile, (text, lineNo, bytesRead) => {
+      interrupted();
       lines += 1;
       const parsed = parseLine<PersonRecord>(text, PersonRecordSchema);
       if (!parsed.ok) {

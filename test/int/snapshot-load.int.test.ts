@@ -110,6 +110,20 @@ describe('data load', () => {
     await store.close();
   });
 
+  it('stops an interrupted load, leaving the active snapshot and no file behind', async () => {
+    const { root, store } = await setup();
+    const good = await loadSnapshot(store, root, writeSnapshot(path.join(root, 'kept'), { version: 'kept', ...world(10) }));
+    const abort = new AbortController();
+    const load = loadSnapshot(store, root, writeSnapshot(path.join(root, 'cut'), { version: 'cut', ...world(3000) }), {
+      signal: abort.signal,
+      onProgress: () => abort.abort(),
+    });
+    await expect(load).rejects.toThrow('the load was interrupted');
+    expect((await store.activeSnapshot())?.id).toBe(good.id);
+    expect(readdirSync(root).filter((f) => f.startsWith('cut'))).toEqual([]);
+    await store.close();
+  });
+
   it('refuses a folder without a manifest or data files, naming what is missing', async () => {
     const { root, store } = await setup();
     await expect(loadSnapshot(store, root, path.join(root, 'nowhere'))).rejects.toThrow(/manifest\.json/);
