@@ -1,0 +1,127 @@
+// The Enricher port the CRM pipeline enriches through, and the one policy both adapters share:
+// pacing per API token (Bottleneck), bounded retries with backoff and jitter, and outcome classes.
+import { createHash } from 'node:crypto';
+import Bottleneck from 'bottleneck';
+import { type EnrichmentRequest, type EnrichmentResponse, EnrichmentResponseSchema } from '../contract/schemas.ts';
+
+/** What one enrichment came to, as the pipeline acts on it. A no-match is an `ok`. */
+export type EnrichOutcome =
+  | { readonly kind: 'ok'; readonly response: EnrichmentResponse; readonly attempts: number; readonly dataVersion: string | null }
+  /** 402: stop sending for this installation until the quota refreshes (null: it never does). */
+  | { readonly kind: 'quota_exhausted'; readonly resetsAt: Date | null; readonly attempts: number }
+  /** 400, 401, 403 and other refusals: retrying cannot help. */
+  | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly attempts: number }
+  /** 429, 5xx or network failures that outlasted every retry. */
+  | { readonly kind: 'failed'; readonly status: number | null; readonly message: string; readonly attempts: number };
+
+export interface Enricher {
+  enrich(request: EnrichmentRequest): Promise<EnrichOutcome>;
+}
+
+/** One attempt as a transport reports it: an HTTP-like status, body and the headers we act on. */
+export interface Attempt {
+  readonly status: number;
+  readonly body: unknown;
+  readonly retryAfterSeconds: number | null;
+  readonly quotaResetsAt: Date | null;
+  readonly dataVersion: string | null;
+}
+
+/** Sends one request once; throws only for a transport failure (network error, timeout). */
+export type Transport = (request: EnrichmentRequest) => Promise<Attempt>;
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 15_000 };
+export const DEFAULT_RATE_PER_SECOND = 5;
+
+const RETRYABLE = new Set([429, 500, 502, 503, 504]);
+
+/**
+ * One limiter per API token in this process, however many enrichers use it: the contract's limit is
+ * per token, so two installations sharing a token share its 5/s. Keyed by a hash, never the token.
+ */
+const limiters = new Bottleneck.Group({ maxConcurrent: null, minTime: 1000 / DEFAULT_RATE_PER_SECOND });
+
+export function limiterFor(token: string, ratePerSecond: number): Bottleneck {
+  const key = createHash('sha256').update(token).digest('hex');
+  const limiter = limiters.key(key);
+  limiter.updateSettings({ minTime: Math.ceil(1000 / ratePerSecond) });
+  return limiter;
+}
+
+/** Full-jitter exponential backoff: a random wait up to base × 2^(retry−1), capped. */
+export function backoffMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
+  return Math.round(random() * ceiling);
+}
+
+function messageOf(body: unknown, fallback: string): string {
+  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') return body.message;
+  return fallback;
+}
+
+export interface PacedEnricherOptions {
+  readonly transport: Transport;
+  /** The API token the transport sends: the pacing key. */
+  readonly token: string;
+  readonly ratePerSecond?: number;
+  readonly retry?: RetryPolicy;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The shared policy around a transport: paced, retried, classified. */
+export class PacedEnricher implements Enricher {
+  private readonly limiter: Bottleneck;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: PacedEnricherOptions) {
+    this.limiter = limiterFor(options.token, options.ratePerSecond ?? DEFAULT_RATE_PER_SECOND);
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.sleep = options.sleep ?? realSleep;
+  }
+
+  async enrich(request: EnrichmentRequest): Promise<EnrichOutcome> {
+    let lastFailure: { status: number | null; message: string } = { status: null, message: 'not attempted' };
+    for (let attempt = 1; attempt <= this.retry.maxAttempts; attempt += 1) {
+      let result: Attempt;
+      try {
+        // Every attempt, retries included, goes through the token's limiter: retries are requests too.
+        result = await this.limiter.schedule(() => this.options.transport(request));
+      } catch (error) {
+        lastFailure = { status: null, message: error instanceof Error ? error.message : String(error) };
+        if (attempt < this.retry.maxAttempts) await this.sleep(backoffMs(attempt, this.retry));
+        continue;
+      }
+      if (result.status === 200) {
+        const parsed = EnrichmentResponseSchema.safeParse(result.body);
+        if (!parsed.success) return { kind: 'failed', status: 200, message: 'the endpoint answered 200 with a body outside the contract', attempts: attempt };
+        // Production sends null for an unmatched object and the sandbox omits it: one shape from here on.
+        const response = { ...parsed.data, household: parsed.data.household ?? null, career: parsed.data.career ?? null };
+        return { kind: 'ok', response, attempts: attempt, dataVersion: result.dataVersion };
+      }
+      if (result.status === 402) return { kind: 'quota_exhausted', resetsAt: result.quotaResetsAt, attempts: attempt };
+      if (!RETRYABLE.has(result.status)) {
+        return { kind: 'rejected', status: result.status, message: messageOf(result.body, `HTTP ${result.status}`), attempts: attempt };
+      }
+      lastFailure = { status: result.status, message: messageOf(result.body, `HTTP ${result.status}`) };
+      if (attempt < this.retry.maxAttempts) {
+        // Retry-After is honoured as given; one longer than the policy's longest wait ends this try
+        // (the caller's queue retries later) rather than being cut short.
+        if (result.retryAfterSeconds !== null && result.retryAfterSeconds * 1000 > this.retry.maxDelayMs) {
+          return { kind: 'failed', ...lastFailure, attempts: attempt };
+        }
+        await this.sleep(result.retryAfterSeconds === null ? backoffMs(attempt, this.retry) : result.retryAfterSeconds * 1000);
+      }
+    }
+    return { kind: 'failed', ...lastFailure, attempts: this.retry.maxAttempts };
+  }
+}
