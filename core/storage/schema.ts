@@ -48,11 +48,32 @@ export interface SnapshotsTable {
   active: number;
 }
 
+export interface JobsTable {
+  id: string;
+  installation_id: string;
+  kind: string;
+  /** JSON. */
+  payload: string;
+  dedupe_key: string | null;
+  /** queued | running | done | dead */
+  state: string;
+  attempts: number;
+  max_attempts: number;
+  /** ISO time from which the job may run (backoff after a failure). */
+  run_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
   quota_usage: QuotaUsageTable;
   snapshots: SnapshotsTable;
+  jobs: JobsTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -116,6 +137,40 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('snapshots').execute();
+    },
+  },
+  '0003_jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('dedupe_key', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('max_attempts', 'integer', (c) => c.notNull())
+        .addColumn('run_at', 'text', (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // One pending job per dedupe key: a duplicate event while one waits or runs adds nothing.
+      await db.schema
+        .createIndex('jobs_pending_dedupe')
+        .on('jobs')
+        .column('dedupe_key')
+        .unique()
+        .where(sql.ref('state'), 'in', sql`('queued', 'running')`)
+        .execute();
+      await db.schema.createIndex('jobs_ready').on('jobs').columns(['state', 'run_at']).execute();
+      await db.schema.createIndex('jobs_installation').on('jobs').columns(['installation_id', 'state', 'run_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('jobs').execute();
     },
   },
 };

@@ -2,6 +2,7 @@
 // server and CLI processes, migrated to the latest version on open.
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
 import { type Database as Tables, migrationProvider } from './schema.ts';
@@ -10,6 +11,8 @@ export const SQLITE_FILE_NAME = 'enrichbridge.db';
 
 export interface OpenedStore {
   readonly store: KyselyStore;
+  /** The durable job queue, on the same database file. */
+  readonly queue: JobQueue;
 }
 
 interface PendingTake {
@@ -94,5 +97,5 @@ export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
 export async function openSqliteStore(file: string): Promise<OpenedStore> {
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connect(file) }) });
   await migrateToLatest(db);
-  return { store: new SqliteStore(db, connect(file)) };
+  return { store: new SqliteStore(db, connect(file)), queue: new KyselyJobQueue(db) };
 }

@@ -1,0 +1,239 @@
+// The durable job queue of the CRM pipeline: the port (a pg-boss adapter will implement it on
+// PostgreSQL) and its Kysely implementation on the service database's jobs table, the embedded default.
+import { randomUUID } from 'node:crypto';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { z } from 'zod';
+import type { Database, JobsTable } from '../storage/schema.ts';
+
+export const JOB_STATES = ['queued', 'running', 'done', 'dead'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export interface Job {
+  readonly id: string;
+  readonly installationId: string;
+  readonly kind: string;
+  readonly payload: unknown;
+  readonly dedupeKey: string | null;
+  readonly state: JobState;
+  /** Deliveries so far, this one included once claimed. */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly runAt: string;
+  readonly leaseOwner: string | null;
+  readonly leaseExpiresAt: string | null;
+  readonly lastError: string | null;
+  readonly createdAt: string;
+}
+
+export interface NewJob {
+  readonly installationId: string;
+  readonly kind: string;
+  readonly payload: unknown;
+  /** A pending job (queued or running) with this key makes the new one a no-op. */
+  readonly dedupeKey?: string;
+  readonly maxAttempts?: number;
+  readonly runAt?: Date;
+}
+
+export interface JobQueue {
+  /** Returns the job's id and whether it was created (false: a pending job has the dedupe key). */
+  enqueue(job: NewJob): Promise<{ id: string; created: boolean }>;
+  /**
+   * Leases up to `limit` ready jobs of one installation (the one whose oldest job is readiest), so a
+   * worker can batch its CRM reads and writes. A job whose lease expired is ready again: delivery is
+   * at least once.
+   */
+  claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]>;
+  complete(id: string, workerId: string): Promise<boolean>;
+  /** Back to the queue after a backoff, or dead once its attempts are spent (or when not retryable). */
+  fail(id: string, workerId: string, error: string, options?: { retryable?: boolean; now?: Date }): Promise<'retrying' | 'dead' | 'not_leased'>;
+  /** Gives a leased job back untouched (graceful shutdown): it does not count as an attempt. */
+  release(id: string, workerId: string): Promise<boolean>;
+  list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
+  retryDead(ids: readonly string[] | 'all'): Promise<number>;
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 5;
+export const RETRY_BASE_MS = 30_000;
+export const RETRY_MAX_MS = 30 * 60_000;
+
+/** Backoff before the next delivery after `attempts` failed ones: doubling from 30 s, capped at 30 min. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+const stateColumn = z.enum(JOB_STATES);
+
+function toJob(row: Selectable<JobsTable>): Job {
+  return {
+    id: row.id,
+    installationId: row.installation_id,
+    kind: row.kind,
+    payload: JSON.parse(row.payload),
+    dedupeKey: row.dedupe_key,
+    state: stateColumn.parse(row.state),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    runAt: row.run_at,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Error) || !('code' in error)) return false;
+  return error.code === 'SQLITE_CONSTRAINT_UNIQUE' || error.code === '23505';
+}
+
+export class KyselyJobQueue implements JobQueue {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
+    const now = new Date().toISOString();
+    const id = `job_${randomUUID()}`;
+    try {
+      await this.db
+        .insertInto('jobs')
+        .values({
+          id,
+          installation_id: job.installationId,
+          kind: job.kind,
+          payload: JSON.stringify(job.payload),
+          dedupe_key: job.dedupeKey ?? null,
+          state: 'queued',
+          attempts: 0,
+          max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+          run_at: (job.runAt ?? new Date()).toISOString(),
+          lease_owner: null,
+          lease_expires_at: null,
+          last_error: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      return { id, created: true };
+    } catch (error) {
+      if (!isUniqueViolation(error) || job.dedupeKey === undefined) throw error;
+      const pending = await this.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('dedupe_key', '=', job.dedupeKey)
+        .where('state', 'in', ['queued', 'running'])
+        .executeTakeFirst();
+      // The pending twin finished between the insert and this read: try once more.
+      if (pending === undefined) return this.enqueue(job);
+      return { id: pending.id, created: false };
+    }
+  }
+
+  async claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]> {
+    const now = (options.now ?? new Date()).toISOString();
+    const leaseEnd = new Date(Date.parse(now) + options.leaseMs).toISOString();
+    // Queued and due, or leased by a worker whose lease ran out (it died, or hung).
+    const ready = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now}))`;
+    // One statement: the installation, its readiest jobs and their lease are picked under the write
+    // lock, so two workers never lease the same job.
+    const rows = await this.db
+      .updateTable('jobs')
+      .set((eb) => ({
+        state: 'running',
+        lease_owner: options.workerId,
+        lease_expires_at: leaseEnd,
+        attempts: eb('attempts', '+', 1),
+        updated_at: now,
+      }))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where(ready)
+          .where(
+            'installation_id',
+            '=',
+            eb.selectFrom('jobs').select('installation_id').where(ready).orderBy('run_at').orderBy('created_at').limit(1),
+          )
+          .orderBy('run_at')
+          .orderBy('created_at')
+          .limit(options.limit),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async complete(id: string, workerId: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('jobs')
+      .set({ state: 'done', lease_owner: null, lease_expires_at: null, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async fail(id: string, workerId: string, error: string, options: { retryable?: boolean; now?: Date } = {}): Promise<'retrying' | 'dead' | 'not_leased'> {
+    const job = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    if (job === undefined) return 'not_leased';
+    const now = options.now ?? new Date();
+    const dead = options.retryable === false || Number(job.attempts) >= Number(job.max_attempts);
+    await this.db
+      .updateTable('jobs')
+      .set({
+        state: dead ? 'dead' : 'queued',
+        run_at: dead ? job.run_at : new Date(now.getTime() + retryDelayMs(Number(job.attempts))).toISOString(),
+        lease_owner: null,
+        lease_expires_at: null,
+        last_error: error.slice(0, 2000),
+        updated_at: now.toISOString(),
+      })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .execute();
+    return dead ? 'dead' : 'retrying';
+  }
+
+  async release(id: string, workerId: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('jobs')
+      .set((eb) => ({
+        state: 'queued',
+        lease_owner: null,
+        lease_expires_at: null,
+        attempts: sql<number>`max(${eb.ref('attempts')} - 1, 0)`,
+        updated_at: new Date().toISOString(),
+      }))
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {
+    let query = this.db.selectFrom('jobs').selectAll().orderBy('created_at').limit(options.limit ?? 1000);
+    if (options.state !== undefined) query = query.where('state', '=', options.state);
+    return (await query.execute()).map(toJob);
+  }
+
+  async retryDead(ids: readonly string[] | 'all'): Promise<number> {
+    let query = this.db
+      .updateTable('jobs')
+      .set({ state: 'queued', attempts: 0, run_at: new Date().toISOString(), last_error: null, updated_at: new Date().toISOString() })
+      .where('state', '=', 'dead');
+    if (ids !== 'all') {
+      if (ids.length === 0) return 0;
+      query = query.where('id', 'in', [...ids]);
+    }
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}

@@ -1,0 +1,128 @@
+// The durable job queue on a real SQLite file: dedupe, batches of one installation, leases and
+// at-least-once delivery, retries with backoff, dead letters, release, restarts and a killed worker.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { tempDir } from '../support/harness.ts';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function open(file = path.join(tempDir(), 'eb.db')) {
+  const opened = await openSqliteStore(file);
+  closers.push(() => opened.store.close());
+  return { ...opened, file };
+}
+
+const at = (iso: string) => new Date(iso);
+
+describe('Job queue', () => {
+  it('dedupes a pending job by key, and takes the same key again once it is done', async () => {
+    const { queue } = await open();
+    const first = await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: { id: 'c1' }, dedupeKey: 'i1:c1' });
+    const again = await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: { id: 'c1' }, dedupeKey: 'i1:c1' });
+    expect(first.created).toBe(true);
+    expect(again).toEqual({ id: first.id, created: false });
+    const [job] = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 });
+    expect(await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' })).toEqual({ id: first.id, created: false });
+    await queue.complete(job?.id ?? '', 'w');
+    expect((await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' })).created).toBe(true);
+  });
+
+  it('leases a batch of one installation at a time, oldest first, never the same job twice', async () => {
+    const { queue } = await open();
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 1, runAt: at('2026-01-01T00:00:01Z') });
+    await queue.enqueue({ installationId: 'b', kind: 'enrich', payload: 2, runAt: at('2026-01-01T00:00:02Z') });
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 3, runAt: at('2026-01-01T00:00:03Z') });
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 4, runAt: at('2026-01-01T00:00:04Z') });
+    const first = await queue.claimBatch({ workerId: 'w1', limit: 2, leaseMs: 60_000 });
+    expect(first.map((j) => [j.installationId, j.payload])).toEqual([['a', 1], ['a', 3]]);
+    const second = await queue.claimBatch({ workerId: 'w2', limit: 10, leaseMs: 60_000 });
+    expect(second.map((j) => [j.installationId, j.payload])).toEqual([['b', 2]]);
+    const third = await queue.claimBatch({ workerId: 'w3', limit: 10, leaseMs: 60_000 });
+    expect(third.map((j) => j.payload)).toEqual([4]);
+    expect(await queue.claimBatch({ workerId: 'w4', limit: 10, leaseMs: 60_000 })).toEqual([]);
+  });
+
+  it('delivers at least once: a job whose lease expired goes to another worker, and the first cannot complete it', async () => {
+    const { queue } = await open();
+    await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+    const now = new Date();
+    const [leased] = await queue.claimBatch({ workerId: 'slow', limit: 1, leaseMs: 1000, now });
+    expect(await queue.claimBatch({ workerId: 'other', limit: 1, leaseMs: 1000, now: new Date(now.getTime() + 500) })).toEqual([]);
+    const [again] = await queue.claimBatch({ workerId: 'other', limit: 1, leaseMs: 1000, now: new Date(now.getTime() + 1500) });
+    expect(again?.id).toBe(leased?.id);
+    expect(again?.attempts).toBe(2);
+    expect(await queue.complete(leased?.id ?? '', 'slow')).toBe(false);
+    expect(await queue.complete(again?.id ?? '', 'other')).toBe(true);
+  });
+
+  it('retries a failed job after a backoff, and dead-letters it once its attempts are spent', async () => {
+    const { queue } = await open();
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const { id } = await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {}, maxAttempts: 2, runAt: t0 });
+    expect(await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000, now: t0 })).toHaveLength(1);
+    expect(await queue.fail(id, 'w', 'HTTP 503', { now: t0 })).toBe('retrying');
+    expect(await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000, now: new Date(t0.getTime() + RETRY_BASE_MS - 1) })).toEqual([]);
+    const t1 = new Date(t0.getTime() + RETRY_BASE_MS);
+    expect(await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000, now: t1 })).toHaveLength(1);
+    expect(await queue.fail(id, 'w', 'HTTP 503 again', { now: t1 })).toBe('dead');
+    expect(await queue.list({ state: 'dead' })).toMatchObject([{ id, attempts: 2, lastError: 'HTTP 503 again' }]);
+    expect(await queue.retryDead('all')).toBe(1);
+    expect(await queue.list({ state: 'queued' })).toMatchObject([{ id, attempts: 0, lastError: null }]);
+  });
+
+  it('dead-letters at once what retrying cannot help, and retries dead jobs by id', async () => {
+    const { queue } = await open();
+    const { id } = await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+    await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000 });
+    expect(await queue.fail(id, 'w', 'HTTP 401', { retryable: false })).toBe('dead');
+    expect(await queue.fail(id, 'w', 'again')).toBe('not_leased');
+    expect(await queue.retryDead(['job_unknown'])).toBe(0);
+    expect(await queue.retryDead([id])).toBe(1);
+  });
+
+  it('takes a released job back without counting the attempt (graceful shutdown)', async () => {
+    const { queue } = await open();
+    const { id } = await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+    await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000 });
+    expect(await queue.release(id, 'w')).toBe(true);
+    const [again] = await queue.claimBatch({ workerId: 'w2', limit: 1, leaseMs: 60_000 });
+    expect(again).toMatchObject({ id, attempts: 1, leaseOwner: 'w2' });
+  });
+
+  it('survives a worker killed mid-batch: nothing is lost, and the batch is delivered again after the lease', async () => {
+    const { queue, file } = await open();
+    const ids = new Set<string>();
+    for (let i = 0; i < 5; i += 1) ids.add((await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { i } })).id);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/queue-claimer.ts'), file, 'doomed', '1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const claimed = await new Promise<string[]>((resolve) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(JSON.parse(out));
+      });
+    });
+    expect(new Set(claimed)).toEqual(ids);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const later = new Date(Date.now() + 1500);
+    const redelivered = await queue.claimBatch({ workerId: 'survivor', limit: 100, leaseMs: 60_000, now: later });
+    expect(new Set(redelivered.map((j) => j.id))).toEqual(ids);
+    for (const job of redelivered) expect(await queue.complete(job.id, 'survivor')).toBe(true);
+    expect(await queue.list({ state: 'done' })).toHaveLength(5);
+  });
+
+  it('keeps its jobs across a restart', async () => {
+    const file = path.join(tempDir(), 'eb.db');
+    const first = await openSqliteStore(file);
+    await first.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { keep: true } });
+    await first.store.close();
+    const { queue } = await open(file);
+    expect(await queue.claimBatch({ workerId: 'w', limit: 5, leaseMs: 1000 })).toMatchObject([{ payload: { keep: true } }]);
+  });
+});
