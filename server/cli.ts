@@ -12,11 +12,13 @@ import {
 } from '../core/accounts/admin.ts';
 import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../core/accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../core/contract/schemas.ts';
+import type { JobQueue } from '../core/queue/job-queue.ts';
 import type { Store } from '../core/storage/port.ts';
 import { SnapshotLoadError } from '../core/snapshot/loader.ts';
 import { DuplicateAccountError } from '../core/storage/port.ts';
 import { loadConfig } from './config.ts';
 import { dataCommands } from './data-cli.ts';
+import { jobsCommands } from './jobs-cli.ts';
 import { openDataFolder } from './runtime.ts';
 
 function wholeNumber(min: number) {
@@ -88,6 +90,15 @@ async function printAccount(store: Store, name: string, json: boolean): Promise<
     lines.push(`  ${token.id}  ${token.environment.padEnd(10)}  created ${token.createdAt}  ${state}  ${usage}`);
   }
   console.log(lines.join('\n'));
+}
+
+async function withQueue<T>(run: (queue: JobQueue) => Promise<T>): Promise<T> {
+  const { store, queue } = await openDataFolder(loadConfig().dataDir);
+  try {
+    return await run(queue);
+  } finally {
+    await store.close();
+  }
 }
 
 export async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
@@ -162,6 +173,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(dataCommands(withStore));
+  program.addCommand(jobsCommands(withQueue));
   return program;
 }
 

@@ -1,0 +1,28 @@
+// `enrichbridge jobs` as an operator runs it against the data folder: listing dead letters and
+// putting them back in the queue.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { tempDir } from '../support/harness.ts';
+import { cli } from '../support/processes.ts';
+
+describe('jobs CLI', () => {
+  it('lists dead jobs with their last error, and retries one by id', async () => {
+    const dataDir = tempDir();
+    await cli(['accounts', 'list'], { DATA_DIR: dataDir }); // creates the data folder and its database
+    const { store, queue } = await openSqliteStore(path.join(dataDir, 'enrichbridge.db'));
+    const { id } = await queue.enqueue({ installationId: 'inst_1', kind: 'enrich', payload: { recordId: '42' } });
+    await queue.enqueue({ installationId: 'inst_1', kind: 'enrich', payload: { recordId: '43' } });
+    await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000 });
+    await queue.fail(id, 'w', 'HTTP 401 from the enrichment endpoint', { retryable: false });
+    await store.close();
+
+    const dead = await cli(['jobs', 'list', '--state', 'dead'], { DATA_DIR: dataDir });
+    expect(dead.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^${id}  dead .* last error: HTTP 401 from the enrichment endpoint$`))]);
+    expect((await cli(['jobs', 'retry', id], { DATA_DIR: dataDir })).stdout).toBe('1 job back in the queue\n');
+    expect((await cli(['jobs', 'list', '--state', 'dead'], { DATA_DIR: dataDir })).stdout).toBe('no dead jobs\n');
+    const all = JSON.parse((await cli(['jobs', 'list', '--json'], { DATA_DIR: dataDir })).stdout);
+    expect(all).toHaveLength(2);
+    await expect(cli(['jobs', 'retry', id], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no dead job') });
+  });
+});
