@@ -66,13 +66,17 @@ function messageOf(body: unknown, fallback: string): string {
   return fallback;
 }
 
-export interface PacedEnricherOptions {
+/** What every adapter lets its caller tune. */
+export interface PacingOptions {
+  readonly ratePerSecond?: number | undefined;
+  readonly retry?: RetryPolicy | undefined;
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+export interface PacedEnricherOptions extends PacingOptions {
   readonly transport: Transport;
   /** The API token the transport sends: the pacing key. */
   readonly token: string;
-  readonly ratePerSecond?: number;
-  readonly retry?: RetryPolicy;
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

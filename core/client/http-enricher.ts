@@ -1,17 +1,14 @@
 // The HTTP adapter of the Enricher port: any endpoint that speaks the enrichRecord contract (ours,
 // or the maker's production or sandbox), given its URL and token, behind the shared pacing policy.
 import type { EnrichmentRequest } from '../contract/schemas.ts';
-import { type Attempt, type Enricher, type EnrichOutcome, PacedEnricher, type RetryPolicy, type Transport } from './enricher.ts';
+import { type Attempt, PacedEnricher, type PacingOptions, type Transport } from './enricher.ts';
 
-export interface HttpEnricherOptions {
+export interface HttpEnricherOptions extends PacingOptions {
   /** The endpoint itself: `https://…/v1/` or `https://…/sandbox/v1`. */
   readonly url: string;
   readonly token: string;
-  readonly ratePerSecond?: number;
-  readonly retry?: RetryPolicy;
   /** Per attempt. */
   readonly timeoutMs?: number;
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** Seconds from a Retry-After header: a number of seconds or an HTTP date; null when absent or unreadable. */
@@ -53,22 +50,10 @@ export function httpTransport(url: string, token: string, timeoutMs: number): Tr
   };
 }
 
-export class HttpEnricher implements Enricher {
-  private readonly paced: PacedEnricher;
-
+export class HttpEnricher extends PacedEnricher {
   constructor(options: HttpEnricherOptions) {
     const url = new URL(options.url);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`enrichment endpoint must be http(s): ${url.protocol}`);
-    this.paced = new PacedEnricher({
-      transport: httpTransport(url.toString(), options.token, options.timeoutMs ?? 10_000),
-      token: options.token,
-      ...(options.ratePerSecond === undefined ? {} : { ratePerSecond: options.ratePerSecond }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-    });
-  }
-
-  enrich(request: EnrichmentRequest): Promise<EnrichOutcome> {
-    return this.paced.enrich(request);
+    super({ ...options, transport: httpTransport(url.toString(), options.token, options.timeoutMs ?? 10_000) });
   }
 }

@@ -4,15 +4,12 @@ import type { Environment } from '../accounts/model.ts';
 import { ERROR_STATUS, errorBody } from '../contract/errors.ts';
 import type { EnrichmentRequest } from '../contract/schemas.ts';
 import type { EnrichService } from '../enrich/service.ts';
-import { type Attempt, type Enricher, type EnrichOutcome, PacedEnricher, type RetryPolicy, type Transport } from './enricher.ts';
+import { type Attempt, PacedEnricher, type PacingOptions, type Transport } from './enricher.ts';
 
-export interface InProcessEnricherOptions {
+export interface InProcessEnricherOptions extends PacingOptions {
   readonly service: EnrichService;
   readonly token: string;
   readonly environment: Environment;
-  readonly ratePerSecond?: number;
-  readonly retry?: RetryPolicy;
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 export function inProcessTransport(service: EnrichService, token: string, environment: Environment): Transport {
@@ -32,20 +29,8 @@ export function inProcessTransport(service: EnrichService, token: string, enviro
   };
 }
 
-export class InProcessEnricher implements Enricher {
-  private readonly paced: PacedEnricher;
-
+export class InProcessEnricher extends PacedEnricher {
   constructor(options: InProcessEnricherOptions) {
-    this.paced = new PacedEnricher({
-      transport: inProcessTransport(options.service, options.token, options.environment),
-      token: options.token,
-      ...(options.ratePerSecond === undefined ? {} : { ratePerSecond: options.ratePerSecond }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-    });
-  }
-
-  enrich(request: EnrichmentRequest): Promise<EnrichOutcome> {
-    return this.paced.enrich(request);
+    super({ ...options, transport: inProcessTransport(options.service, options.token, options.environment) });
   }
 }

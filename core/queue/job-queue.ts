@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { z } from 'zod';
+import { isUniqueViolation } from '../storage/errors.ts';
 import type { Database, JobsTable } from '../storage/schema.ts';
 
 export const JOB_STATES = ['queued', 'running', 'done', 'dead'] as const;
@@ -82,10 +83,6 @@ function toJob(row: Selectable<JobsTable>): Job {
   };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Error) || !('code' in error)) return false;
-  return error.code === 'SQLITE_CONSTRAINT_UNIQUE' || error.code === '23505';
-}
 
 export class KyselyJobQueue implements JobQueue {
   constructor(private readonly db: Kysely<Database>) {}

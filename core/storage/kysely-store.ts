@@ -20,6 +20,7 @@ import {
   type SnapshotRecord,
   type Store,
 } from './port.ts';
+import { isUniqueViolation } from './errors.ts';
 import type { AccountsTable, Database, SnapshotsTable, TokensTable } from './schema.ts';
 
 // Rows are parsed, not cast: a hand-edited database must fail loudly, not mis-entitle an account.
@@ -74,12 +75,6 @@ function toToken(row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'envir
   };
 }
 
-/** Unique-constraint violations look different per driver; this is the one place that tells them apart. */
-function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = 'code' in error ? String(error.code) : '';
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
-}
 
 export class KyselyStore implements Store {
   constructor(private readonly db: Kysely<Database>) {}
