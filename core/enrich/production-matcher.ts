@@ -15,12 +15,15 @@ export interface ProductionMatcher {
   match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch>;
 }
 
+/** The answer production gives while no snapshot is loaded. */
+export function noSnapshotError(): EnrichError {
+  return new EnrichError('service_unavailable', 'No household and career data snapshot is loaded yet; production matching is unavailable.');
+}
+
 export class NoSnapshotMatcher implements ProductionMatcher {
   readonly dataVersion = null;
 
   match(): Promise<ProductionMatch> {
-    return Promise.reject(
-      new EnrichError('service_unavailable', 'No household and career data snapshot is loaded yet; production matching is unavailable.'),
-    );
+    return Promise.reject(noSnapshotError());
   }
 }

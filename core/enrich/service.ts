@@ -18,7 +18,7 @@ import { currentPeriod } from '../limits/quota-period.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.ts';
 import { matchPersona } from '../sandbox/matcher.ts';
 import type { Store } from '../storage/port.ts';
-import type { ProductionMatcher } from './production-matcher.ts';
+import { type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
 import { simulatedError } from './sandbox-errors.ts';
 import { describeIssues } from './request-errors.ts';
 
@@ -121,8 +121,7 @@ export class EnrichService {
     if (matcher.dataVersion === null) {
       // Nothing to match against: say so before touching the quota, so concurrent callers all get
       // 503 and none of them a 402 for a unit another is about to give back.
-      const error = new EnrichError('service_unavailable', 'No household and career data snapshot is loaded yet; production matching is unavailable.');
-      return this.fail(call, credential, rate, error);
+      return this.fail(call, credential, rate, noSnapshotError());
     }
     const { account, token } = credential;
     const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());

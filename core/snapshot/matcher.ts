@@ -74,7 +74,7 @@ function requestKeys(request: EnrichmentRequest): RequestKeys {
   };
 }
 
-type NameAgreement = 'full' | 'typo' | 'last_only' | 'first_only' | 'none';
+type NameAgreement = 'full' | 'typo' | 'last_only' | 'none';
 
 function nameAgreement(person: PersonRow, name: NameKey): NameAgreement {
   const lastExact = person.last === name.last;
@@ -84,7 +84,6 @@ function nameAgreement(person: PersonRow, name: NameKey): NameAgreement {
   if (lastExact && firstSame) return 'full';
   if (lastClose && firstClose) return 'typo';
   if (lastClose) return 'last_only';
-  if (firstSame) return 'first_only';
   return 'none';
 }
 

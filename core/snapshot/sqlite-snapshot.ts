@@ -221,11 +221,6 @@ export class SqliteSnapshotReader implements SnapshotReader {
     return this.careerStmt.get(p)?.career ?? null;
   }
 
-  meta(): Record<string, string> {
-    const rows = this.db.prepare<[], { key: string; value: string }>('SELECT key, value FROM meta').all();
-    return Object.fromEntries(rows.map((row) => [row.key, row.value]));
-  }
-
   close(): void {
     if (this.db.open) this.db.close();
   }

@@ -7,10 +7,7 @@ import { matchPersona } from '../../core/sandbox/matcher.ts';
 
 export class PersonaProductionMatcher implements ProductionMatcher {
   readonly dataVersion = 'test-personas';
-  calls = 0;
-
   match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
-    this.calls += 1;
     const persona = matchPersona(request)?.persona;
     return Promise.resolve({
       household: persona?.household ?? null,
