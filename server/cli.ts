@@ -19,6 +19,8 @@ import { DuplicateAccountError } from '../core/storage/port.ts';
 import { loadConfig } from './config.ts';
 import { dataCommands } from './data-cli.ts';
 import { jobsCommands } from './jobs-cli.ts';
+import { pipelineCommands } from './pipeline-cli.ts';
+import { InstallationError } from '../connectors/pipeline/installations.ts';
 import { openDataFolder } from './runtime.ts';
 
 function wholeNumber(min: number) {
@@ -174,13 +176,19 @@ export function buildProgram(): Command {
 
   program.addCommand(dataCommands(withStore));
   program.addCommand(jobsCommands(withQueue));
+  for (const command of pipelineCommands()) program.addCommand(command);
   return program;
 }
 
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    if (error instanceof AdminError || error instanceof DuplicateAccountError || error instanceof SnapshotLoadError) {
+    if (
+      error instanceof AdminError ||
+      error instanceof DuplicateAccountError ||
+      error instanceof SnapshotLoadError ||
+      error instanceof InstallationError
+    ) {
       console.error(`enrichbridge: ${error.message}`);
     } else {
       console.error(error);

@@ -40,6 +40,10 @@ const EnvSchema = z.object({
     .optional(),
   REQUIRE_HTTPS: flag.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Pipeline batches the server works on at once; 0 leaves the queue to `enrichbridge worker` processes. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(32).default(2),
+  /** Requests per second per token sent to a remote enrichment endpoint. */
+  REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
 });
 
 export interface Config {
@@ -52,6 +56,8 @@ export interface Config {
   readonly trustProxy: string | false;
   readonly requireHttps: boolean;
   readonly shutdownTimeoutMs: number;
+  readonly workerConcurrency: number;
+  readonly remoteRatePerSecond: number;
 }
 
 export class ConfigError extends Error {
@@ -84,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     requireHttps: e.REQUIRE_HTTPS ?? production,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
   };
 }

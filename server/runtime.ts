@@ -1,5 +1,6 @@
-// Brings the service up from a Config: the data folder and its database, the first-start demo, the
-// HTTP or HTTPS listener, and a graceful stop that lets in-flight requests finish.
+// Brings the service up from a Config: the data folder and its database, the enrichment service with
+// its data snapshots, the CRM pipeline and its workers, the HTTP or HTTPS listener, and a graceful
+// stop that lets in-flight requests and enrichments finish.
 import { mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -10,7 +11,10 @@ import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
 import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
+import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
+import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
+import { Worker } from '../connectors/pipeline/worker.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -25,17 +29,23 @@ export function snapshotsDir(dataDir: string): string {
   return path.join(dataDir, 'snapshots');
 }
 
-export interface RunningServer {
-  readonly url: string;
-  readonly port: number;
-  /** The demo's sandbox token when this start found no accounts (outside production mode), else null. */
-  readonly demoToken: string | null;
-  /** Stops accepting connections, lets in-flight requests finish (up to the timeout), closes the store. */
-  stop(): Promise<void>;
+/** The connectors this build ships, by provider. */
+export function defaultConnectors(): ConnectorRegistry {
+  return new ConnectorRegistry();
 }
 
-export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const { store } = await openDataFolder(config.dataDir);
+export interface Runtime {
+  readonly opened: OpenedStore;
+  readonly service: EnrichService;
+  readonly bridge: Bridge;
+  /** Stops the snapshot watcher and closes the database. */
+  close(): Promise<void>;
+}
+
+/** The service's parts without a listener: what the server and a standalone worker both run. */
+export async function openRuntime(config: Config, logger: Logger, connectors: ConnectorRegistry = defaultConnectors()): Promise<Runtime> {
+  const opened = await openDataFolder(config.dataDir);
+  const { store, queue, db } = opened;
   const service = new EnrichService({
     store,
     rateLimiter: new MemoryRateLimiter(),
@@ -57,7 +67,57 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   );
   await snapshots.refresh();
   snapshots.start();
-  const app = createApp({ service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps });
+  const bridge = createBridge({
+    db,
+    store,
+    queue,
+    box: loadSecretBox({ dataDir: config.dataDir }),
+    service,
+    connectors,
+    remoteRatePerSecond: config.remoteRatePerSecond,
+  });
+  return {
+    opened,
+    service,
+    bridge,
+    close: async () => {
+      snapshots.stop();
+      await store.close();
+    },
+  };
+}
+
+/** A pipeline worker that logs each batch (counts only: no record data, no e-mail, no token). */
+export function startWorker(runtime: Runtime, logger: Logger, concurrency: number): Worker {
+  const worker = new Worker({
+    queue: runtime.opened.queue,
+    pipeline: runtime.bridge.pipeline,
+    concurrency,
+    onBatch: (summary) => {
+      logger.info(
+        { installation: summary.installationId, jobs: summary.jobs, outcomes: summary.outcomes, released: summary.released, crm_calls: summary.crmCalls },
+        'pipeline batch',
+      );
+    },
+    onError: (error) => logger.error({ err: error }, 'pipeline worker error'),
+  });
+  worker.start();
+  return worker;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  /** The demo's sandbox token when this start found no accounts (outside production mode), else null. */
+  readonly demoToken: string | null;
+  /** Stops accepting connections, lets in-flight requests finish (up to the timeout), closes the store. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger, connectors?: ConnectorRegistry): Promise<RunningServer> {
+  const runtime = await openRuntime(config, logger, connectors);
+  const { store } = runtime.opened;
+  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps });
   const server =
     config.tls === null
       ? http.createServer(app)
@@ -69,6 +129,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
   });
   const { port } = server.address() as AddressInfo; // a TCP listener always reports an AddressInfo
   // Only once listening: a start that fails (port taken, bad TLS file) must not mint a demo token
@@ -77,6 +140,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
+  const worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency) : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -88,11 +152,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
       deadline.unref();
-      await closed;
+      // The worker finishes its in-flight enrichments and releases the rest of its batch.
+      await Promise.all([closed, worker?.stop()]);
       clearInterval(sweeper);
       clearTimeout(deadline);
-      snapshots.stop();
-      await store.close();
+      await runtime.close();
     })();
     return stopping;
   };

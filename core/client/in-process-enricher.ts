@@ -10,11 +10,13 @@ export interface InProcessEnricherOptions extends PacingOptions {
   readonly service: EnrichService;
   readonly token: string;
   readonly environment: Environment;
+  /** The service's clock (tests move it past a quota reset). */
+  readonly now?: () => Date;
 }
 
-export function inProcessTransport(service: EnrichService, token: string, environment: Environment): Transport {
+export function inProcessTransport(service: EnrichService, token: string, environment: Environment, now?: () => Date): Transport {
   return async (request: EnrichmentRequest): Promise<Attempt> => {
-    const result = await service.enrichRecord({ environment, token, readBody: () => request });
+    const result = await service.enrichRecord({ environment, token, readBody: () => request, ...(now === undefined ? {} : { now: now() }) });
     const common = {
       quotaResetsAt: result.quota?.resetsAt ?? null,
       dataVersion: result.dataVersion ?? null,
@@ -31,6 +33,6 @@ export function inProcessTransport(service: EnrichService, token: string, enviro
 
 export class InProcessEnricher extends PacedEnricher {
   constructor(options: InProcessEnricherOptions) {
-    super({ ...options, transport: inProcessTransport(options.service, options.token, options.environment) });
+    super({ ...options, transport: inProcessTransport(options.service, options.token, options.environment, options.now) });
   }
 }

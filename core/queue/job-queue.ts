@@ -30,7 +30,10 @@ export interface NewJob {
   readonly installationId: string;
   readonly kind: string;
   readonly payload: unknown;
-  /** A pending job (queued or running) with this key makes the new one a no-op. */
+  /**
+   * A queued job with this key makes the new one a no-op. A running one is marked to run once more
+   * when it completes: the event may report a change its run read too early to see.
+   */
   readonly dedupeKey?: string;
   readonly maxAttempts?: number;
   readonly runAt?: Date;
@@ -48,8 +51,15 @@ export interface JobQueue {
   complete(id: string, workerId: string): Promise<boolean>;
   /** Back to the queue after a backoff, or dead once its attempts are spent (or when not retryable). */
   fail(id: string, workerId: string, error: string, options?: { retryable?: boolean; now?: Date }): Promise<'retrying' | 'dead' | 'not_leased'>;
-  /** Gives a leased job back untouched (graceful shutdown): it does not count as an attempt. */
-  release(id: string, workerId: string): Promise<boolean>;
+  /**
+   * Gives a leased job back untouched (graceful shutdown, a paused installation): it does not count as
+   * an attempt. With `runAt`, it waits until then.
+   */
+  release(id: string, workerId: string, options?: { runAt?: Date }): Promise<boolean>;
+  /** Pushes the lease of jobs still held by this worker out by `leaseMs` from now; returns how many. */
+  extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number>;
+  /** Moves every queued job of an installation to `runAt` (a pause until a reset, or a resume now). */
+  reschedule(installationId: string, runAt: Date): Promise<number>;
   list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
 }
@@ -106,6 +116,7 @@ export class KyselyJobQueue implements JobQueue {
           lease_owner: null,
           lease_expires_at: null,
           last_error: null,
+          rerun: 0,
           created_at: now,
           updated_at: now,
         })
@@ -121,6 +132,12 @@ export class KyselyJobQueue implements JobQueue {
         .executeTakeFirst();
       // The pending twin finished between the insert and this read: try once more.
       if (pending === undefined) return this.enqueue(job);
+      await this.db
+        .updateTable('jobs')
+        .set({ rerun: 1 })
+        .where('id', '=', pending.id)
+        .where('state', '=', 'running')
+        .execute();
       return { id: pending.id, created: false };
     }
   }
@@ -161,9 +178,19 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async complete(id: string, workerId: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing.
     const result = await this.db
       .updateTable('jobs')
-      .set({ state: 'done', lease_owner: null, lease_expires_at: null, updated_at: new Date().toISOString() })
+      .set({
+        state: sql<string>`CASE WHEN rerun = 1 THEN 'queued' ELSE 'done' END`,
+        attempts: sql<number>`CASE WHEN rerun = 1 THEN 0 ELSE attempts END`,
+        run_at: sql<string>`CASE WHEN rerun = 1 THEN ${now} ELSE run_at END`,
+        rerun: 0,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('state', '=', 'running')
       .where('lease_owner', '=', workerId)
@@ -186,6 +213,7 @@ export class KyselyJobQueue implements JobQueue {
       .updateTable('jobs')
       .set({
         state: dead ? 'dead' : 'queued',
+        rerun: 0,
         run_at: dead ? job.run_at : new Date(now.getTime() + retryDelayMs(Number(job.attempts))).toISOString(),
         lease_owner: null,
         lease_expires_at: null,
@@ -198,21 +226,47 @@ export class KyselyJobQueue implements JobQueue {
     return dead ? 'dead' : 'retrying';
   }
 
-  async release(id: string, workerId: string): Promise<boolean> {
+  async release(id: string, workerId: string, options: { runAt?: Date } = {}): Promise<boolean> {
+    const now = new Date().toISOString();
     const result = await this.db
       .updateTable('jobs')
-      .set((eb) => ({
+      .set({
         state: 'queued',
         lease_owner: null,
         lease_expires_at: null,
-        attempts: sql<number>`max(${eb.ref('attempts')} - 1, 0)`,
-        updated_at: new Date().toISOString(),
-      }))
+        rerun: 0,
+        attempts: sql<number>`CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END`,
+        ...(options.runAt === undefined ? {} : { run_at: options.runAt.toISOString() }),
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('state', '=', 'running')
       .where('lease_owner', '=', workerId)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  async extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    const now = new Date();
+    const result = await this.db
+      .updateTable('jobs')
+      .set({ lease_expires_at: new Date(now.getTime() + leaseMs).toISOString(), updated_at: now.toISOString() })
+      .where('id', 'in', [...ids])
+      .where('state', '=', 'running')
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async reschedule(installationId: string, runAt: Date): Promise<number> {
+    const result = await this.db
+      .updateTable('jobs')
+      .set({ run_at: runAt.toISOString(), updated_at: new Date().toISOString() })
+      .where('installation_id', '=', installationId)
+      .where('state', '=', 'queued')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {

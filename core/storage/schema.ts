@@ -64,8 +64,67 @@ export interface JobsTable {
   lease_owner: string | null;
   lease_expires_at: string | null;
   last_error: string | null;
+  /** 1 when a duplicate arrived while the job ran: it runs once more when it completes. */
+  rerun: number;
   created_at: string;
   updated_at: string;
+}
+
+/** One CRM account linked to an enrichment target (connectors/pipeline/installations.ts). */
+export interface InstallationsTable {
+  id: string;
+  provider: string;
+  external_account_id: string;
+  environment: string;
+  /** local | remote */
+  target_kind: string;
+  /** local: the account enriched against; remote: null. */
+  target_account_id: string | null;
+  /** local: the installation-owned token's public id; remote: null. */
+  target_token_id: string | null;
+  /** remote: the endpoint URL; local: null. */
+  remote_url: string | null;
+  /** SecretBox-sealed JSON: the enrichment token and the CRM credentials. Never plaintext. */
+  secrets: string;
+  /** active | paused | disabled */
+  status: string;
+  paused_until: string | null;
+  pause_reason: string | null;
+  /** JSON settings (overwrite mode, re-enrichment age, …). */
+  settings: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What the pipeline knows about one CRM record it has enriched. */
+export interface RecordStatesTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  household_matched: number;
+  career_matched: number;
+  windfall_id: string | null;
+  confidence: number | null;
+  enriched_at: string;
+  input_hash: string;
+  /** JSON: CRM property → the value we last wrote there (what the tracked mode compares with). */
+  written: string;
+}
+
+export interface EnrichmentLogTable {
+  /** Time-ordered (ULID-like) so the log reads in order across processes. */
+  id: string;
+  installation_id: string;
+  object: string;
+  record_id: string;
+  at: string;
+  /** enriched | no_match | skipped:<reason> | failed:<reason> */
+  outcome: string;
+  /** JSON array of CRM properties written. */
+  fields_written: string;
+  quota_consumed: number;
+  latency_ms: number | null;
+  detail: string | null;
 }
 
 export interface Database {
@@ -74,6 +133,9 @@ export interface Database {
   quota_usage: QuotaUsageTable;
   snapshots: SnapshotsTable;
   jobs: JobsTable;
+  installations: InstallationsTable;
+  record_states: RecordStatesTable;
+  enrichment_log: EnrichmentLogTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -171,6 +233,71 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('jobs').execute();
+    },
+  },
+  '0004_installations_record_states_log': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('installations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('external_account_id', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('target_kind', 'text', (c) => c.notNull())
+        .addColumn('target_account_id', 'text', (c) => c.references('accounts.id').onDelete('restrict'))
+        .addColumn('target_token_id', 'text')
+        .addColumn('remote_url', 'text')
+        .addColumn('secrets', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('paused_until', 'text')
+        .addColumn('pause_reason', 'text')
+        .addColumn('settings', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('installations_provider_account', ['provider', 'external_account_id'])
+        .execute();
+      await db.schema
+        .createTable('record_states')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('household_matched', 'integer', (c) => c.notNull())
+        .addColumn('career_matched', 'integer', (c) => c.notNull())
+        .addColumn('windfall_id', 'text')
+        .addColumn('confidence', 'real')
+        .addColumn('enriched_at', 'text', (c) => c.notNull())
+        .addColumn('input_hash', 'text', (c) => c.notNull())
+        .addColumn('written', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('record_states_pk', ['installation_id', 'object', 'record_id'])
+        .execute();
+      await db.schema
+        .createTable('enrichment_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('fields_written', 'text', (c) => c.notNull())
+        .addColumn('quota_consumed', 'integer', (c) => c.notNull())
+        .addColumn('latency_ms', 'integer')
+        .addColumn('detail', 'text')
+        .execute();
+      await db.schema.createIndex('enrichment_log_installation').on('enrichment_log').columns(['installation_id', 'id']).execute();
+      await db.schema.createIndex('enrichment_log_record').on('enrichment_log').columns(['record_id', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('enrichment_log').execute();
+      await db.schema.dropTable('record_states').execute();
+      await db.schema.dropTable('installations').execute();
+    },
+  },
+  '0005_jobs_rerun': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('rerun', 'integer', (c) => c.notNull().defaultTo(sql`0`)).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').dropColumn('rerun').execute();
     },
   },
 };

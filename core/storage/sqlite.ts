@@ -13,6 +13,8 @@ export interface OpenedStore {
   readonly store: KyselyStore;
   /** The durable job queue, on the same database file. */
   readonly queue: JobQueue;
+  /** The database itself, for the tables of layers above core (installations, record states, log). */
+  readonly db: Kysely<Tables>;
 }
 
 interface PendingTake {
@@ -97,5 +99,5 @@ export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
 export async function openSqliteStore(file: string): Promise<OpenedStore> {
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connect(file) }) });
   await migrateToLatest(db);
-  return { store: new SqliteStore(db, connect(file)), queue: new KyselyJobQueue(db) };
+  return { store: new SqliteStore(db, connect(file)), queue: new KyselyJobQueue(db), db };
 }

@@ -28,9 +28,41 @@ describe('Job queue', () => {
     expect(first.created).toBe(true);
     expect(again).toEqual({ id: first.id, created: false });
     const [job] = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 });
-    expect(await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' })).toEqual({ id: first.id, created: false });
     await queue.complete(job?.id ?? '', 'w');
     expect((await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' })).created).toBe(true);
+  });
+
+  it('a duplicate that arrives while its twin runs makes the twin run once more, not a second job', async () => {
+    const { queue } = await open();
+    const first = await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' });
+    const [running] = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 });
+    expect(await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'i1:c1' })).toEqual({ id: first.id, created: false });
+    await queue.complete(running?.id ?? '', 'w');
+    const [again] = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 });
+    expect(again).toMatchObject({ id: first.id, attempts: 1 });
+    await queue.complete(again?.id ?? '', 'w');
+    expect(await queue.list({ state: 'done' })).toHaveLength(1);
+    expect(await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 })).toEqual([]);
+  });
+
+  it('release with a time, lease extension and rescheduling an installation move only what they should', async () => {
+    const { queue } = await open();
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 1 });
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 2 });
+    await queue.enqueue({ installationId: 'b', kind: 'enrich', payload: 3 });
+    const [held, other] = await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 1_000 });
+    expect(other).toBeUndefined();
+    expect(await queue.extendLease([held?.id ?? ''], 'someone-else', 60_000)).toBe(0);
+    expect(await queue.extendLease([held?.id ?? ''], 'w', 60_000)).toBe(1);
+    const later = new Date(Date.now() + 3_600_000);
+    expect(await queue.reschedule('a', later)).toBe(1);
+    expect(await queue.release(held?.id ?? '', 'w', { runAt: later })).toBe(true);
+    const ready = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 });
+    expect(ready.map((j) => j.payload)).toEqual([3]);
+    await queue.complete(ready[0]?.id ?? '', 'w');
+    const afterPause = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000, now: new Date(later.getTime() + 1) });
+    expect(afterPause.map((j) => j.payload).sort()).toEqual([1, 2]);
+    expect(afterPause.every((j) => j.attempts === 1)).toBe(true);
   });
 
   it('leases a batch of one installation at a time, oldest first, never the same job twice', async () => {

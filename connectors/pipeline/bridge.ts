@@ -1,0 +1,87 @@
+// Assembles the pipeline from the service's parts: the pipeline store on the service database, the
+// installations with their sealed secrets, the connectors by provider, and an enricher per
+// installation (in-process against the local service, or HTTP against a remote endpoint).
+import type { Kysely } from 'kysely';
+import type { Enricher } from '../../core/client/enricher.ts';
+import { HttpEnricher } from '../../core/client/http-enricher.ts';
+import { InProcessEnricher } from '../../core/client/in-process-enricher.ts';
+import type { EnrichService } from '../../core/enrich/service.ts';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { Store } from '../../core/storage/port.ts';
+import type { Database } from '../../core/storage/schema.ts';
+import type { CrmConnector } from './connector.ts';
+import { InstallationError, Installations } from './installations.ts';
+import type { Installation } from './model.ts';
+import { Pipeline } from './pipeline.ts';
+import { KyselyPipelineStore, type PipelineStore } from './store.ts';
+
+/** Builds the connector of one installation; it may read and update the installation's credentials. */
+export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;
+
+export class ConnectorRegistry {
+  private readonly factories = new Map<string, ConnectorFactory>();
+
+  register(provider: string, factory: ConnectorFactory): this {
+    this.factories.set(provider, factory);
+    return this;
+  }
+
+  providers(): string[] {
+    return [...this.factories.keys()];
+  }
+
+  async connectorFor(installation: Installation, installations: Installations): Promise<CrmConnector> {
+    const factory = this.factories.get(installation.provider);
+    if (factory === undefined) throw new InstallationError(`no connector for provider "${installation.provider}"`);
+    return factory(installation, installations);
+  }
+}
+
+export interface BridgeDeps {
+  readonly db: Kysely<Database>;
+  readonly store: Store;
+  readonly queue: JobQueue;
+  readonly box: SecretBox;
+  /** The local enrichment service, for installations whose target is a local account. */
+  readonly service: EnrichService;
+  readonly connectors: ConnectorRegistry;
+  readonly now?: () => Date;
+  /** Requests per second to a remote endpoint, per token (the contract's default is 5). */
+  readonly remoteRatePerSecond?: number;
+}
+
+export interface Bridge {
+  readonly pipelineStore: PipelineStore;
+  readonly installations: Installations;
+  readonly pipeline: Pipeline;
+  readonly enricherFor: (installation: Installation) => Promise<Enricher>;
+}
+
+export function createBridge(deps: BridgeDeps): Bridge {
+  const pipelineStore = new KyselyPipelineStore(deps.db);
+  const installations = new Installations(pipelineStore, deps.store, deps.box, deps.queue);
+  const enricherFor = async (installation: Installation): Promise<Enricher> => {
+    const { enrichmentToken } = await installations.secrets(installation.id);
+    if (installation.target.kind === 'remote') {
+      return new HttpEnricher({ url: installation.target.url, token: enrichmentToken, ratePerSecond: deps.remoteRatePerSecond });
+    }
+    const accountId = installation.target.accountId;
+    const account = (await deps.store.listAccounts()).find((a) => a.id === accountId);
+    return new InProcessEnricher({
+      service: deps.service,
+      token: enrichmentToken,
+      environment: installation.environment,
+      ratePerSecond: account?.rateLimit,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
+  };
+  const pipeline = new Pipeline({
+    store: pipelineStore,
+    queue: deps.queue,
+    connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
+    enricherFor,
+    ...(deps.now === undefined ? {} : { now: deps.now }),
+  });
+  return { pipelineStore, installations, pipeline, enricherFor };
+}

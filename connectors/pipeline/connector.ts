@@ -1,0 +1,64 @@
+// The CrmConnector port: what each CRM (HubSpot, Salesforce) implements so the pipeline can read
+// records, map them to a request, map an enrichment to properties, and write those back, in batches.
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import type { CrmValue } from './model.ts';
+
+export interface CrmRecord {
+  readonly id: string;
+  /** The properties read, by CRM name; an empty or missing value is null. */
+  readonly properties: Readonly<Record<string, CrmValue>>;
+}
+
+export interface RecordUpdate {
+  readonly id: string;
+  readonly properties: Readonly<Record<string, CrmValue>>;
+}
+
+export type WriteResult =
+  | { readonly id: string; readonly ok: true }
+  /**
+   * not_found: deleted (or converted) since it was read. rejected: the CRM refused this record's
+   * values; retrying will not help. transient: try again later.
+   */
+  | { readonly id: string; readonly ok: false; readonly reason: 'not_found' | 'rejected' | 'transient'; readonly message: string };
+
+/** A value of the enrichment before a connector formats it for its CRM. */
+export type FieldValue = string | number | boolean | readonly string[];
+
+export type CrmErrorKind =
+  /** A short-window limit: wait until `retryAt`, nothing is wrong. */
+  | 'rate_limited'
+  /** A daily or org-wide limit: pause the installation until `retryAt` (or an operator resumes it). */
+  | 'limit_exhausted'
+  /** Credentials refused after any refresh: retried with backoff; an admin may need to reconnect. */
+  | 'auth'
+  /** Anything else worth retrying. */
+  | 'transient';
+
+export class CrmError extends Error {
+  constructor(
+    readonly kind: CrmErrorKind,
+    message: string,
+    readonly retryAt: Date | null = null,
+  ) {
+    super(message);
+    this.name = 'CrmError';
+  }
+}
+
+export interface CrmConnector {
+  /** Records per read and per write call (HubSpot 100, Salesforce 200). */
+  readonly maxBatch: number;
+  /** The objects enriched when an installation names none. */
+  readonly defaultObjects: readonly string[];
+  /** Reads records by id with the properties mapping and write-back need; a missing id is deleted. */
+  read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>>;
+  /** Writes properties, one result per update (partial failures are per record, not thrown). */
+  write(object: string, updates: readonly RecordUpdate[]): Promise<WriteResult[]>;
+  /** The enrichment request for a record. */
+  toRequest(object: string, record: CrmRecord): EnrichmentRequest;
+  /** The CRM property a field key (`household.net_worth`, `status.enriched_at`) goes to; null: not written. */
+  propertyFor(object: string, key: string): string | null;
+  /** A field's value as the CRM stores it. */
+  formatValue(key: string, value: FieldValue): CrmValue;
+}

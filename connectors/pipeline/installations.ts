@@ -1,0 +1,151 @@
+// Installations: one CRM account linked to an enrichment target in an environment, with its settings.
+// Secrets (the enrichment token, the CRM's credentials) are sealed with the SecretBox before they touch
+// the database, and bound to the installation's id so a sealed value cannot be moved to another row.
+import { randomUUID } from 'node:crypto';
+import { issueToken, requireAccount } from '../../core/accounts/admin.ts';
+import type { Environment } from '../../core/accounts/model.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Store } from '../../core/storage/port.ts';
+import {
+  type Installation,
+  type InstallationSecrets,
+  InstallationSecretsSchema,
+  type InstallationSettings,
+  InstallationSettingsSchema,
+} from './model.ts';
+import type { PipelineStore } from './store.ts';
+
+export class InstallationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InstallationError';
+  }
+}
+
+export type TargetInput =
+  /** Enrich in-process against this local account; the installation gets a token of its own. */
+  | { readonly kind: 'local'; readonly accountName: string }
+  | { readonly kind: 'remote'; readonly url: string; readonly token: string };
+
+export interface NewInstallation {
+  readonly provider: string;
+  readonly externalAccountId: string;
+  readonly environment: Environment;
+  readonly target: TargetInput;
+  readonly crmCredentials?: Record<string, unknown>;
+  readonly settings?: Partial<InstallationSettings>;
+}
+
+function secretsContext(installationId: string): string {
+  return `installation:${installationId}`;
+}
+
+/** A remote endpoint must be http(s), carry no credentials in the URL, and be absolute. */
+export function checkRemoteUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InstallationError(`remote URL is not a URL: ${raw.slice(0, 200)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InstallationError('remote URL must be http or https');
+  if (url.username !== '' || url.password !== '') throw new InstallationError('remote URL must not carry credentials; pass the token separately');
+  return url.toString();
+}
+
+export class Installations {
+  constructor(
+    private readonly pipeline: PipelineStore,
+    private readonly store: Store,
+    private readonly box: SecretBox,
+    private readonly queue: JobQueue,
+  ) {}
+
+  async create(input: NewInstallation): Promise<Installation> {
+    const settings = InstallationSettingsSchema.parse(input.settings ?? {});
+    const id = `inst_${randomUUID().replaceAll('-', '')}`;
+    const existing = await this.pipeline.findInstallationByAccount(input.provider, input.externalAccountId);
+    if (existing !== undefined) {
+      throw new InstallationError(`${input.provider} account ${input.externalAccountId} is already connected as ${existing.id}`);
+    }
+    let target: Installation['target'];
+    let enrichmentToken: string;
+    if (input.target.kind === 'local') {
+      const account = await requireAccount(this.store, input.target.accountName);
+      // A token of its own: revoking it (disconnect) touches no other client of the account, and its
+      // usage shows on the account as this installation's.
+      const issued = await issueToken(this.store, account.name, input.environment);
+      target = { kind: 'local', accountId: account.id, tokenId: issued.record.id };
+      enrichmentToken = issued.token;
+    } else {
+      target = { kind: 'remote', url: checkRemoteUrl(input.target.url) };
+      enrichmentToken = input.target.token;
+      if (enrichmentToken.trim() === '') throw new InstallationError('a remote target needs its token');
+    }
+    const secrets: InstallationSecrets = { enrichmentToken, crm: input.crmCredentials ?? {} };
+    return this.pipeline.createInstallation({
+      id,
+      provider: input.provider,
+      externalAccountId: input.externalAccountId,
+      environment: input.environment,
+      target,
+      sealedSecrets: this.box.seal(JSON.stringify(secrets), secretsContext(id)),
+      settings,
+    });
+  }
+
+  async require(id: string): Promise<Installation> {
+    const installation = await this.pipeline.findInstallation(id);
+    if (installation === undefined) throw new InstallationError(`no installation ${id}`);
+    return installation;
+  }
+
+  async secrets(id: string): Promise<InstallationSecrets> {
+    const sealed = await this.pipeline.sealedSecrets(id);
+    if (sealed === undefined) throw new InstallationError(`no installation ${id}`);
+    return InstallationSecretsSchema.parse(JSON.parse(this.box.open(sealed, secretsContext(id))));
+  }
+
+  /** Replaces the CRM credentials (a refreshed or rotated token), sealed as before. */
+  async updateCrmCredentials(id: string, crm: Record<string, unknown>): Promise<void> {
+    const current = await this.secrets(id);
+    const sealed = this.box.seal(JSON.stringify({ ...current, crm }), secretsContext(id));
+    await this.pipeline.updateInstallation(id, { sealedSecrets: sealed });
+  }
+
+  async updateSettings(id: string, changes: Partial<InstallationSettings>): Promise<Installation> {
+    const installation = await this.require(id);
+    const settings = InstallationSettingsSchema.parse({ ...installation.settings, ...changes });
+    return (await this.pipeline.updateInstallation(id, { settings })) ?? installation;
+  }
+
+  async pause(id: string): Promise<Installation> {
+    await this.require(id);
+    return (await this.pipeline.updateInstallation(id, { status: 'paused', pauseReason: 'admin', pausedUntil: null })) as Installation;
+  }
+
+  /** Lifts any pause (an operator's, or a limit's before its reset). */
+  async resume(id: string): Promise<Installation> {
+    const installation = await this.require(id);
+    if (installation.status === 'disabled') throw new InstallationError(`installation ${id} is disabled; connect it again`);
+    const resumed = (await this.pipeline.updateInstallation(id, { status: 'active', pauseReason: null, pausedUntil: null })) as Installation;
+    // Jobs held back for a limit's reset run now.
+    await this.queue.reschedule(id, new Date());
+    return resumed;
+  }
+
+  async disable(id: string): Promise<Installation> {
+    await this.require(id);
+    return (await this.pipeline.updateInstallation(id, { status: 'disabled' })) as Installation;
+  }
+
+  /** Disconnects: revokes the installation's own token (local target) and forgets the installation. */
+  async remove(id: string): Promise<void> {
+    const installation = await this.require(id);
+    if (installation.target.kind === 'local') {
+      await this.store.revokeToken({ id: installation.target.tokenId });
+    }
+    await this.pipeline.deleteInstallation(id);
+  }
+}

@@ -1,0 +1,115 @@
+// What the pipeline works with: installations and their settings, the per-record state, and the
+// enrichment log's entries. Plain data; connectors/pipeline/store.ts keeps them.
+import { z } from 'zod';
+import { ENVIRONMENTS, type Environment } from '../../core/accounts/model.ts';
+
+export const OVERWRITE_MODES = ['fill_empty', 'tracked', 'always'] as const;
+export type OverwriteMode = (typeof OVERWRITE_MODES)[number];
+
+export const INSTALLATION_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];
+
+/**
+ * Why an installation stopped sending. `admin`: an operator paused it, jobs are skipped until resumed.
+ * `quota` and `crm_limit`: a limit ran out, jobs wait (deferred, not dropped) until `pausedUntil`.
+ */
+export const PAUSE_REASONS = ['admin', 'quota', 'crm_limit'] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
+
+export const DEFAULT_REENRICH_AFTER_DAYS = 30;
+
+/** The settings a CRM admin or operator can change; every one has a default. */
+export const InstallationSettingsSchema = z
+  .object({
+    /** Enqueue enrichment when the CRM reports a new record. */
+    enrichOnCreate: z.boolean().default(true),
+    /** fill_empty: only empty properties. tracked: empty, or still what we last wrote. always: every time. */
+    overwriteMode: z.enum(OVERWRITE_MODES).default('tracked'),
+    /** A record enriched this recently with the same normalized input is skipped. */
+    reenrichAfterDays: z.number().int().min(0).max(3650).default(DEFAULT_REENRICH_AFTER_DAYS),
+    /** Household or career data below this confidence is not written. */
+    minConfidence: z.number().min(0).max(1).default(0),
+    /** CRM objects enriched (e.g. `contact`, `Contact`, `Lead`); empty: the connector's defaults. */
+    objects: z.array(z.string().min(1).max(80)).max(20).default([]),
+    /** Field keys never written (`household.net_worth`, `career.job_title`, `status.enriched_at`, …). */
+    excludedFields: z.array(z.string().min(1).max(80)).max(100).default([]),
+  })
+  .strict();
+export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;
+
+export const DEFAULT_SETTINGS: InstallationSettings = InstallationSettingsSchema.parse({});
+
+export type InstallationTarget =
+  /** The embedded service, called in-process with a token the installation owns. */
+  | { readonly kind: 'local'; readonly accountId: string; readonly tokenId: string }
+  /** Any endpoint speaking the contract, over HTTP. */
+  | { readonly kind: 'remote'; readonly url: string };
+
+export interface Installation {
+  readonly id: string;
+  readonly provider: string;
+  readonly externalAccountId: string;
+  readonly environment: Environment;
+  readonly target: InstallationTarget;
+  readonly status: InstallationStatus;
+  readonly pausedUntil: string | null;
+  readonly pauseReason: PauseReason | null;
+  readonly settings: InstallationSettings;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** What is sealed at rest: the enrichment token (both kinds of target) and the CRM's credentials. */
+export const InstallationSecretsSchema = z.object({
+  enrichmentToken: z.string().min(1),
+  crm: z.record(z.string(), z.unknown()).default({}),
+});
+export type InstallationSecrets = z.infer<typeof InstallationSecretsSchema>;
+
+export const EnvironmentSchema = z.enum(ENVIRONMENTS);
+
+/** What the tracked overwrite mode needs, and what an operator asks about a record. */
+export interface RecordState {
+  readonly installationId: string;
+  readonly object: string;
+  readonly recordId: string;
+  readonly householdMatched: boolean;
+  readonly careerMatched: boolean;
+  readonly windfallId: string | null;
+  readonly confidence: number | null;
+  readonly enrichedAt: string;
+  readonly inputHash: string;
+  /** CRM property → the value we last wrote there. */
+  readonly written: Readonly<Record<string, CrmValue>>;
+}
+
+/** A value as a CRM stores it: null is empty. */
+export type CrmValue = string | number | boolean | null;
+
+export const SKIP_REASONS = [
+  'no_match_key',
+  'unchanged',
+  'installation_paused',
+  'installation_disabled',
+  'quota_paused',
+  'crm_limit_paused',
+  'record_deleted',
+  'object_not_enabled',
+  'below_min_confidence',
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+export type Outcome = 'enriched' | 'no_match' | `skipped:${SkipReason}` | `failed:${string}`;
+
+export interface LogEntry {
+  readonly id: string;
+  readonly installationId: string;
+  readonly object: string;
+  readonly recordId: string;
+  readonly at: string;
+  readonly outcome: Outcome;
+  readonly fieldsWritten: readonly string[];
+  readonly quotaConsumed: number;
+  readonly latencyMs: number | null;
+  readonly detail: string | null;
+}

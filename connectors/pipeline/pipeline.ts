@@ -1,0 +1,479 @@
+// The connector-neutral middle: from a batch of queued "enrich this record" jobs of one installation to
+// properties written back, with every decision recorded. Both CRM connectors go through here.
+//
+// For a batch: check the installation (disabled, paused, paused for a limit) → group by object →
+// read the records in CRM-sized batches → per record: deleted? no match key? same input within the
+// re-enrichment age? → enrich (paced per token by the enricher) → decide writes (overwrite mode,
+// exclusions, minimum confidence, never empty over a value) → write in CRM-sized batches → save the
+// record state and the log in one transaction → complete the jobs.
+import { z } from 'zod';
+import type { EnrichOutcome, Enricher } from '../../core/client/enricher.ts';
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import { CrmError, type CrmConnector, type CrmRecord, type RecordUpdate } from './connector.ts';
+import { hasMatchKey, inputHash } from './input.ts';
+import type { Installation, LogEntry, Outcome, RecordState } from './model.ts';
+import { type PipelineStore, newLogId } from './store.ts';
+import { decideWrites, fieldsFromResponse } from './write-policy.ts';
+
+export const ENRICH_JOB = 'enrich';
+
+export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action'] as const;
+
+export const EnrichJobPayloadSchema = z.object({
+  object: z.string().min(1),
+  recordId: z.string().min(1),
+  trigger: z.enum(TRIGGERS).default('create'),
+  /** Enrich even when the input is unchanged and recent. */
+  force: z.boolean().default(false),
+});
+export type EnrichJobPayload = z.input<typeof EnrichJobPayloadSchema>;
+
+/** The queue job for one record; duplicates of a waiting job add nothing. */
+export function enrichJob(installationId: string, payload: EnrichJobPayload): NewJob {
+  return {
+    installationId,
+    kind: ENRICH_JOB,
+    payload,
+    dedupeKey: `${ENRICH_JOB}:${installationId}:${payload.object}:${payload.recordId}`,
+  };
+}
+
+export interface PipelineDeps {
+  readonly store: PipelineStore;
+  readonly queue: JobQueue;
+  /** The connector for an installation (its CRM client, credentials and pacing). */
+  readonly connectorFor: (installation: Installation) => Promise<CrmConnector>;
+  /** The enricher for an installation (in-process or HTTP, paced per token). */
+  readonly enricherFor: (installation: Installation) => Promise<Enricher>;
+  readonly now?: () => Date;
+  /** Enrichments in flight per batch; the enricher's limiter does the pacing. */
+  readonly concurrency?: number;
+}
+
+export interface BatchSummary {
+  readonly installationId: string;
+  readonly jobs: number;
+  readonly outcomes: Readonly<Record<string, number>>;
+  /** Jobs given back untouched (shutdown) or deferred (pause). */
+  readonly released: number;
+  readonly crmCalls: number;
+}
+
+interface Work {
+  readonly recordId: string;
+  readonly jobs: Job[];
+  readonly force: boolean;
+}
+
+/** What a batch does with each job in the end. */
+type Disposal =
+  | { readonly kind: 'complete' }
+  | { readonly kind: 'fail'; readonly error: string; readonly retryable: boolean }
+  | { readonly kind: 'release'; readonly runAt?: Date };
+
+const DAY_MS = 86_400_000;
+/** How long jobs wait when a limit gives no reset time; an operator's `resume` brings them back sooner. */
+export const PAUSE_WITHOUT_RESET_MS = DAY_MS;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await task(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+class BatchRun {
+  readonly outcomes: Record<string, number> = {};
+  readonly entries: LogEntry[] = [];
+  readonly states: RecordState[] = [];
+  readonly disposals = new Map<string, Disposal>();
+  crmCalls = 0;
+  released = 0;
+
+  constructor(
+    readonly installation: Installation,
+    readonly now: () => Date,
+  ) {}
+
+  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
+    const at = this.now();
+    this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
+    this.entries.push({
+      id: newLogId(at),
+      installationId: this.installation.id,
+      object,
+      recordId: work.recordId,
+      at: at.toISOString(),
+      outcome,
+      fieldsWritten: extra.fieldsWritten ?? [],
+      quotaConsumed: extra.quotaConsumed ?? 0,
+      latencyMs: extra.latencyMs ?? null,
+      detail: extra.detail ?? null,
+    });
+  }
+
+  dispose(work: Work | Job[], disposal: Disposal): void {
+    const jobs = Array.isArray(work) ? work : work.jobs;
+    for (const job of jobs) this.disposals.set(job.id, disposal);
+  }
+}
+
+export class Pipeline {
+  private readonly now: () => Date;
+  private readonly concurrency: number;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.concurrency = deps.concurrency ?? 8;
+  }
+
+  /**
+   * Processes jobs leased by `workerId` (one installation's, as the queue hands them out). With
+   * `signal` aborted, records not yet sent for enrichment are released untouched; what is in flight
+   * finishes and is written.
+   */
+  async processBatch(jobs: readonly Job[], workerId: string, signal?: AbortSignal): Promise<BatchSummary> {
+    const first = jobs[0];
+    if (first === undefined) return { installationId: '', jobs: 0, outcomes: {}, released: 0, crmCalls: 0 };
+    const installation = await this.deps.store.findInstallation(first.installationId);
+    if (installation === undefined) {
+      // Disconnected since the jobs were queued: nothing to enrich for, nobody to log for.
+      for (const job of jobs) await this.deps.queue.fail(job.id, workerId, 'installation no longer exists', { retryable: false });
+      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length }, released: 0, crmCalls: 0 };
+    }
+    const run = new BatchRun(installation, this.now);
+    try {
+      await this.run(run, jobs, signal);
+    } catch (error) {
+      // A fault of ours or of the database: every job not yet settled is retried later.
+      for (const job of jobs) {
+        if (!run.disposals.has(job.id)) run.disposals.set(job.id, { kind: 'fail', error: describe(error), retryable: true });
+      }
+    }
+    await this.deps.store.saveOutcomes(run.states, run.entries);
+    await this.settle(run, jobs, workerId);
+    return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls };
+  }
+
+  private async settle(run: BatchRun, jobs: readonly Job[], workerId: string): Promise<void> {
+    const { queue } = this.deps;
+    for (const job of jobs) {
+      const disposal = run.disposals.get(job.id) ?? { kind: 'fail', error: 'left unsettled by the pipeline', retryable: true };
+      if (disposal.kind === 'complete') await queue.complete(job.id, workerId);
+      else if (disposal.kind === 'fail') await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable });
+      else {
+        run.released += 1;
+        await queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt });
+      }
+    }
+  }
+
+  private async run(run: BatchRun, jobs: readonly Job[], signal: AbortSignal | undefined): Promise<void> {
+    const { installation } = run;
+    const byObject = new Map<string, Map<string, Work>>();
+    for (const job of jobs) {
+      const payload = EnrichJobPayloadSchema.safeParse(job.payload);
+      if (job.kind !== ENRICH_JOB || !payload.success) {
+        run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });
+        continue;
+      }
+      const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
+      byObject.set(payload.data.object, records);
+      // Two jobs for one record in a batch are one enrichment.
+      const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false };
+      records.set(payload.data.recordId, { ...work, jobs: [...work.jobs, job], force: work.force || payload.data.force });
+    }
+    const all = [...byObject.entries()].flatMap(([object, records]) => [...records.values()].map((work) => ({ object, work })));
+
+    if (installation.status === 'disabled' || (installation.status === 'paused' && installation.pauseReason === 'admin')) {
+      const outcome = installation.status === 'disabled' ? 'skipped:installation_disabled' : 'skipped:installation_paused';
+      for (const { object, work } of all) {
+        run.log(object, work, outcome);
+        run.dispose(work, { kind: 'complete' });
+      }
+      return;
+    }
+    if (installation.status === 'paused') {
+      const until = installation.pausedUntil === null ? null : new Date(installation.pausedUntil);
+      if (until !== null && until.getTime() <= this.now().getTime()) {
+        // The limit has reset: carry on, and bring the rest of the installation's jobs back.
+        await this.deps.store.updateInstallation(installation.id, { status: 'active', pauseReason: null, pausedUntil: null });
+        await this.deps.queue.reschedule(installation.id, this.now());
+      } else {
+        const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : 'skipped:quota_paused';
+        const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
+        for (const { object, work } of all) {
+          run.log(object, work, outcome, { detail: `waits until ${runAt.toISOString()}` });
+          run.dispose(work, { kind: 'release', runAt });
+        }
+        return;
+      }
+    }
+
+    const connector = await this.deps.connectorFor(installation);
+    const enricher = await this.deps.enricherFor(installation);
+    const objects = installation.settings.objects.length > 0 ? installation.settings.objects : connector.defaultObjects;
+    for (const [object, records] of byObject) {
+      const works = [...records.values()];
+      if (!objects.includes(object)) {
+        for (const work of works) {
+          run.log(object, work, 'skipped:object_not_enabled');
+          run.dispose(work, { kind: 'complete' });
+        }
+        continue;
+      }
+      for (const slice of chunks(works, connector.maxBatch)) {
+        const stop = await this.runSlice(run, connector, enricher, object, slice, signal);
+        if (stop) {
+          // The rest of the batch waits too (pause) or goes back (shutdown).
+          for (const [rest, restRecords] of byObject) {
+            for (const work of restRecords.values()) {
+              if (!run.disposals.has(work.jobs[0]?.id ?? '')) {
+                if (stop.kind === 'release' && stop.runAt !== undefined) {
+                  run.log(rest, work, stop.outcome, { detail: `waits until ${stop.runAt.toISOString()}` });
+                }
+                run.dispose(work, { kind: 'release', ...(stop.runAt === undefined ? {} : { runAt: stop.runAt }) });
+              }
+            }
+          }
+          return;
+        }
+      }
+    }
+  }
+
+  /** Pauses the installation until `until` for a limit, and holds its queued jobs till then. */
+  private async pauseForLimit(installation: Installation, reason: 'quota' | 'crm_limit', until: Date | null): Promise<Date> {
+    const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
+    await this.deps.store.updateInstallation(installation.id, {
+      status: 'paused',
+      pauseReason: reason,
+      pausedUntil: until === null ? null : until.toISOString(),
+    });
+    await this.deps.queue.reschedule(installation.id, runAt);
+    return runAt;
+  }
+
+  /**
+   * One CRM-sized slice of records of one object. Returns a stop when the rest of the batch must not
+   * go on: a limit paused the installation, or the worker is shutting down.
+   */
+  private async runSlice(
+    run: BatchRun,
+    connector: CrmConnector,
+    enricher: Enricher,
+    object: string,
+    works: readonly Work[],
+    signal: AbortSignal | undefined,
+  ): Promise<{ kind: 'release'; runAt?: Date; outcome: Outcome } | null> {
+    const { installation } = run;
+    if (signal?.aborted) {
+      for (const work of works) run.dispose(work, { kind: 'release' });
+      return { kind: 'release', outcome: 'skipped:installation_paused' };
+    }
+    let records: Map<string, CrmRecord>;
+    try {
+      run.crmCalls += 1;
+      records = await connector.read(
+        object,
+        works.map((w) => w.recordId),
+      );
+    } catch (error) {
+      return this.crmFailure(run, object, works, error);
+    }
+    const states = await this.deps.store.recordStates(
+      installation.id,
+      object,
+      works.map((w) => w.recordId),
+    );
+    const now = this.now();
+    const toEnrich: { work: Work; record: CrmRecord; hash: string; request: EnrichmentRequest }[] = [];
+    for (const work of works) {
+      const record = records.get(work.recordId);
+      if (record === undefined) {
+        run.log(object, work, 'skipped:record_deleted');
+        run.dispose(work, { kind: 'complete' });
+        continue;
+      }
+      const request = { ...connector.toRequest(object, record), id: work.recordId };
+      if (!hasMatchKey(request)) {
+        run.log(object, work, 'skipped:no_match_key');
+        run.dispose(work, { kind: 'complete' });
+        continue;
+      }
+      const hash = inputHash(request, installation.environment);
+      const state = states.get(work.recordId);
+      const age = state === undefined ? Infinity : now.getTime() - Date.parse(state.enrichedAt);
+      if (!work.force && state !== undefined && state.inputHash === hash && age < installation.settings.reenrichAfterDays * DAY_MS) {
+        run.log(object, work, 'skipped:unchanged', { detail: `enriched ${state.enrichedAt}` });
+        run.dispose(work, { kind: 'complete' });
+        continue;
+      }
+      toEnrich.push({ work, record, hash, request });
+    }
+
+    // Enrich, paced by the enricher; stop sending at the first 402 or on shutdown.
+    let quotaResetsAt: Date | null | undefined;
+    const enriched: { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[] = [];
+    await forEachLimited(toEnrich, this.concurrency, async (item) => {
+      if (quotaResetsAt !== undefined || signal?.aborted) return;
+      const started = performance.now();
+      const outcome = await enricher.enrich(item.request);
+      const latencyMs = Math.round(performance.now() - started);
+      if (outcome.kind === 'ok') {
+        enriched.push({ ...item, outcome, latencyMs, at: this.now() });
+      } else if (outcome.kind === 'quota_exhausted') {
+        quotaResetsAt ??= outcome.resetsAt;
+      } else if (outcome.kind === 'rejected') {
+        run.log(object, item.work, `failed:rejected_${outcome.status}`, { latencyMs, detail: outcome.message });
+        run.dispose(item.work, { kind: 'fail', error: `enrichment refused (${outcome.status}): ${outcome.message}`, retryable: false });
+      } else {
+        run.log(object, item.work, 'failed:enrichment_unavailable', { latencyMs, detail: outcome.message });
+        run.dispose(item.work, { kind: 'fail', error: `enrichment failed (${outcome.status ?? 'network'}): ${outcome.message}`, retryable: true });
+      }
+    });
+
+    await this.writeBack(run, connector, object, enriched);
+
+    if (quotaResetsAt !== undefined) {
+      const runAt = await this.pauseForLimit(installation, 'quota', quotaResetsAt);
+      for (const { work } of toEnrich) {
+        if (run.disposals.has(work.jobs[0]?.id ?? '')) continue;
+        run.log(object, work, 'skipped:quota_paused', { detail: `waits until ${runAt.toISOString()}` });
+        run.dispose(work, { kind: 'release', runAt });
+      }
+      return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
+    }
+    if (signal?.aborted) {
+      for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release' });
+      return { kind: 'release', outcome: 'skipped:installation_paused' };
+    }
+    return null;
+  }
+
+  private async writeBack(
+    run: BatchRun,
+    connector: CrmConnector,
+    object: string,
+    enriched: readonly { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[],
+  ): Promise<void> {
+    const { installation } = run;
+    const { settings } = installation;
+    const excluded = new Set(settings.excludedFields);
+    const quotaPerCall = installation.environment === 'production' ? 1 : 0;
+    const states = await this.deps.store.recordStates(
+      installation.id,
+      object,
+      enriched.map((e) => e.work.recordId),
+    );
+    const planned = enriched.map((item) => {
+      const fields = fieldsFromResponse(item.outcome.response, settings.minConfidence, item.at);
+      const decision = decideWrites({
+        fields,
+        object,
+        connector,
+        mode: settings.overwriteMode,
+        excluded,
+        current: item.record.properties,
+        lastWritten: states.get(item.work.recordId)?.written ?? {},
+      });
+      return { ...item, fields, decision };
+    });
+    const results = new Map<string, { ok: true } | { ok: false; reason: string; message: string }>();
+    const updates: RecordUpdate[] = planned
+      .filter((p) => Object.keys(p.decision.properties).length > 0)
+      .map((p) => ({ id: p.work.recordId, properties: p.decision.properties }));
+    for (const slice of chunks(updates, connector.maxBatch)) {
+      try {
+        run.crmCalls += 1;
+        for (const result of await connector.write(object, slice)) {
+          results.set(result.id, result.ok ? { ok: true } : { ok: false, reason: result.reason, message: result.message });
+        }
+      } catch (error) {
+        const works = planned.filter((p) => slice.some((u) => u.id === p.work.recordId)).map((p) => p.work);
+        // The enrichment is spent either way; the records go back for the write to be tried again.
+        await this.crmFailure(run, object, works, error);
+        for (const work of works) results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
+      }
+    }
+    for (const item of planned) {
+      const { work, fields, decision, outcome, latencyMs } = item;
+      const sent = Object.keys(decision.properties).length > 0;
+      const result = sent ? (results.get(work.recordId) ?? { ok: false, reason: 'transient', message: 'the CRM returned no result for the record' }) : { ok: true as const };
+      const extra = { latencyMs, quotaConsumed: quotaPerCall };
+      if (!result.ok) {
+        if (result.reason === 'settled') continue;
+        if (result.reason === 'not_found') {
+          run.log(object, work, 'skipped:record_deleted', extra);
+          run.dispose(work, { kind: 'complete' });
+        } else {
+          const retryable = result.reason !== 'rejected';
+          run.log(object, work, retryable ? 'failed:crm_write' : 'failed:crm_rejected', { ...extra, detail: result.message });
+          run.dispose(work, { kind: 'fail', error: `CRM write ${result.reason}: ${result.message}`, retryable });
+        }
+        continue;
+      }
+      const response = outcome.response;
+      run.states.push({
+        installationId: installation.id,
+        object,
+        recordId: work.recordId,
+        householdMatched: response.household != null,
+        careerMatched: response.career != null,
+        windfallId: response.household?.windfall_id ?? null,
+        confidence: response.household?.confidence ?? response.career?.confidence ?? null,
+        enrichedAt: item.at.toISOString(),
+        inputHash: item.hash,
+        written: decision.written,
+      });
+      const logOutcome: Outcome =
+        fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
+      run.log(object, work, logOutcome, { ...extra, fieldsWritten: Object.keys(decision.properties) });
+      run.dispose(work, { kind: 'complete' });
+    }
+  }
+
+  /** A CRM call failed for these records: wait, pause, or retry, as the error says. */
+  private async crmFailure(
+    run: BatchRun,
+    object: string,
+    works: readonly Work[],
+    error: unknown,
+  ): Promise<{ kind: 'release'; runAt?: Date; outcome: Outcome } | null> {
+    if (error instanceof CrmError && error.kind === 'rate_limited') {
+      const runAt = error.retryAt ?? new Date(this.now().getTime() + 10_000);
+      for (const work of works) run.dispose(work, { kind: 'release', runAt });
+      return null;
+    }
+    if (error instanceof CrmError && error.kind === 'limit_exhausted') {
+      const runAt = await this.pauseForLimit(run.installation, 'crm_limit', error.retryAt);
+      for (const work of works) {
+        run.log(object, work, 'skipped:crm_limit_paused', { detail: `${error.message}; waits until ${runAt.toISOString()}` });
+        run.dispose(work, { kind: 'release', runAt });
+      }
+      return { kind: 'release', runAt, outcome: 'skipped:crm_limit_paused' };
+    }
+    const kind = error instanceof CrmError ? error.kind : 'transient';
+    for (const work of works) {
+      run.log(object, work, `failed:crm_${kind}`, { detail: describe(error) });
+      run.dispose(work, { kind: 'fail', error: `CRM ${kind}: ${describe(error)}`, retryable: true });
+    }
+    return null;
+  }
+}

@@ -1,0 +1,356 @@
+// The pipeline's storage: installations, per-record state and the enrichment log, on the service
+// database (the same tables in SQLite and PostgreSQL, through Kysely's shared subset).
+import { type Kysely, type Selectable } from 'kysely';
+import { monotonicFactory } from 'ulid';
+import type { Database, EnrichmentLogTable, InstallationsTable, RecordStatesTable } from '../../core/storage/schema.ts';
+import { isUniqueViolation } from '../../core/storage/errors.ts';
+import {
+  type CrmValue,
+  EnvironmentSchema,
+  INSTALLATION_STATUSES,
+  type Installation,
+  InstallationSettingsSchema,
+  type InstallationSettings,
+  type InstallationStatus,
+  type LogEntry,
+  type Outcome,
+  PAUSE_REASONS,
+  type PauseReason,
+  type RecordState,
+} from './model.ts';
+import { z } from 'zod';
+
+export class DuplicateInstallationError extends Error {
+  constructor(provider: string, externalAccountId: string) {
+    super(`${provider} account ${externalAccountId} is already connected`);
+    this.name = 'DuplicateInstallationError';
+  }
+}
+
+export interface NewInstallationRow {
+  readonly id: string;
+  readonly provider: string;
+  readonly externalAccountId: string;
+  readonly environment: Installation['environment'];
+  readonly target: Installation['target'];
+  readonly sealedSecrets: string;
+  readonly settings: InstallationSettings;
+}
+
+export interface InstallationPatch {
+  readonly status?: InstallationStatus;
+  readonly pausedUntil?: string | null;
+  readonly pauseReason?: PauseReason | null;
+  readonly settings?: InstallationSettings;
+  readonly sealedSecrets?: string;
+}
+
+export interface LogQuery {
+  readonly installationId?: string;
+  readonly recordId?: string;
+  readonly limit?: number;
+}
+
+export interface PipelineStore {
+  createInstallation(row: NewInstallationRow): Promise<Installation>;
+  findInstallation(id: string): Promise<Installation | undefined>;
+  findInstallationByAccount(provider: string, externalAccountId: string): Promise<Installation | undefined>;
+  listInstallations(): Promise<Installation[]>;
+  /** Returns the installation as it is after the change, or undefined when there is none. */
+  updateInstallation(id: string, patch: InstallationPatch): Promise<Installation | undefined>;
+  /** Removes the installation with its record states (the log is kept for the operator). */
+  deleteInstallation(id: string): Promise<boolean>;
+  sealedSecrets(id: string): Promise<string | undefined>;
+
+  recordStates(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordState>>;
+  /** Saves record states and log entries in one transaction: both land, or neither. */
+  saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void>;
+  appendLog(entries: readonly LogEntry[]): Promise<void>;
+  listLog(query: LogQuery): Promise<LogEntry[]>;
+  /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
+  moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
+  /** A CRM deletion or privacy request: forgets the record's state and log entries. */
+  eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
+}
+
+const nextId = monotonicFactory();
+
+/** A time-ordered log entry id. */
+export function newLogId(at: Date = new Date()): string {
+  return `log_${nextId(at.getTime())}`;
+}
+
+const statusColumn = z.enum(INSTALLATION_STATUSES);
+const reasonColumn = z.enum(PAUSE_REASONS).nullable();
+const writtenColumn = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const fieldsColumn = z.array(z.string());
+
+function toInstallation(row: Selectable<InstallationsTable>): Installation {
+  const target: Installation['target'] =
+    row.target_kind === 'local'
+      ? { kind: 'local', accountId: row.target_account_id ?? '', tokenId: row.target_token_id ?? '' }
+      : { kind: 'remote', url: row.remote_url ?? '' };
+  return {
+    id: row.id,
+    provider: row.provider,
+    externalAccountId: row.external_account_id,
+    environment: EnvironmentSchema.parse(row.environment),
+    target,
+    status: statusColumn.parse(row.status),
+    pausedUntil: row.paused_until,
+    pauseReason: reasonColumn.parse(row.pause_reason),
+    // Settings written by an older version get the defaults of fields added since.
+    settings: InstallationSettingsSchema.parse(JSON.parse(row.settings)),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toState(row: Selectable<RecordStatesTable>): RecordState {
+  return {
+    installationId: row.installation_id,
+    object: row.object,
+    recordId: row.record_id,
+    householdMatched: Number(row.household_matched) === 1,
+    careerMatched: Number(row.career_matched) === 1,
+    windfallId: row.windfall_id,
+    confidence: row.confidence === null ? null : Number(row.confidence),
+    enrichedAt: row.enriched_at,
+    inputHash: row.input_hash,
+    written: writtenColumn.parse(JSON.parse(row.written)) as Record<string, CrmValue>,
+  };
+}
+
+function stateRow(state: RecordState): RecordStatesTable {
+  return {
+    installation_id: state.installationId,
+    object: state.object,
+    record_id: state.recordId,
+    household_matched: state.householdMatched ? 1 : 0,
+    career_matched: state.careerMatched ? 1 : 0,
+    windfall_id: state.windfallId,
+    confidence: state.confidence,
+    enriched_at: state.enrichedAt,
+    input_hash: state.inputHash,
+    written: JSON.stringify(state.written),
+  };
+}
+
+function logRow(entry: LogEntry): EnrichmentLogTable {
+  return {
+    id: entry.id,
+    installation_id: entry.installationId,
+    object: entry.object,
+    record_id: entry.recordId,
+    at: entry.at,
+    outcome: entry.outcome,
+    fields_written: JSON.stringify(entry.fieldsWritten),
+    quota_consumed: entry.quotaConsumed,
+    latency_ms: entry.latencyMs,
+    detail: entry.detail,
+  };
+}
+
+function toLogEntry(row: Selectable<EnrichmentLogTable>): LogEntry {
+  return {
+    id: row.id,
+    installationId: row.installation_id,
+    object: row.object,
+    recordId: row.record_id,
+    at: row.at,
+    outcome: row.outcome as Outcome,
+    fieldsWritten: fieldsColumn.parse(JSON.parse(row.fields_written)),
+    quotaConsumed: Number(row.quota_consumed),
+    latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
+    detail: row.detail,
+  };
+}
+
+/** Rows per statement, under SQLite's bound-parameter ceiling. */
+const CHUNK = 50;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export class KyselyPipelineStore implements PipelineStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createInstallation(row: NewInstallationRow): Promise<Installation> {
+    const now = new Date().toISOString();
+    try {
+      await this.db
+        .insertInto('installations')
+        .values({
+          id: row.id,
+          provider: row.provider,
+          external_account_id: row.externalAccountId,
+          environment: row.environment,
+          target_kind: row.target.kind,
+          target_account_id: row.target.kind === 'local' ? row.target.accountId : null,
+          target_token_id: row.target.kind === 'local' ? row.target.tokenId : null,
+          remote_url: row.target.kind === 'remote' ? row.target.url : null,
+          secrets: row.sealedSecrets,
+          status: 'active',
+          paused_until: null,
+          pause_reason: null,
+          settings: JSON.stringify(row.settings),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateInstallationError(row.provider, row.externalAccountId);
+      throw error;
+    }
+    const created = await this.findInstallation(row.id);
+    if (created === undefined) throw new Error(`installation ${row.id} vanished after insert`);
+    return created;
+  }
+
+  async findInstallation(id: string): Promise<Installation | undefined> {
+    const row = await this.db.selectFrom('installations').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toInstallation(row);
+  }
+
+  async findInstallationByAccount(provider: string, externalAccountId: string): Promise<Installation | undefined> {
+    const row = await this.db
+      .selectFrom('installations')
+      .selectAll()
+      .where('provider', '=', provider)
+      .where('external_account_id', '=', externalAccountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toInstallation(row);
+  }
+
+  async listInstallations(): Promise<Installation[]> {
+    const rows = await this.db.selectFrom('installations').selectAll().orderBy('created_at').execute();
+    return rows.map(toInstallation);
+  }
+
+  async updateInstallation(id: string, patch: InstallationPatch): Promise<Installation | undefined> {
+    const set: Partial<InstallationsTable> = { updated_at: new Date().toISOString() };
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.pausedUntil !== undefined) set.paused_until = patch.pausedUntil;
+    if (patch.pauseReason !== undefined) set.pause_reason = patch.pauseReason;
+    if (patch.settings !== undefined) set.settings = JSON.stringify(patch.settings);
+    if (patch.sealedSecrets !== undefined) set.secrets = patch.sealedSecrets;
+    await this.db.updateTable('installations').set(set).where('id', '=', id).execute();
+    return this.findInstallation(id);
+  }
+
+  async deleteInstallation(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('record_states').where('installation_id', '=', id).execute();
+      const result = await trx.deleteFrom('installations').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    });
+  }
+
+  async sealedSecrets(id: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('installations').select('secrets').where('id', '=', id).executeTakeFirst();
+    return row?.secrets;
+  }
+
+  async recordStates(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordState>> {
+    const states = new Map<string, RecordState>();
+    for (const ids of chunks([...new Set(recordIds)], CHUNK * 4)) {
+      const rows = await this.db
+        .selectFrom('record_states')
+        .selectAll()
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', 'in', ids)
+        .execute();
+      for (const row of rows) states.set(row.record_id, toState(row));
+    }
+    return states;
+  }
+
+  async saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void> {
+    if (states.length === 0 && entries.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const batch of chunks(states.map(stateRow), CHUNK)) {
+        await trx
+          .insertInto('record_states')
+          .values(batch)
+          .onConflict((oc) =>
+            oc.columns(['installation_id', 'object', 'record_id']).doUpdateSet((eb) => ({
+              household_matched: eb.ref('excluded.household_matched'),
+              career_matched: eb.ref('excluded.career_matched'),
+              windfall_id: eb.ref('excluded.windfall_id'),
+              confidence: eb.ref('excluded.confidence'),
+              enriched_at: eb.ref('excluded.enriched_at'),
+              input_hash: eb.ref('excluded.input_hash'),
+              written: eb.ref('excluded.written'),
+            })),
+          )
+          .execute();
+      }
+      for (const batch of chunks(entries.map(logRow), CHUNK)) await trx.insertInto('enrichment_log').values(batch).execute();
+    });
+  }
+
+  async appendLog(entries: readonly LogEntry[]): Promise<void> {
+    await this.saveOutcomes([], entries);
+  }
+
+  async listLog(query: LogQuery): Promise<LogEntry[]> {
+    let select = this.db
+      .selectFrom('enrichment_log')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(query.limit ?? 100);
+    if (query.installationId !== undefined) select = select.where('installation_id', '=', query.installationId);
+    if (query.recordId !== undefined) select = select.where('record_id', '=', query.recordId);
+    return (await select.execute()).map(toLogEntry).reverse();
+  }
+
+  async moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const from = await trx
+        .selectFrom('record_states')
+        .selectAll()
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', fromId)
+        .executeTakeFirst();
+      if (from === undefined) return false;
+      const survivor = await trx
+        .selectFrom('record_states')
+        .select('record_id')
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', toId)
+        .executeTakeFirst();
+      await trx
+        .deleteFrom('record_states')
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', fromId)
+        .execute();
+      if (survivor !== undefined) return false;
+      await trx.insertInto('record_states').values({ ...from, record_id: toId }).execute();
+      return true;
+    });
+  }
+
+  async eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('record_states')
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', recordId)
+        .execute();
+      await trx
+        .deleteFrom('enrichment_log')
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', recordId)
+        .execute();
+    });
+  }
+}

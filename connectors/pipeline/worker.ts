@@ -1,0 +1,101 @@
+// A worker: claims batches of one installation's jobs from the durable queue and runs them through
+// the pipeline, keeping its leases alive while it works. Runs inside the server by default, or alone
+// (`enrichbridge worker`). On stop it finishes what is in flight and releases the rest.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { BatchSummary, Pipeline } from './pipeline.ts';
+
+export interface WorkerOptions {
+  readonly queue: JobQueue;
+  readonly pipeline: Pipeline;
+  /** Jobs claimed at a time (one installation's); a CRM batch is 100 (HubSpot) or 200 (Salesforce). */
+  readonly batchSize?: number;
+  readonly leaseMs?: number;
+  /** How long an idle worker waits before looking again (a `wake()` cuts it short). */
+  readonly idleMs?: number;
+  /** Batches worked on at once (each a different installation's). */
+  readonly concurrency?: number;
+  readonly onBatch?: (summary: BatchSummary) => void;
+  readonly onError?: (error: unknown) => void;
+  readonly workerId?: string;
+}
+
+export class Worker {
+  readonly workerId: string;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly idleMs: number;
+  private readonly concurrency: number;
+  private readonly abort = new AbortController();
+  private loops: Promise<void>[] = [];
+  private wakers = new Set<() => void>();
+
+  constructor(private readonly options: WorkerOptions) {
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.batchSize = options.batchSize ?? 100;
+    this.leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.idleMs = options.idleMs ?? 500;
+    this.concurrency = options.concurrency ?? 2;
+  }
+
+  start(): void {
+    if (this.loops.length > 0) return;
+    this.loops = Array.from({ length: this.concurrency }, () => this.loop());
+  }
+
+  /** Looks at the queue now (after an enqueue) instead of at the end of the idle wait. */
+  wake(): void {
+    for (const wake of this.wakers) wake();
+  }
+
+  /** Stops claiming, lets in-flight enrichments finish and be written, releases the rest. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.wake();
+    await Promise.all(this.loops);
+  }
+
+  /** Claims and runs one batch; false when there was nothing to do. */
+  async runOnce(): Promise<boolean> {
+    const { queue, pipeline } = this.options;
+    const jobs = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs });
+    if (jobs.length === 0) return false;
+    const ids = jobs.map((j) => j.id);
+    // Keep the lease well ahead of a long batch (a shared token's limiter can make one slow).
+    const heartbeat = setInterval(() => {
+      queue.extendLease(ids, this.workerId, this.leaseMs).catch((error: unknown) => this.options.onError?.(error));
+    }, Math.max(1_000, Math.floor(this.leaseMs / 3)));
+    try {
+      const summary = await pipeline.processBatch(jobs, this.workerId, this.abort.signal);
+      this.options.onBatch?.(summary);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    return true;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      let worked = false;
+      try {
+        worked = await this.runOnce();
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+      if (!worked && !this.abort.signal.aborted) await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.idleMs);
+      this.wakers.add(done);
+    });
+  }
+}

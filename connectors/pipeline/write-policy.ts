@@ -1,0 +1,116 @@
+// What to write back, decided field by field: the enrichment's values, the installation's exclusions
+// and minimum confidence, the overwrite mode, the record's current values and what we last wrote.
+import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
+import type { CrmConnector, FieldValue } from './connector.ts';
+import type { CrmValue, OverwriteMode } from './model.ts';
+
+/** The status fields are ours alone: written on every enrichment, whatever the overwrite mode. */
+export const STATUS_KEYS = ['status.enriched_at', 'status.household_matched', 'status.career_matched', 'status.enrichment_status'] as const;
+
+export type EnrichmentStatus = 'enriched' | 'no_match' | 'below_min_confidence';
+
+export interface FieldsToWrite {
+  readonly status: EnrichmentStatus;
+  /** Household data at or above the minimum confidence. */
+  readonly householdUsed: boolean;
+  readonly careerUsed: boolean;
+  /** Field key → value, empty values left out. */
+  readonly values: ReadonlyMap<string, FieldValue>;
+}
+
+function isEmpty(value: FieldValue | CrmValue | undefined): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.length === 0;
+  return false;
+}
+
+/** The field values an enrichment yields: household and career below `minConfidence` are dropped. */
+export function fieldsFromResponse(response: EnrichmentResponse, minConfidence: number, enrichedAt: Date): FieldsToWrite {
+  const household = response.household != null && response.household.confidence >= minConfidence ? response.household : null;
+  const career = response.career != null && response.career.confidence >= minConfidence ? response.career : null;
+  const matchedAny = response.household != null || response.career != null;
+  const status: EnrichmentStatus = household !== null || career !== null ? 'enriched' : matchedAny ? 'below_min_confidence' : 'no_match';
+  const values = new Map<string, FieldValue>();
+  for (const [prefix, data] of [['household', household], ['career', career]] as const) {
+    if (data === null) continue;
+    for (const [field, value] of Object.entries(data) as [string, FieldValue | undefined][]) {
+      if (value !== undefined && !isEmpty(value)) values.set(`${prefix}.${field}`, value);
+    }
+  }
+  values.set('status.enriched_at', enrichedAt.toISOString());
+  values.set('status.household_matched', household !== null);
+  values.set('status.career_matched', career !== null);
+  values.set('status.enrichment_status', status);
+  return { status, householdUsed: household !== null, careerUsed: career !== null, values };
+}
+
+/** Whether two CRM values are the same value: numbers as numbers, strings trimmed, empty as empty. */
+export function sameCrmValue(a: CrmValue | undefined, b: CrmValue | undefined): boolean {
+  if (isEmpty(a) || isEmpty(b)) return isEmpty(a) && isEmpty(b);
+  const left = String(a).trim();
+  const right = String(b).trim();
+  if (left === right) return true;
+  const numbers = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
+  return numbers.test(left) && numbers.test(right) && Number(left) === Number(right);
+}
+
+export interface WriteDecision {
+  /** CRM property → value to send; empty when nothing changes. */
+  readonly properties: Record<string, CrmValue>;
+  /** Field keys that go out in `properties`. */
+  readonly keys: readonly string[];
+  /** CRM property → our value there after the write: what `tracked` compares with next time. */
+  readonly written: Record<string, CrmValue>;
+}
+
+export interface DecideInput {
+  readonly fields: FieldsToWrite;
+  readonly object: string;
+  readonly connector: Pick<CrmConnector, 'propertyFor' | 'formatValue'>;
+  readonly mode: OverwriteMode;
+  readonly excluded: ReadonlySet<string>;
+  /** The record's properties as read. */
+  readonly current: Readonly<Record<string, CrmValue>>;
+  /** What we last wrote to this record, by property (empty when never enriched). */
+  readonly lastWritten: Readonly<Record<string, CrmValue>>;
+}
+
+/**
+ * The overwrite rules, field by field:
+ * - an empty value is never written (a no-match or a missing field does not clear what is there);
+ * - an excluded field, or one the connector does not map, is never written;
+ * - `fill_empty` writes only into an empty property;
+ * - `tracked` writes into an empty property, or one still holding what we last wrote there, so a
+ *   human's edit is never overwritten;
+ * - `always` writes whatever is there;
+ * - a property already holding the value is not sent (no write, no change event), but is ours now.
+ */
+export function decideWrites(input: DecideInput): WriteDecision {
+  const properties: Record<string, CrmValue> = {};
+  const keys: string[] = [];
+  const written: Record<string, CrmValue> = { ...input.lastWritten };
+  for (const [key, raw] of input.fields.values) {
+    if (input.excluded.has(key)) continue;
+    const property = input.connector.propertyFor(input.object, key);
+    if (property === null) continue;
+    const value = input.connector.formatValue(key, raw);
+    if (isEmpty(value)) continue;
+    const current = input.current[property];
+    if (sameCrmValue(current, value)) {
+      written[property] = value;
+      continue;
+    }
+    const ours = key.startsWith('status.');
+    const allowed =
+      ours ||
+      input.mode === 'always' ||
+      isEmpty(current) ||
+      (input.mode === 'tracked' && property in input.lastWritten && sameCrmValue(current, input.lastWritten[property]));
+    if (!allowed) continue;
+    properties[property] = value;
+    keys.push(key);
+    written[property] = value;
+  }
+  return { properties, keys, written };
+}

@@ -1,0 +1,196 @@
+// `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
+// a process of its own, reading the enrichment log, and looking after installations.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { EnrichService } from '../core/enrich/service.ts';
+import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
+import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
+import { loadSecretBox } from '../core/secrets/secret-box.ts';
+import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
+import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../connectors/pipeline/model.ts';
+import { loadConfig } from './config.ts';
+import { createServerLogger } from './logger.ts';
+import { defaultConnectors, openDataFolder, openRuntime, startWorker } from './runtime.ts';
+
+/** The pipeline's parts on the data folder, for commands that do not enrich. */
+export async function withBridge<T>(run: (bridge: Bridge) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const { store, queue, db } = await openDataFolder(config.dataDir);
+  try {
+    const service = new EnrichService({ store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new NoSnapshotMatcher() });
+    const bridge = createBridge({ db, store, queue, box: loadSecretBox({ dataDir: config.dataDir }), service, connectors: defaultConnectors() });
+    return await run(bridge);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Runs pipeline workers until SIGTERM or SIGINT, then finishes what is in flight, releases the rest of
+ * its batches and exits 0. Resolves once stopped.
+ */
+export async function runWorkerProcess(concurrency: number, connectors?: ConnectorRegistry): Promise<void> {
+  const config = loadConfig();
+  const logger = createServerLogger(config.logLevel);
+  const runtime = await openRuntime(config, logger, connectors);
+  const worker = startWorker(runtime, logger, concurrency);
+  logger.info({ worker: worker.workerId, concurrency, data_dir: config.dataDir }, 'worker started');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      logger.info({ signal }, 'worker stopping: finishing in-flight enrichments, releasing the rest');
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await worker.stop();
+  await runtime.close();
+  logger.info('worker stopped');
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
+}
+
+function wholeNumber(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return Number(value);
+  };
+}
+
+function ratio(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number from 0 to 1');
+  return n;
+}
+
+function logLine(entry: LogEntry): string {
+  const fields = entry.fieldsWritten.length === 0 ? '' : `  wrote ${entry.fieldsWritten.length}`;
+  const quota = entry.quotaConsumed === 0 ? '' : `  quota ${entry.quotaConsumed}`;
+  const latency = entry.latencyMs === null ? '' : `  ${entry.latencyMs} ms`;
+  const detail = entry.detail === null ? '' : `  (${entry.detail})`;
+  return `${entry.at}  ${entry.installationId}  ${entry.object}/${entry.recordId}  ${entry.outcome}${fields}${quota}${latency}${detail}`;
+}
+
+function describeInstallation(i: Installation): string {
+  const target = i.target.kind === 'local' ? `local account ${i.target.accountId} (token ${i.target.tokenId})` : `remote ${i.target.url}`;
+  const pause =
+    i.status === 'paused' ? ` (${i.pauseReason ?? 'paused'}${i.pausedUntil === null ? '' : ` until ${i.pausedUntil}`})` : '';
+  const s = i.settings;
+  return [
+    `installation       ${i.id}`,
+    `crm                ${i.provider} ${i.externalAccountId}`,
+    `environment        ${i.environment}`,
+    `target             ${target}`,
+    `status             ${i.status}${pause}`,
+    `enrich on create   ${s.enrichOnCreate ? 'on' : 'off'}`,
+    `overwrite mode     ${s.overwriteMode}`,
+    `re-enrich after    ${s.reenrichAfterDays} days (same input)`,
+    `min confidence     ${s.minConfidence}`,
+    `objects            ${s.objects.length === 0 ? "the connector's defaults" : s.objects.join(', ')}`,
+    `excluded fields    ${s.excludedFields.length === 0 ? 'none' : s.excludedFields.join(', ')}`,
+    `connected          ${i.createdAt}`,
+  ].join('\n');
+}
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+export function pipelineCommands(): Command[] {
+  const worker = new Command('worker')
+    .description('run pipeline workers in this process until SIGTERM (set WORKER_CONCURRENCY=0 on the server to leave the queue to them)')
+    .option('--concurrency <n>', 'batches worked on at once', wholeNumber(1, 32), 2)
+    .action(async (flags: { concurrency: number }) => {
+      await runWorkerProcess(flags.concurrency);
+    });
+
+  const log = new Command('log')
+    .description('the enrichment log, oldest of the shown entries first')
+    .option('--installation <id>', 'only this installation')
+    .option('--record <id>', 'only this CRM record')
+    .option('--limit <n>', 'the newest N entries', wholeNumber(1, 100_000), 50)
+    .option('--json', 'print JSON')
+    .action(async (flags: { installation?: string; record?: string; limit: number; json?: boolean }) => {
+      await withBridge(async ({ pipelineStore }) => {
+        const entries = await pipelineStore.listLog({
+          limit: flags.limit,
+          ...(flags.installation === undefined ? {} : { installationId: flags.installation }),
+          ...(flags.record === undefined ? {} : { recordId: flags.record }),
+        });
+        if (flags.json === true) console.log(JSON.stringify(entries, null, 2));
+        else if (entries.length === 0) console.log('no log entries');
+        else for (const entry of entries) console.log(logLine(entry));
+      });
+    });
+
+  const installations = new Command('installations').description('CRM installations: settings, pause and resume, disconnect');
+  installations
+    .command('list')
+    .description('every installation')
+    .action(async () => {
+      await withBridge(async ({ pipelineStore }) => {
+        const all = await pipelineStore.listInstallations();
+        if (all.length === 0) console.log('no installations');
+        for (const i of all) console.log(`${i.id}  ${i.provider} ${i.externalAccountId}  ${i.environment}  ${i.status}  ${i.settings.overwriteMode}`);
+      });
+    });
+  installations
+    .command('show <id>')
+    .option('--json', 'print JSON')
+    .action(async (id: string, flags: { json?: boolean }) => {
+      await withBridge(async ({ installations: all }) => {
+        const installation = await all.require(id);
+        console.log(flags.json === true ? JSON.stringify(installation, null, 2) : describeInstallation(installation));
+      });
+    });
+  installations
+    .command('settings <id>')
+    .description("change an installation's settings")
+    .addOption(new Option('--overwrite-mode <mode>', 'fill_empty, tracked or always').choices(OVERWRITE_MODES))
+    .option('--reenrich-after-days <n>', 'skip a record enriched this recently with the same input', wholeNumber(0, 3650))
+    .option('--min-confidence <x>', 'do not write household or career data below this confidence (0 to 1)', ratio)
+    .option('--objects <list>', 'comma-separated CRM objects to enrich')
+    .option('--exclude-fields <list>', 'comma-separated field keys never written, e.g. household.net_worth')
+    .option('--enrich-on-create', 'enrich new records automatically')
+    .option('--no-enrich-on-create', 'do not enrich new records automatically')
+    .action(
+      async (
+        id: string,
+        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean },
+      ) => {
+        await withBridge(async ({ installations: all }) => {
+          const updated = await all.updateSettings(id, {
+            ...(flags.overwriteMode === undefined ? {} : { overwriteMode: flags.overwriteMode }),
+            ...(flags.reenrichAfterDays === undefined ? {} : { reenrichAfterDays: flags.reenrichAfterDays }),
+            ...(flags.minConfidence === undefined ? {} : { minConfidence: flags.minConfidence }),
+            ...(flags.objects === undefined ? {} : { objects: list(flags.objects) }),
+            ...(flags.excludeFields === undefined ? {} : { excludedFields: list(flags.excludeFields) }),
+            ...(flags.enrichOnCreate === undefined ? {} : { enrichOnCreate: flags.enrichOnCreate }),
+          });
+          console.log(describeInstallation(updated));
+        });
+      },
+    );
+  installations
+    .command('pause <id>')
+    .description('stop enriching: jobs are skipped (and logged) until resumed')
+    .action(async (id: string) => {
+      await withBridge(async ({ installations: all }) => {
+        await all.pause(id);
+        console.log(`paused ${id}`);
+      });
+    });
+  installations
+    .command('resume <id>')
+    .description("lift a pause, an operator's or a limit's, and run the jobs held back")
+    .action(async (id: string) => {
+      await withBridge(async ({ installations: all }) => {
+        await all.resume(id);
+        console.log(`resumed ${id}`);
+      });
+    });
+  return [worker, log, installations];
+}

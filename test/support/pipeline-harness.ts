@@ -1,0 +1,87 @@
+// The pipeline on real parts for tests: a temporary data folder with the real SQLite store and job
+// queue, the real EnrichService (sandbox personas; production through a persona matcher), a real
+// SecretBox, and a MemoryCrm as the only double, registered as provider "memcrm".
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { type AccountSettings, createAccount } from '../../core/accounts/admin.ts';
+import type { Environment } from '../../core/accounts/model.ts';
+import { EnrichService } from '../../core/enrich/service.ts';
+import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
+import { SecretBox } from '../../core/secrets/secret-box.ts';
+import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
+import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
+import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
+import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/pipeline.ts';
+import { Worker } from '../../connectors/pipeline/worker.ts';
+import { tempDir } from './harness.ts';
+import { MemoryCrm, MemoryCrmConnector } from './memory-crm.ts';
+import { PersonaProductionMatcher } from './persona-matcher.ts';
+
+export const PROVIDER = 'memcrm';
+
+export interface PipelineHarness {
+  readonly dataDir: string;
+  readonly opened: OpenedStore;
+  readonly service: EnrichService;
+  readonly bridge: Bridge;
+  readonly crm: MemoryCrm;
+  /** The clock the pipeline and the service's quota periods read; tests move it. */
+  readonly clock: { now: Date };
+  /** A local account and an installation enriching against it. */
+  install(options?: { environment?: Environment; account?: AccountSettings; settings?: Partial<InstallationSettings>; externalAccountId?: string }): Promise<Installation>;
+  enqueue(installation: Installation, payload: EnrichJobPayload): Promise<{ id: string; created: boolean }>;
+  /** Runs batches until the queue has nothing ready; returns how many batches ran. */
+  drain(worker?: Worker): Promise<number>;
+  worker(options?: { batchSize?: number }): Worker;
+  close(): Promise<void>;
+}
+
+export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<PipelineHarness> {
+  const dataDir = tempDir('enrichbridge-pipeline-');
+  const opened = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+  const clock = { now: new Date() };
+  const now = () => clock.now;
+  const service = new EnrichService({ store: opened.store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new PersonaProductionMatcher() });
+  const crm = new MemoryCrm();
+  const connectors = new ConnectorRegistry().register(PROVIDER, () => Promise.resolve(new MemoryCrmConnector(crm, options.maxBatch ?? 100)));
+  const bridge = createBridge({
+    db: opened.db,
+    store: opened.store,
+    queue: opened.queue,
+    box: new SecretBox(randomBytes(32)),
+    service,
+    connectors,
+    now,
+  });
+  let accounts = 0;
+  const harness: PipelineHarness = {
+    dataDir,
+    opened,
+    service,
+    bridge,
+    crm,
+    clock,
+    async install(o = {}) {
+      accounts += 1;
+      const name = `acct-${accounts}`;
+      await createAccount(opened.store, name, { careerIntelligence: true, rateLimit: 1000, ...o.account });
+      return bridge.installations.create({
+        provider: PROVIDER,
+        externalAccountId: o.externalAccountId ?? `portal-${accounts}`,
+        environment: o.environment ?? 'sandbox',
+        target: { kind: 'local', accountName: name },
+        settings: o.settings ?? {},
+      });
+    },
+    enqueue: (installation, payload) => opened.queue.enqueue(enrichJob(installation.id, payload)),
+    worker: (o = {}) => new Worker({ queue: opened.queue, pipeline: bridge.pipeline, batchSize: o.batchSize ?? 100, workerId: 'test-worker' }),
+    async drain(worker = harness.worker()) {
+      let batches = 0;
+      // claimBatch reads the real clock; the pipeline reads the test clock.
+      while (await worker.runOnce()) batches += 1;
+      return batches;
+    },
+    close: () => opened.store.close(),
+  };
+  return harness;
+}
