@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   /** Pipeline batches the server works on at once; 0 leaves the queue to `enrichbridge worker` processes. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(32).default(2),
+  /** How long a worker's claim on a batch lasts without renewal; a dead worker's jobs return after it. */
+  WORKER_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
 });
@@ -57,6 +59,7 @@ export interface Config {
   readonly requireHttps: boolean;
   readonly shutdownTimeoutMs: number;
   readonly workerConcurrency: number;
+  readonly workerLeaseMs: number;
   readonly remoteRatePerSecond: number;
 }
 
@@ -91,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requireHttps: e.REQUIRE_HTTPS ?? production,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerLeaseMs: e.WORKER_LEASE_MS,
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
   };
 }

@@ -88,11 +88,12 @@ export async function openRuntime(config: Config, logger: Logger, connectors: Co
 }
 
 /** A pipeline worker that logs each batch (counts only: no record data, no e-mail, no token). */
-export function startWorker(runtime: Runtime, logger: Logger, concurrency: number): Worker {
+export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number): Worker {
   const worker = new Worker({
     queue: runtime.opened.queue,
     pipeline: runtime.bridge.pipeline,
     concurrency,
+    ...(leaseMs === undefined ? {} : { leaseMs }),
     onBatch: (summary) => {
       logger.info(
         { installation: summary.installationId, jobs: summary.jobs, outcomes: summary.outcomes, released: summary.released, crm_calls: summary.crmCalls },
@@ -140,7 +141,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
-  const worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency) : null;
+  const worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs) : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
