@@ -5,6 +5,7 @@ import { EnrichService } from '../core/enrich/service.ts';
 import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
+import type { OpenedStore } from '../core/storage/sqlite.ts';
 import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../connectors/pipeline/model.ts';
 import { loadConfig } from './config.ts';
@@ -12,13 +13,14 @@ import { createServerLogger } from './logger.ts';
 import { defaultConnectors, openDataFolder, openRuntime, startWorker } from './runtime.ts';
 
 /** The pipeline's parts on the data folder, for commands that do not enrich. */
-export async function withBridge<T>(run: (bridge: Bridge) => Promise<T>): Promise<T> {
+export async function withBridge<T>(run: (bridge: Bridge, opened: OpenedStore) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const { store, queue, db } = await openDataFolder(config.dataDir);
+  const opened = await openDataFolder(config.dataDir);
+  const { store, queue, db } = opened;
   try {
     const service = new EnrichService({ store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new NoSnapshotMatcher() });
     const bridge = createBridge({ db, store, queue, box: loadSecretBox({ dataDir: config.dataDir }), service, connectors: defaultConnectors() });
-    return await run(bridge);
+    return await run(bridge, opened);
   } finally {
     await store.close();
   }

@@ -47,7 +47,8 @@ export function checkRemoteUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new InstallationError(`remote URL is not a URL: ${raw.slice(0, 200)}`);
+    // Not echoed: a mistyped URL can still carry a password or token (`https//user:token@host`).
+    throw new InstallationError('remote URL is not an absolute URL (like https://host/path)');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InstallationError('remote URL must be http or https');
   if (url.username !== '' || url.password !== '') throw new InstallationError('remote URL must not carry credentials; pass the token separately');

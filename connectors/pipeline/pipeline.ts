@@ -29,13 +29,18 @@ export const EnrichJobPayloadSchema = z.object({
 });
 export type EnrichJobPayload = z.input<typeof EnrichJobPayloadSchema>;
 
+/** The dedupe key of a record's enrichment job. */
+export function enrichDedupeKey(installationId: string, object: string, recordId: string): string {
+  return `${ENRICH_JOB}:${installationId}:${object}:${recordId}`;
+}
+
 /** The queue job for one record; duplicates of a waiting job add nothing. */
 export function enrichJob(installationId: string, payload: EnrichJobPayload): NewJob {
   return {
     installationId,
     kind: ENRICH_JOB,
     payload,
-    dedupeKey: `${ENRICH_JOB}:${installationId}:${payload.object}:${payload.recordId}`,
+    dedupeKey: enrichDedupeKey(installationId, payload.object, payload.recordId),
   };
 }
 
@@ -71,6 +76,13 @@ type Disposal =
   | { readonly kind: 'complete' }
   | { readonly kind: 'fail'; readonly error: string; readonly retryable: boolean }
   | { readonly kind: 'release'; readonly runAt?: Date };
+
+/**
+ * Why the rest of a batch must not go on: a limit paused the installation, the CRM asked us to wait, or
+ * the worker is shutting down. `outcome` is logged for the records it holds back until `runAt`; null
+ * when they go back unlogged (a short CRM rate limit, like a shutdown, is not a decision about them).
+ */
+type Stop = { readonly kind: 'release'; readonly runAt?: Date; readonly outcome: Outcome | null };
 
 const DAY_MS = 86_400_000;
 /** How long jobs wait when a limit gives no reset time; an operator's `resume` brings them back sooner. */
@@ -245,7 +257,7 @@ export class Pipeline {
           for (const [rest, restRecords] of byObject) {
             for (const work of restRecords.values()) {
               if (!run.disposals.has(work.jobs[0]?.id ?? '')) {
-                if (stop.kind === 'release' && stop.runAt !== undefined) {
+                if (stop.outcome !== null && stop.runAt !== undefined) {
                   run.log(rest, work, stop.outcome, { detail: `waits until ${stop.runAt.toISOString()}` });
                 }
                 run.dispose(work, { kind: 'release', ...(stop.runAt === undefined ? {} : { runAt: stop.runAt }) });
@@ -281,11 +293,11 @@ export class Pipeline {
     object: string,
     works: readonly Work[],
     signal: AbortSignal | undefined,
-  ): Promise<{ kind: 'release'; runAt?: Date; outcome: Outcome } | null> {
+  ): Promise<Stop | null> {
     const { installation } = run;
     if (signal?.aborted) {
       for (const work of works) run.dispose(work, { kind: 'release' });
-      return { kind: 'release', outcome: 'skipped:installation_paused' };
+      return { kind: 'release', outcome: null };
     }
     let records: Map<string, CrmRecord>;
     try {
@@ -349,7 +361,9 @@ export class Pipeline {
       }
     });
 
-    await this.writeBack(run, connector, object, enriched);
+    // A CRM limit or rate limit on the write stops the batch as it does on a read: reading and enriching
+    // the next slices would spend enrichments on records that cannot be written until then.
+    const writeStop = await this.writeBack(run, connector, object, enriched);
 
     if (quotaResetsAt !== undefined) {
       const runAt = await this.pauseForLimit(installation, 'quota', quotaResetsAt);
@@ -360,9 +374,10 @@ export class Pipeline {
       }
       return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
     }
+    if (writeStop !== null) return writeStop;
     if (signal?.aborted) {
       for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release' });
-      return { kind: 'release', outcome: 'skipped:installation_paused' };
+      return { kind: 'release', outcome: null };
     }
     return null;
   }
@@ -372,7 +387,7 @@ export class Pipeline {
     connector: CrmConnector,
     object: string,
     enriched: readonly { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[],
-  ): Promise<void> {
+  ): Promise<Stop | null> {
     const { installation } = run;
     const { settings } = installation;
     const excluded = new Set(settings.excludedFields);
@@ -396,6 +411,7 @@ export class Pipeline {
       return { ...item, fields, decision };
     });
     const results = new Map<string, { ok: true } | { ok: false; reason: string; message: string }>();
+    let stop: Stop | null = null;
     const updates: RecordUpdate[] = planned
       .filter((p) => Object.keys(p.decision.properties).length > 0)
       .map((p) => ({ id: p.work.recordId, properties: p.decision.properties }));
@@ -408,7 +424,7 @@ export class Pipeline {
       } catch (error) {
         const works = planned.filter((p) => slice.some((u) => u.id === p.work.recordId)).map((p) => p.work);
         // The enrichment is spent either way; the records go back for the write to be tried again.
-        await this.crmFailure(run, object, works, error);
+        stop ??= await this.crmFailure(run, object, works, error);
         for (const work of works) results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
       }
     }
@@ -447,6 +463,7 @@ export class Pipeline {
       run.log(object, work, logOutcome, { ...extra, fieldsWritten: Object.keys(decision.properties) });
       run.dispose(work, { kind: 'complete' });
     }
+    return stop;
   }
 
   /** A CRM call failed for these records: wait, pause, or retry, as the error says. */
@@ -455,11 +472,12 @@ export class Pipeline {
     object: string,
     works: readonly Work[],
     error: unknown,
-  ): Promise<{ kind: 'release'; runAt?: Date; outcome: Outcome } | null> {
+  ): Promise<Stop | null> {
     if (error instanceof CrmError && error.kind === 'rate_limited') {
       const runAt = error.retryAt ?? new Date(this.now().getTime() + 10_000);
       for (const work of works) run.dispose(work, { kind: 'release', runAt });
-      return null;
+      // The rest of the batch waits as well: calling again before retryAt only earns more refusals.
+      return { kind: 'release', runAt, outcome: null };
     }
     if (error instanceof CrmError && error.kind === 'limit_exhausted') {
       const runAt = await this.pauseForLimit(run.installation, 'crm_limit', error.retryAt);

@@ -62,12 +62,20 @@ export class Worker {
     const jobs = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs });
     if (jobs.length === 0) return false;
     const ids = jobs.map((j) => j.id);
+    // A batch whose lease was lost (this process stalled past it, and another worker may hold the
+    // jobs now) stops sending: what is not yet enriched is left to the new holder.
+    const lost = new AbortController();
     // Keep the lease well ahead of a long batch (a shared token's limiter can make one slow).
     const heartbeat = setInterval(() => {
-      queue.extendLease(ids, this.workerId, this.leaseMs).catch((error: unknown) => this.options.onError?.(error));
-    }, Math.max(1_000, Math.floor(this.leaseMs / 3)));
+      queue.extendLease(ids, this.workerId, this.leaseMs).then(
+        (held) => {
+          if (held < ids.length) lost.abort();
+        },
+        (error: unknown) => this.options.onError?.(error),
+      );
+    }, Math.max(100, Math.floor(this.leaseMs / 3)));
     try {
-      const summary = await pipeline.processBatch(jobs, this.workerId, this.abort.signal);
+      const summary = await pipeline.processBatch(jobs, this.workerId, AbortSignal.any([this.abort.signal, lost.signal]));
       this.options.onBatch?.(summary);
     } finally {
       clearInterval(heartbeat);

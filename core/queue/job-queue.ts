@@ -60,6 +60,8 @@ export interface JobQueue {
   extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number>;
   /** Moves every queued job of an installation to `runAt` (a pause until a reset, or a resume now). */
   reschedule(installationId: string, runAt: Date): Promise<number>;
+  /** Drops the queued job with this dedupe key (the record it was for is gone); true when one was. */
+  cancel(dedupeKey: string): Promise<boolean>;
   list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
 }
@@ -145,8 +147,23 @@ export class KyselyJobQueue implements JobQueue {
   async claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]> {
     const now = (options.now ?? new Date()).toISOString();
     const leaseEnd = new Date(Date.parse(now) + options.leaseMs).toISOString();
+    // A job whose lease ran out on its last allowed delivery is dead: a job that kills its worker
+    // every time must end in the dead letters, not loop forever.
+    await this.db
+      .updateTable('jobs')
+      .set({
+        state: 'dead',
+        lease_owner: null,
+        lease_expires_at: null,
+        last_error: 'the lease ran out on the last allowed delivery (did the worker die?)',
+        updated_at: now,
+      })
+      .where('state', '=', 'running')
+      .where('lease_expires_at', '<', now)
+      .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
+      .execute();
     // Queued and due, or leased by a worker whose lease ran out (it died, or hung).
-    const ready = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now}))`;
+    const ready = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts))`;
     // One statement: the installation, its readiest jobs and their lease are picked under the write
     // lock, so two workers never lease the same job.
     const rows = await this.db
@@ -269,6 +286,11 @@ export class KyselyJobQueue implements JobQueue {
     return Number(result.numUpdatedRows);
   }
 
+  async cancel(dedupeKey: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey).where('state', '=', 'queued').executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
   async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {
     let query = this.db.selectFrom('jobs').selectAll().orderBy('created_at').limit(options.limit ?? 1000);
     if (options.state !== undefined) query = query.where('state', '=', options.state);
@@ -276,15 +298,46 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    let query = this.db
+    if (ids !== 'all' && ids.length === 0) return 0;
+    const chosen = ids === 'all' ? null : [...ids];
+    // One pending job per dedupe key (jobs_pending_dedupe): a dead job whose record has a queued or
+    // running job again is superseded and stays dead, and of several dead jobs for one record only the
+    // newest goes back. Without this, one such job made the whole retry fail on the unique index.
+    const result = await this.db
       .updateTable('jobs')
       .set({ state: 'queued', attempts: 0, run_at: new Date().toISOString(), last_error: null, updated_at: new Date().toISOString() })
-      .where('state', '=', 'dead');
-    if (ids !== 'all') {
-      if (ids.length === 0) return 0;
-      query = query.where('id', 'in', [...ids]);
-    }
-    const result = await query.executeTakeFirst();
+      .where('state', '=', 'dead')
+      .$if(chosen !== null, (qb) => qb.where('id', 'in', chosen ?? []))
+      .where((eb) =>
+        eb.or([
+          eb('dedupe_key', 'is', null),
+          eb.and([
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('jobs as pending')
+                  .select('pending.id')
+                  .whereRef('pending.dedupe_key', '=', 'jobs.dedupe_key')
+                  .where('pending.state', 'in', ['queued', 'running']),
+              ),
+            ),
+            eb(
+              'id',
+              '=',
+              eb
+                .selectFrom('jobs as twin')
+                .select('twin.id')
+                .whereRef('twin.dedupe_key', '=', 'jobs.dedupe_key')
+                .where('twin.state', '=', 'dead')
+                .$if(chosen !== null, (qb) => qb.where('twin.id', 'in', chosen ?? []))
+                .orderBy('twin.created_at', 'desc')
+                .orderBy('twin.id', 'desc')
+                .limit(1),
+            ),
+          ]),
+        ]),
+      )
+      .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 }

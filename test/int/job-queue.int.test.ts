@@ -45,6 +45,20 @@ describe('Job queue', () => {
     expect(await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 })).toEqual([]);
   });
 
+  it('a job whose lease runs out on its last allowed delivery is dead, not delivered again', async () => {
+    const { queue } = await open();
+    await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: 1, maxAttempts: 3 });
+    const later = (ms: number) => new Date(Date.now() + ms);
+    for (let delivery = 1; delivery <= 3; delivery += 1) {
+      const [job] = await queue.claimBatch({ workerId: `w${delivery}`, limit: 1, leaseMs: 1, now: later(delivery * 1000) });
+      expect(job?.attempts).toBe(delivery);
+    }
+    expect(await queue.claimBatch({ workerId: 'w4', limit: 1, leaseMs: 1, now: later(10_000) })).toEqual([]);
+    const [dead] = await queue.list({ state: 'dead' });
+    expect(dead).toMatchObject({ attempts: 3, leaseOwner: null });
+    expect(dead?.lastError).toMatch(/lease ran out/);
+  });
+
   it('release with a time, lease extension and rescheduling an installation move only what they should', async () => {
     const { queue } = await open();
     await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 1 });
