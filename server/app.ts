@@ -16,6 +16,8 @@ export interface AppOptions {
   readonly logger: Logger;
   readonly trustProxy: string | false;
   readonly requireHttps: boolean;
+  /** The CRM routes (OAuth, webhooks), mounted before the 404 answer. */
+  readonly routers?: readonly express.Router[];
 }
 
 interface BodyParserError {
@@ -187,6 +189,8 @@ export function createApp(options: AppOptions): express.Express {
       sendJson(res, error.status, errorBody(environment, error));
     });
   }
+
+  for (const router of options.routers ?? []) app.use(router);
 
   app.use((req, res) => {
     sendJson(res, 404, errorBody(environmentOf(req), new EnrichError('not_found', 'Not found.')));

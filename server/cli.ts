@@ -20,6 +20,11 @@ import { loadConfig } from './config.ts';
 import { dataCommands } from './data-cli.ts';
 import { jobsCommands } from './jobs-cli.ts';
 import { pipelineCommands } from './pipeline-cli.ts';
+import { hubspotCommands } from './hubspot-cli.ts';
+import { backfillCommands } from './backfill-cli.ts';
+import { HubSpotInstallError } from '../connectors/hubspot/install.ts';
+import { HubSpotAuthError } from '../connectors/hubspot/auth.ts';
+import { CrmError } from '../connectors/pipeline/connector.ts';
 import { InstallationError } from '../connectors/pipeline/installations.ts';
 import { openDataFolder } from './runtime.ts';
 
@@ -177,6 +182,8 @@ export function buildProgram(): Command {
   program.addCommand(dataCommands(withStore));
   program.addCommand(jobsCommands(withQueue));
   for (const command of pipelineCommands()) program.addCommand(command);
+  program.addCommand(hubspotCommands());
+  program.addCommand(backfillCommands());
   return program;
 }
 
@@ -187,7 +194,10 @@ buildProgram()
       error instanceof AdminError ||
       error instanceof DuplicateAccountError ||
       error instanceof SnapshotLoadError ||
-      error instanceof InstallationError
+      error instanceof InstallationError ||
+      error instanceof HubSpotInstallError ||
+      error instanceof HubSpotAuthError ||
+      error instanceof CrmError
     ) {
       console.error(`enrichbridge: ${error.message}`);
     } else {

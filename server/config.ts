@@ -44,6 +44,14 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(32).default(2),
   /** How long a worker's claim on a batch lasts without renewal; a dead worker's jobs return after it. */
   WORKER_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
+  /** The public base URL CRMs call (webhook signatures and OAuth redirects are checked against it). */
+  PUBLIC_URL: z.url().optional(),
+  /** The HubSpot public app, for OAuth installs (a static-token `hubspot connect` needs none of these). */
+  HUBSPOT_CLIENT_ID: z.string().min(1).optional(),
+  HUBSPOT_CLIENT_SECRET: z.string().min(1).optional(),
+  HUBSPOT_APP_ID: z.string().regex(/^\d+$/).optional(),
+  HUBSPOT_API_BASE_URL: z.url().default('https://api.hubapi.com'),
+  HUBSPOT_AUTH_BASE_URL: z.url().default('https://app.hubspot.com'),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
 });
@@ -61,6 +69,14 @@ export interface Config {
   readonly workerConcurrency: number;
   readonly workerLeaseMs: number;
   readonly remoteRatePerSecond: number;
+  readonly publicUrl: string | null;
+  readonly hubspot: {
+    readonly clientId: string | null;
+    readonly clientSecret: string | null;
+    readonly appId: string | null;
+    readonly apiBaseUrl: string;
+    readonly authBaseUrl: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -96,5 +112,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerLeaseMs: e.WORKER_LEASE_MS,
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
+    publicUrl: e.PUBLIC_URL === undefined ? null : e.PUBLIC_URL.replace(/\/+$/, ''),
+    hubspot: {
+      clientId: e.HUBSPOT_CLIENT_ID ?? null,
+      clientSecret: e.HUBSPOT_CLIENT_SECRET ?? null,
+      appId: e.HUBSPOT_APP_ID ?? null,
+      apiBaseUrl: e.HUBSPOT_API_BASE_URL,
+      authBaseUrl: e.HUBSPOT_AUTH_BASE_URL,
+    },
   };
 }

@@ -18,7 +18,7 @@ function positiveInteger(value: string): number {
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
 /** A bar on a terminal; a line per tenth of the work otherwise, so CI logs stay readable. */
-function progressReporter(label: string, unit: (value: number) => string) {
+export function progressReporter(label: string, unit: (value: number) => string) {
   if (process.stderr.isTTY) {
     const bar = new SingleBar(
       { format: `${label} [{bar}] {percentage}% | {done} of {all} | {detail}`, hideCursor: true, stream: process.stderr },

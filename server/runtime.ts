@@ -15,6 +15,9 @@ import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { Worker } from '../connectors/pipeline/worker.ts';
+import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
+import type { SecretBox } from '../core/secrets/secret-box.ts';
+import { hubspotRouter } from './hubspot-routes.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -31,13 +34,14 @@ export function snapshotsDir(dataDir: string): string {
 
 /** The connectors this build ships, by provider. */
 export function defaultConnectors(): ConnectorRegistry {
-  return new ConnectorRegistry();
+  return new ConnectorRegistry().register(HUBSPOT_PROVIDER, hubspotConnectorFor);
 }
 
 export interface Runtime {
   readonly opened: OpenedStore;
   readonly service: EnrichService;
   readonly bridge: Bridge;
+  readonly box: SecretBox;
   /** Stops the snapshot watcher and closes the database. */
   close(): Promise<void>;
 }
@@ -67,11 +71,12 @@ export async function openRuntime(config: Config, logger: Logger, connectors: Co
   );
   await snapshots.refresh();
   snapshots.start();
+  const box = loadSecretBox({ dataDir: config.dataDir });
   const bridge = createBridge({
     db,
     store,
     queue,
-    box: loadSecretBox({ dataDir: config.dataDir }),
+    box,
     service,
     connectors,
     remoteRatePerSecond: config.remoteRatePerSecond,
@@ -80,6 +85,7 @@ export async function openRuntime(config: Config, logger: Logger, connectors: Co
     opened,
     service,
     bridge,
+    box,
     close: async () => {
       snapshots.stop();
       await store.close();
@@ -118,7 +124,16 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger, connectors?: ConnectorRegistry): Promise<RunningServer> {
   const runtime = await openRuntime(config, logger, connectors);
   const { store } = runtime.opened;
-  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps });
+  let worker: Worker | null = null;
+  const hubspot = hubspotRouter({
+    config,
+    bridge: runtime.bridge,
+    queue: runtime.opened.queue,
+    box: runtime.box,
+    logger,
+    wake: () => worker?.wake(),
+  });
+  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps, routers: [hubspot] });
   const server =
     config.tls === null
       ? http.createServer(app)
@@ -141,7 +156,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
-  const worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs) : null;
+  worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs) : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

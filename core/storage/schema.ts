@@ -127,6 +127,19 @@ export interface EnrichmentLogTable {
   detail: string | null;
 }
 
+/** Where a backfill of one installation's object got to, so a rerun resumes there. */
+export interface BackfillsTable {
+  installation_id: string;
+  object: string;
+  /** The CRM's paging cursor after the last page fully enqueued; null: from the start. */
+  cursor: string | null;
+  enqueued: number;
+  /** running | done */
+  state: string;
+  started_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -136,6 +149,7 @@ export interface Database {
   installations: InstallationsTable;
   record_states: RecordStatesTable;
   enrichment_log: EnrichmentLogTable;
+  backfills: BackfillsTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -298,6 +312,24 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('jobs').dropColumn('rerun').execute();
+    },
+  },
+  '0006_backfills': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('backfills')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('cursor', 'text')
+        .addColumn('enqueued', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backfills_pk', ['installation_id', 'object'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('backfills').execute();
     },
   },
 };

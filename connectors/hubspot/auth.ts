@@ -1,0 +1,155 @@
+// HubSpot credentials as an installation keeps them (sealed), the OAuth token endpoint, and the token
+// source every API call draws from: refreshed ahead of expiry, one refresh per portal at a time, and
+// a rotated refresh token persisted before it is used.
+import { z } from 'zod';
+import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
+import type { Installations } from '../pipeline/installations.ts';
+import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
+
+export const HubSpotCredentialsSchema = z.object({
+  /** oauth: a public app's tokens, refreshed. static: a private/static app token, used as is. */
+  kind: z.enum(['oauth', 'static']),
+  accessToken: z.string().min(1),
+  refreshToken: z.string().min(1).nullable().default(null),
+  /** When the access token expires (ISO); null for a static token. */
+  expiresAt: z.string().nullable().default(null),
+  clientId: z.string().min(1).nullable().default(null),
+  /** The app's client secret: webhook and workflow-action signatures, and token refresh. */
+  clientSecret: z.string().min(1),
+  appId: z.string().min(1),
+  apiBaseUrl: z.url().default(DEFAULT_HUBSPOT_API_BASE),
+});
+export type HubSpotCredentials = z.infer<typeof HubSpotCredentialsSchema>;
+
+/** Refresh when less than this is left, so no call starts with a token about to expire. */
+export const REFRESH_AHEAD_MS = 5 * 60_000;
+
+/** A refused or failed token request is an auth failure unless HubSpot was only busy or down. */
+function authErrorKind(status: number | null): CrmErrorKind {
+  if (status === 429) return 'rate_limited';
+  if (status !== null && status >= 500) return 'transient';
+  return 'auth';
+}
+
+/**
+ * A CrmError, so a refresh that fails inside an API call (invalid_grant, no refresh token) reaches the
+ * pipeline as `auth` (an admin must reconnect) rather than as an unknown, transient error.
+ */
+export class HubSpotAuthError extends CrmError {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(authErrorKind(status), message);
+    this.name = 'HubSpotAuthError';
+  }
+}
+
+const TokenResponseSchema = z.object({
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1).optional(),
+  expires_in: z.number().int().positive(),
+  hub_id: z.union([z.number(), z.string()]).optional(),
+  scopes: z.array(z.string()).optional(),
+});
+export type TokenResponse = z.infer<typeof TokenResponseSchema>;
+
+/**
+ * The date-versioned token endpoint first; the deprecated v1 path (which stops working on 2027-02-16)
+ * only when the versioned one is not there (404), so a HubSpot fake or an older environment still works.
+ */
+export const TOKEN_PATHS = ['/oauth/2026-03/token', '/oauth/v1/token'] as const;
+
+export async function requestToken(apiBaseUrl: string, form: Record<string, string>): Promise<TokenResponse> {
+  let lastStatus: number | null = null;
+  for (const path of TOKEN_PATHS) {
+    // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK's basePath does.
+    const response = await fetch(new URL(`${apiBaseUrl.replace(/\/+$/, '')}${path}`), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(form).toString(),
+      signal: AbortSignal.timeout(10_000),
+    });
+    lastStatus = response.status;
+    if (response.status === 404) continue;
+    const body: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const detail = z.object({ error: z.string().optional(), error_description: z.string().optional(), message: z.string().optional() }).safeParse(body);
+      const why = detail.success ? (detail.data.error_description ?? detail.data.message ?? detail.data.error ?? '') : '';
+      throw new HubSpotAuthError(`HubSpot token endpoint answered ${response.status}${why === '' ? '' : `: ${why}`}`, response.status);
+    }
+    const parsed = TokenResponseSchema.safeParse(body);
+    if (!parsed.success) throw new HubSpotAuthError('HubSpot token endpoint answered 200 without a usable token', response.status);
+    return parsed.data;
+  }
+  throw new HubSpotAuthError('HubSpot has no token endpoint at this base URL', lastStatus);
+}
+
+/** In-flight refreshes by installation: concurrent callers share one. */
+const refreshing = new Map<string, Promise<string>>();
+
+export class HubSpotTokenSource {
+  constructor(
+    private readonly installationId: string,
+    private readonly installations: Installations,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async credentials(): Promise<HubSpotCredentials> {
+    return HubSpotCredentialsSchema.parse((await this.installations.secrets(this.installationId)).crm);
+  }
+
+  /** A token good for at least REFRESH_AHEAD_MS, refreshing first when needed. */
+  async accessToken(): Promise<string> {
+    const credentials = await this.credentials();
+    if (!this.expiring(credentials)) return credentials.accessToken;
+    return this.refresh(false);
+  }
+
+  private expiring(credentials: HubSpotCredentials): boolean {
+    if (credentials.kind === 'static' || credentials.expiresAt === null) return false;
+    return Date.parse(credentials.expiresAt) - this.now().getTime() < REFRESH_AHEAD_MS;
+  }
+
+  /**
+   * Refreshes (once per installation at a time). With `force`, even a token that looks fresh (HubSpot
+   * just refused it). Null when the token cannot be refreshed (a static token).
+   */
+  async refreshAfterRefusal(): Promise<string | null> {
+    const credentials = await this.credentials();
+    if (credentials.kind === 'static' || credentials.refreshToken === null) return null;
+    return this.refresh(true);
+  }
+
+  private refresh(force: boolean): Promise<string> {
+    const running = refreshing.get(this.installationId);
+    if (running !== undefined) return running;
+    const task = (async () => {
+      // Another process may have refreshed since we read: use its token when it is fresh.
+      const credentials = await this.credentials();
+      if (!force && !this.expiring(credentials)) return credentials.accessToken;
+      if (credentials.refreshToken === null || credentials.clientId === null) {
+        throw new HubSpotAuthError('the HubSpot token expired and cannot be refreshed (no refresh token or client id)', null);
+      }
+      const token = await requestToken(credentials.apiBaseUrl, {
+        grant_type: 'refresh_token',
+        client_id: credentials.clientId,
+        client_secret: credentials.clientSecret,
+        refresh_token: credentials.refreshToken,
+      });
+      const next: HubSpotCredentials = {
+        ...credentials,
+        accessToken: token.access_token,
+        refreshToken: token.refresh_token ?? credentials.refreshToken,
+        expiresAt: new Date(this.now().getTime() + token.expires_in * 1000).toISOString(),
+      };
+      // Persisted before anyone uses it: a rotated refresh token must never exist only in memory.
+      await this.installations.updateCrmCredentials(this.installationId, next);
+      return next.accessToken;
+    })();
+    refreshing.set(this.installationId, task);
+    const clear = () => refreshing.delete(this.installationId);
+    task.then(clear, clear);
+    return task;
+  }
+}

@@ -1,0 +1,229 @@
+// Connecting a HubSpot portal: by OAuth (a public app: install link → HubSpot's consent screen →
+// callback) or with a private/static app token from the CLI. Both end the same way: an installation
+// with sealed credentials, and the contact properties provisioned.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Environment } from '../../core/accounts/model.ts';
+import { ENVIRONMENTS } from '../../core/accounts/model.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { type Installations, type TargetInput } from '../pipeline/installations.ts';
+import type { Installation } from '../pipeline/model.ts';
+import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi } from './api.ts';
+import { type HubSpotCredentials, HubSpotAuthError, requestToken } from './auth.ts';
+import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
+import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
+import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
+
+export const DEFAULT_HUBSPOT_AUTH_BASE = 'https://app.hubspot.com';
+/** How long an install link and an OAuth state stay good. */
+export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
+export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+/** The public app's settings, from the server's configuration. */
+export interface HubSpotAppConfig {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly appId: string;
+  readonly apiBaseUrl: string;
+  readonly authBaseUrl: string;
+  /** The server's public base URL (what HubSpot calls; redirect URI and signature base). */
+  readonly publicUrl: string;
+}
+
+const TargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local'), accountName: z.string().min(1) }),
+  z.object({ kind: z.literal('remote'), url: z.string().min(1), token: z.string().min(1) }),
+]);
+
+/** What an operator's install link grants: which target and environment the portal will enrich against. */
+const InstallIntentSchema = z.object({
+  purpose: z.literal('hubspot-install'),
+  target: TargetSchema,
+  environment: z.enum(ENVIRONMENTS),
+  expiresAt: z.number().int(),
+});
+type InstallIntent = z.infer<typeof InstallIntentSchema>;
+
+const OAuthStateSchema = z.object({
+  purpose: z.literal('hubspot-oauth-state'),
+  intent: InstallIntentSchema,
+  /** Also set as a cookie on the admin's browser: the callback must come back to the same browser. */
+  nonce: z.string().min(16),
+  expiresAt: z.number().int(),
+});
+export type OAuthState = z.infer<typeof OAuthStateSchema>;
+
+const SEAL_CONTEXT = 'hubspot-oauth';
+
+export class HubSpotInstallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HubSpotInstallError';
+  }
+}
+
+function openSealed<T>(box: SecretBox, sealed: string, schema: z.ZodType<T>, what: string): T {
+  let text: string;
+  try {
+    text = box.open(sealed, SEAL_CONTEXT);
+  } catch {
+    throw new HubSpotInstallError(`the ${what} is not valid (altered, or made by another server)`);
+  }
+  const parsed = schema.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new HubSpotInstallError(`the ${what} is not valid`);
+  return parsed.data;
+}
+
+/** An install link's token: sealed (so neither readable nor forgeable), expiring. */
+export function createInstallLink(box: SecretBox, target: TargetInput, environment: Environment, now: Date = new Date()): string {
+  const intent: InstallIntent = { purpose: 'hubspot-install', target: TargetSchema.parse(target), environment, expiresAt: now.getTime() + INSTALL_LINK_TTL_MS };
+  return box.seal(JSON.stringify(intent), SEAL_CONTEXT);
+}
+
+export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): InstallIntent {
+  const intent = openSealed(box, sealed, InstallIntentSchema, 'install link');
+  if (intent.expiresAt < now.getTime()) throw new HubSpotInstallError('the install link has expired; ask for a new one');
+  return intent;
+}
+
+/** Starts the OAuth dance: the state to send (sealed) and the nonce to set as a cookie. */
+export function beginOAuth(box: SecretBox, intent: InstallIntent, now: Date = new Date()): { state: string; nonce: string } {
+  const nonce = randomBytes(18).toString('base64url');
+  const state: OAuthState = { purpose: 'hubspot-oauth-state', intent, nonce, expiresAt: now.getTime() + OAUTH_STATE_TTL_MS };
+  return { state: box.seal(JSON.stringify(state), SEAL_CONTEXT), nonce };
+}
+
+/** Verifies the state HubSpot hands back: ours, unexpired, and from the browser that started. */
+export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): OAuthState {
+  const state = openSealed(box, sealed, OAuthStateSchema, 'OAuth state');
+  if (state.expiresAt < now.getTime()) throw new HubSpotInstallError('the install took too long (over 10 minutes); start it again');
+  if (cookieNonce === undefined || cookieNonce !== state.nonce) {
+    throw new HubSpotInstallError('this install was started in another browser (or its cookie was lost); start it again');
+  }
+  return state;
+}
+
+export function callbackUrl(app: Pick<HubSpotAppConfig, 'publicUrl'>): string {
+  return new URL('/oauth/hubspot/callback', app.publicUrl).toString();
+}
+
+export function authorizeUrl(app: HubSpotAppConfig, state: string): string {
+  const url = new URL('/oauth/authorize', app.authBaseUrl);
+  url.searchParams.set('client_id', app.clientId);
+  url.searchParams.set('redirect_uri', callbackUrl(app));
+  url.searchParams.set('scope', HUBSPOT_REQUIRED_SCOPES.join(' '));
+  if (HUBSPOT_OPTIONAL_SCOPES.length > 0) url.searchParams.set('optional_scope', HUBSPOT_OPTIONAL_SCOPES.join(' '));
+  url.searchParams.set('state', state);
+  return url.toString();
+}
+
+const AccountDetailsSchema = z.object({ portalId: z.union([z.number(), z.string()]).transform(String) }).loose();
+
+/** The portal a token belongs to: from the token response, or else from account-info. */
+async function portalIdFor(apiBaseUrl: string, accessToken: string, hubId: string | number | undefined): Promise<string> {
+  if (hubId !== undefined) return String(hubId);
+  // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK does.
+  const response = await fetch(`${apiBaseUrl.replace(/\/+$/, '')}/account-info/v3/details`, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new HubSpotAuthError(`HubSpot account-info answered ${response.status}`, response.status);
+  return AccountDetailsSchema.parse(await response.json()).portalId;
+}
+
+export interface ConnectResult {
+  readonly installation: Installation;
+  /** False: the portal was connected already; its credentials were replaced. */
+  readonly created: boolean;
+  readonly provisioned: ProvisionReport;
+}
+
+/** Creates the installation (or renews a connected portal's credentials) and provisions properties. */
+export async function connectPortal(options: {
+  installations: Installations;
+  portalId: string;
+  credentials: HubSpotCredentials;
+  target: TargetInput;
+  environment: Environment;
+  existing?: Installation | undefined;
+}): Promise<ConnectResult> {
+  const { installations } = options;
+  let installation: Installation;
+  let created = false;
+  if (options.existing !== undefined) {
+    await installations.updateCrmCredentials(options.existing.id, options.credentials);
+    installation = options.existing.status === 'disabled' ? await installations.resume(options.existing.id).catch(() => options.existing as Installation) : options.existing;
+  } else {
+    installation = await installations.create({
+      provider: HUBSPOT_PROVIDER,
+      externalAccountId: options.portalId,
+      environment: options.environment,
+      target: options.target,
+      crmCredentials: options.credentials,
+    });
+    created = true;
+  }
+  const api = await hubspotApiFor(installation, installations);
+  try {
+    return { installation, created, provisioned: await provisionHubSpotProperties(api) };
+  } catch (error) {
+    // A portal whose properties cannot be made is not connected: nothing half-installed stays behind.
+    if (created) await installations.remove(installation.id);
+    throw error;
+  }
+}
+
+/** The OAuth callback's work: code → tokens → portal → installation → properties. */
+export async function completeOAuth(options: {
+  app: HubSpotAppConfig;
+  code: string;
+  state: OAuthState;
+  installations: Installations;
+  findExisting: (portalId: string) => Promise<Installation | undefined>;
+  now?: Date;
+}): Promise<ConnectResult> {
+  const { app } = options;
+  const now = options.now ?? new Date();
+  const token = await requestToken(app.apiBaseUrl, {
+    grant_type: 'authorization_code',
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+    redirect_uri: callbackUrl(app),
+    code: options.code,
+  });
+  const portalId = await portalIdFor(app.apiBaseUrl, token.access_token, token.hub_id);
+  const credentials: HubSpotCredentials = {
+    kind: 'oauth',
+    accessToken: token.access_token,
+    refreshToken: token.refresh_token ?? null,
+    expiresAt: new Date(now.getTime() + token.expires_in * 1000).toISOString(),
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    appId: app.appId,
+    apiBaseUrl: app.apiBaseUrl,
+  };
+  return connectPortal({
+    installations: options.installations,
+    portalId,
+    credentials,
+    target: options.state.intent.target,
+    environment: options.state.intent.environment,
+    existing: await options.findExisting(portalId),
+  });
+}
+
+/** Disconnect: optionally archive our properties in the portal, then forget the installation. */
+export async function disconnectPortal(installations: Installations, installationId: string, removeProperties: boolean): Promise<{ removedProperties: number }> {
+  const installation = await installations.require(installationId);
+  if (installation.provider !== HUBSPOT_PROVIDER) throw new HubSpotInstallError(`${installationId} is not a HubSpot installation`);
+  let removedProperties = 0;
+  if (removeProperties) removedProperties = await removeHubSpotProperties(await hubspotApiFor(installation, installations));
+  await installations.remove(installationId);
+  return { removedProperties };
+}
+
+/** For a static-token connect: check the token works before storing it. */
+export async function checkStaticToken(apiBaseUrl: string | undefined, portalId: string, accessToken: string): Promise<void> {
+  const api = new HubSpotApi({ portalId, apiBaseUrl: apiBaseUrl ?? DEFAULT_HUBSPOT_API_BASE, accessToken: () => Promise.resolve(accessToken) });
+  await api.listContacts(null, ['email'], 1);
+}

@@ -1,0 +1,49 @@
+// A HubSpot contact's identity properties → an enrichment request.
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import { MAX_LIST_ENTRIES, STRING_LIMITS } from '../../core/contract/schemas.ts';
+import type { CrmValue } from '../pipeline/model.ts';
+
+/**
+ * A trimmed value, null when empty or longer than the contract allows for its field: one over-long
+ * property would make the whole request invalid, and cutting it would change the identity it names.
+ */
+function text(value: CrmValue | undefined, max: number): string | null {
+  if (value === undefined || value === null) return null;
+  const s = String(value).trim();
+  return s === '' || s.length > max ? null : s;
+}
+
+function unique(values: (string | null)[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const value of values) {
+    if (value === null) continue;
+    const key = value.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(value);
+  }
+  return out.slice(0, MAX_LIST_ENTRIES);
+}
+
+/**
+ * `firstname`, `lastname`, `email` and `hs_additional_emails` (semicolon-separated), `phone` and
+ * `mobilephone`, `address` (the street line), `city`, `state`, `zip`, `company`.
+ */
+export function contactToRequest(p: Readonly<Record<string, CrmValue>>): EnrichmentRequest {
+  const additional = (text(p.hs_additional_emails, Infinity) ?? '').split(';').map((e) => text(e, STRING_LIMITS.email));
+  const address = {
+    address: text(p.address, STRING_LIMITS.address),
+    city: text(p.city, STRING_LIMITS.city),
+    state: text(p.state, STRING_LIMITS.state),
+    zipcode: text(p.zip, STRING_LIMITS.zipcode),
+  };
+  return {
+    first_name: text(p.firstname, STRING_LIMITS.name),
+    last_name: text(p.lastname, STRING_LIMITS.name),
+    emails: unique([text(p.email, STRING_LIMITS.email), ...additional]),
+    phones: unique([text(p.phone, STRING_LIMITS.phone), text(p.mobilephone, STRING_LIMITS.phone)]),
+    addresses: Object.values(address).some((v) => v !== null) ? [address] : [],
+    company_name: text(p.company, STRING_LIMITS.company_name),
+  };
+}

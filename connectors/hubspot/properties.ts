@@ -1,0 +1,246 @@
+// The HubSpot contact properties enrichbridge writes, derived from the contract's zod schemas (so a new
+// household or career field gets its property without anyone listing it), the field key → property
+// mapping the pipeline uses, and how each value is formatted for HubSpot.
+//
+// Types per field, from the schema:
+//   integer or decimal → number/number          boolean  → bool/booleancheckbox, options true/false
+//   ISO date           → date/date (YYYY-MM-DD)  enum     → enumeration/select with the enum's values
+//   list of strings    → string/textarea, the entries joined with "; " (LIST_SEPARATOR)
+//   any other string   → string/text
+// Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
+// open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
+import { z } from 'zod';
+import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
+import type { FieldValue } from '../pipeline/connector.ts';
+import type { CrmValue } from '../pipeline/model.ts';
+import { STATUS_KEYS, type EnrichmentStatus } from '../pipeline/write-policy.ts';
+
+/** The contact property group all our properties live in. */
+export const HUBSPOT_PROPERTY_GROUP = { name: 'enrichbridge', label: 'Windfall enrichment' } as const;
+
+/** Joins a list field's entries into one text value. */
+export const LIST_SEPARATOR = '; ';
+
+/** Every label starts with this, so an admin can find our properties among the portal's own. */
+export const LABEL_PREFIX = 'Windfall';
+
+export type HubSpotPropertyType = 'string' | 'number' | 'bool' | 'date' | 'datetime' | 'enumeration';
+export type HubSpotFieldType = 'text' | 'textarea' | 'number' | 'booleancheckbox' | 'date' | 'select';
+
+export interface HubSpotPropertyOption {
+  readonly label: string;
+  readonly value: string;
+  readonly displayOrder: number;
+  readonly hidden: boolean;
+}
+
+/** A `POST /crm/v3/properties/contacts` body (a subset of the SDK's PropertyCreate). */
+export interface HubSpotPropertyDefinition {
+  readonly name: string;
+  readonly label: string;
+  readonly description: string;
+  readonly groupName: string;
+  readonly type: HubSpotPropertyType;
+  readonly fieldType: HubSpotFieldType;
+  readonly displayOrder: number;
+  /** Not offered on HubSpot forms: these values come from enrichment, not from visitors. */
+  readonly formField: boolean;
+  /** For `bool` and `enumeration` only. */
+  readonly options?: readonly HubSpotPropertyOption[];
+}
+
+/** How a field is stored; decides the HubSpot type pair and the value format. */
+export type HubSpotFieldKind = 'number' | 'boolean' | 'date' | 'datetime' | 'enum' | 'list' | 'text';
+
+const PAIRS: Record<HubSpotFieldKind, { type: HubSpotPropertyType; fieldType: HubSpotFieldType }> = {
+  number: { type: 'number', fieldType: 'number' },
+  boolean: { type: 'bool', fieldType: 'booleancheckbox' },
+  date: { type: 'date', fieldType: 'date' },
+  datetime: { type: 'datetime', fieldType: 'date' },
+  enum: { type: 'enumeration', fieldType: 'select' },
+  list: { type: 'string', fieldType: 'textarea' },
+  text: { type: 'string', fieldType: 'text' },
+};
+
+/** HubSpot stores a bool as the strings "true" and "false"; the options must say so. */
+const BOOLEAN_OPTIONS: readonly { label: string; value: string }[] = [
+  { label: 'Yes', value: 'true' },
+  { label: 'No', value: 'false' },
+];
+
+/** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
+export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];
+const allStatusesListed: Exclude<EnrichmentStatus, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
+void allStatusesListed;
+
+const STATUS_LABELS: Record<EnrichmentStatus, string> = {
+  enriched: 'Enriched',
+  no_match: 'No match',
+  below_min_confidence: 'Below minimum confidence',
+};
+
+interface Field {
+  readonly key: string;
+  readonly property: string;
+  readonly kind: HubSpotFieldKind;
+  readonly label: string;
+  readonly description: string;
+  readonly options: readonly { label: string; value: string }[];
+}
+
+type StatusKey = (typeof STATUS_KEYS)[number];
+
+const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
+  'status.enrichment_status': {
+    kind: 'enum',
+    label: 'Enrichment status',
+    description:
+      'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal.',
+    options: ENRICHMENT_STATUSES.map((value) => ({ label: STATUS_LABELS[value], value })),
+  },
+  'status.enriched_at': {
+    kind: 'datetime',
+    label: 'Enriched at',
+    description: 'When enrichbridge last enriched this contact.',
+    options: [],
+  },
+  'status.household_matched': {
+    kind: 'boolean',
+    label: 'Household matched',
+    description: 'Whether the last enrichment found household data at or above the minimum confidence.',
+    options: BOOLEAN_OPTIONS,
+  },
+  'status.career_matched': {
+    kind: 'boolean',
+    label: 'Career matched',
+    description: 'Whether the last enrichment found career data at or above the minimum confidence.',
+    options: BOOLEAN_OPTIONS,
+  },
+};
+
+const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', url: 'URL', naics: 'NAICS', linkedin: 'LinkedIn' };
+/** Labels a word-by-word reading would leave unclear. */
+const FIELD_LABELS: Readonly<Record<string, string>> = { confidence: 'Match confidence' };
+
+/** `company_naics_code` → `Company NAICS code`. */
+function humanize(field: string): string {
+  const fixed = FIELD_LABELS[field];
+  if (fixed !== undefined) return fixed;
+  const words = field.split('_').map((word) => ACRONYMS[word] ?? word);
+  const [first = '', ...rest] = words;
+  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
+}
+
+/** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
+function describeSchema(schema: z.core.$ZodType, key: string): Pick<Field, 'kind' | 'options'> & { description: string | null } {
+  // The description may sit on the optional wrapper or on the inner type: the outermost one wins.
+  let description: string | null = null;
+  let current = schema;
+  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+    description ??= z.globalRegistry.get(current)?.description ?? null;
+    current = current.unwrap();
+  }
+  description ??= z.globalRegistry.get(current)?.description ?? null;
+  const shape = (kind: HubSpotFieldKind, options: readonly string[] = []) => ({
+    kind,
+    description,
+    options: options.map((value) => ({ label: value, value })),
+  });
+  if (current instanceof z.ZodNumber) return shape('number');
+  if (current instanceof z.ZodBoolean) return { ...shape('boolean'), options: BOOLEAN_OPTIONS };
+  if (current instanceof z.ZodISODate) return shape('date');
+  if (current instanceof z.ZodISODateTime) return shape('datetime');
+  if (current instanceof z.ZodEnum) return shape('enum', current.options.map(String));
+  if (current instanceof z.ZodArray && current.element instanceof z.ZodString) return shape('list');
+  if (current instanceof z.ZodString) return shape('text');
+  throw new Error(`no HubSpot property rule for ${key} (zod type ${current._zod.def.type})`);
+}
+
+function contractFields(
+  section: 'household' | 'career',
+  fields: readonly string[],
+  shape: Readonly<Record<string, z.core.$ZodType>>,
+): Field[] {
+  const propertyPrefix = section === 'household' ? 'wf_hh_' : 'wf_career_';
+  const labelPrefix = section === 'household' ? `${LABEL_PREFIX}: ` : `${LABEL_PREFIX} career: `;
+  const fallback = section === 'household' ? 'Household data from Windfall.' : 'Career data from Windfall.';
+  return fields.map((field) => {
+    const key = `${section}.${field}`;
+    const schema = shape[field];
+    if (schema === undefined) throw new Error(`${key} is listed but has no schema`);
+    const described = describeSchema(schema, key);
+    const listNote = described.kind === 'list' ? ` Entries are joined with "${LIST_SEPARATOR}".` : '';
+    return {
+      key,
+      property: `${propertyPrefix}${field}`,
+      kind: described.kind,
+      label: `${labelPrefix}${humanize(field)}`,
+      description: `${described.description ?? fallback}${listNote}`,
+      options: described.options,
+    };
+  });
+}
+
+const FIELDS: readonly Field[] = [
+  ...STATUS_KEYS.map((key) => ({
+    key,
+    property: `wf_${key.slice('status.'.length)}`,
+    ...STATUS_FIELDS[key],
+    label: `${LABEL_PREFIX}: ${STATUS_FIELDS[key].label}`,
+  })),
+  ...contractFields('household', HOUSEHOLD_FIELDS, HouseholdSchema.shape),
+  ...contractFields('career', CAREER_FIELDS, CareerSchema.shape),
+];
+
+const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
+const BY_PROPERTY = new Map(FIELDS.map((field) => [field.property, field]));
+
+/** Every field key we write: the status keys, then `household.*`, then `career.*`. */
+export const HUBSPOT_FIELD_KEYS: readonly string[] = FIELDS.map((field) => field.key);
+
+/** The property definitions to provision, in display order, all in HUBSPOT_PROPERTY_GROUP. */
+export function hubspotProperties(): HubSpotPropertyDefinition[] {
+  return FIELDS.map((field, index) => ({
+    name: field.property,
+    label: field.label,
+    description: field.description,
+    groupName: HUBSPOT_PROPERTY_GROUP.name,
+    ...PAIRS[field.kind],
+    displayOrder: index + 1,
+    formField: false,
+    ...(field.options.length === 0
+      ? {}
+      : { options: field.options.map((option, order) => ({ ...option, displayOrder: order, hidden: false })) }),
+  }));
+}
+
+/** The property a field key (`household.net_worth`, `status.enriched_at`) is written to; null: none. */
+export function hubspotPropertyFor(key: string): string | null {
+  return BY_KEY.get(key)?.property ?? null;
+}
+
+/** The field key a property of ours holds (the inverse of hubspotPropertyFor); null: not ours. */
+export function fieldKeyForHubSpotProperty(property: string): string | null {
+  return BY_PROPERTY.get(property)?.key ?? null;
+}
+
+/** How a field key is stored; null for a key we do not write. */
+export function hubspotFieldKind(key: string): HubSpotFieldKind | null {
+  return BY_KEY.get(key)?.kind ?? null;
+}
+
+/**
+ * A value as HubSpot takes it: booleans as "true"/"false", numbers as numbers (null when not finite),
+ * lists joined with "; " (null when empty), dates cut to YYYY-MM-DD, the enriched_at datetime and
+ * enum values as they are.
+ */
+export function formatHubSpotValue(key: string, value: FieldValue): CrmValue {
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value !== 'string') {
+    const entries = value.map((entry) => entry.trim()).filter((entry) => entry !== '');
+    return entries.length === 0 ? null : entries.join(LIST_SEPARATOR);
+  }
+  if (hubspotFieldKind(key) === 'date' && /^\d{4}-\d{2}-\d{2}/.test(value)) return value.slice(0, 10);
+  return value;
+}

@@ -1,0 +1,121 @@
+// HubSpot webhook batches (legacy `contact.*` subscriptions), after the signature is verified: what
+// each event means for the pipeline. Creation and identity changes enqueue enrichment; our own writes
+// are dropped; a merge carries our state to the survivor; deletions erase what we keep.
+import { z } from 'zod';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Installation } from '../pipeline/model.ts';
+import { enrichDedupeKey, enrichJob } from '../pipeline/pipeline.ts';
+import type { PipelineStore } from '../pipeline/store.ts';
+import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
+import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
+
+/** HubSpot sends up to 100 events per request. */
+export const MAX_EVENTS_PER_BATCH = 100;
+
+const id = z.union([z.number().int(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+
+export const HubSpotEventSchema = z
+  .object({
+    eventId: z.union([z.number(), z.string()]),
+    portalId: id,
+    appId: id.optional(),
+    occurredAt: z.number(),
+    subscriptionType: z.string().max(100),
+    objectId: id,
+    changeSource: z.string().max(100).optional(),
+    sourceId: z.string().max(200).nullable().optional(),
+    propertyName: z.string().max(200).optional(),
+    primaryObjectId: id.optional(),
+    mergedObjectIds: z.array(id).max(1000).optional(),
+  })
+  .loose();
+export type HubSpotEvent = z.infer<typeof HubSpotEventSchema>;
+
+export const HubSpotBatchSchema = z.array(HubSpotEventSchema).min(1).max(MAX_EVENTS_PER_BATCH);
+
+export interface IntakeSummary {
+  enqueued: number;
+  /** Already waiting in the queue: the duplicate added nothing. */
+  duplicates: number;
+  /** Our own writes, properties we do not read, automatic enrichment off, unknown portals. */
+  ignored: number;
+  merged: number;
+  erased: number;
+}
+
+export interface IntakeDeps {
+  readonly store: PipelineStore;
+  readonly queue: JobQueue;
+  /** Our HubSpot app id for the installation (events from our own writes carry it as sourceId). */
+  readonly appIdOf: (installation: Installation) => Promise<string | null>;
+}
+
+const IDENTITY = new Set<string>(HUBSPOT_IDENTITY_PROPERTIES);
+
+/** Our own write: HubSpot reports it as an INTEGRATION change whose sourceId is our app id. */
+export function isOwnWrite(event: HubSpotEvent, appId: string | null): boolean {
+  return appId !== null && event.changeSource === 'INTEGRATION' && String(event.sourceId ?? '') === appId;
+}
+
+/**
+ * Applies a verified batch. Events are taken in `occurredAt` order (HubSpot does not guarantee
+ * order). Everything is durable when this resolves; it throws when it could not be (the route then
+ * answers 5xx so HubSpot delivers again, and duplicates are harmless).
+ */
+export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: IntakeDeps): Promise<IntakeSummary> {
+  const summary: IntakeSummary = { enqueued: 0, duplicates: 0, ignored: 0, merged: 0, erased: 0 };
+  const installations = new Map<string, Installation | null>();
+  const installationFor = async (portalId: string): Promise<Installation | null> => {
+    if (!installations.has(portalId)) {
+      const found = await deps.store.findInstallationByAccount(HUBSPOT_PROVIDER, portalId);
+      installations.set(portalId, found !== undefined && found.status !== 'disabled' ? found : null);
+    }
+    return installations.get(portalId) ?? null;
+  };
+  const enqueue = async (installation: Installation, recordId: string, trigger: 'create' | 'update') => {
+    const { created } = await deps.queue.enqueue(enrichJob(installation.id, { object: CONTACT, recordId, trigger }));
+    if (created) summary.enqueued += 1;
+    else summary.duplicates += 1;
+  };
+
+  for (const event of [...events].sort((a, b) => a.occurredAt - b.occurredAt)) {
+    const installation = await installationFor(event.portalId);
+    if (installation === null) {
+      summary.ignored += 1;
+      continue;
+    }
+    switch (event.subscriptionType) {
+      case 'contact.creation':
+        if (installation.settings.enrichOnCreate) await enqueue(installation, event.objectId, 'create');
+        else summary.ignored += 1;
+        break;
+      case 'contact.propertyChange':
+        if (event.propertyName !== undefined && IDENTITY.has(event.propertyName) && !isOwnWrite(event, await deps.appIdOf(installation))) {
+          // Re-enrichment: the pipeline skips it when the normalized input did not change.
+          await enqueue(installation, event.objectId, 'update');
+        } else {
+          summary.ignored += 1;
+        }
+        break;
+      case 'contact.merge': {
+        const survivor = event.primaryObjectId ?? event.objectId;
+        for (const merged of event.mergedObjectIds ?? []) {
+          if (merged === survivor) continue;
+          await deps.store.moveRecordState(installation.id, CONTACT, merged, survivor);
+          await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, merged));
+        }
+        summary.merged += 1;
+        break;
+      }
+      case 'contact.deletion':
+      case 'contact.privacyDeletion':
+        await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, event.objectId));
+        await deps.store.eraseRecord(installation.id, CONTACT, event.objectId);
+        summary.erased += 1;
+        break;
+      default:
+        summary.ignored += 1;
+    }
+  }
+  return summary;
+}

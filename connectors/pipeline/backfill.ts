@@ -1,0 +1,159 @@
+// Backfill: enqueue enrichment for records that already exist in the CRM. Connector-neutral: a
+// connector supplies pages of records; this plans (counts what has a match key and needs enriching,
+// and what it will cost), then enqueues page by page, remembering the CRM cursor so an interrupted
+// backfill resumes where it stopped.
+import type { Kysely } from 'kysely';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Database } from '../../core/storage/schema.ts';
+import type { CrmConnector, CrmRecord } from './connector.ts';
+import { hasMatchKey, inputHash } from './input.ts';
+import type { Installation } from './model.ts';
+import { enrichJob } from './pipeline.ts';
+import type { PipelineStore } from './store.ts';
+
+export interface RecordPage {
+  readonly records: readonly CrmRecord[];
+  /** The cursor of the next page; null after the last. */
+  readonly next: string | null;
+}
+
+/** Pages through one object's records, oldest first, from a cursor (null: the start). */
+export type RecordSource = (cursor: string | null) => Promise<RecordPage>;
+
+export interface BackfillPlan {
+  readonly installationId: string;
+  readonly object: string;
+  /** The cursor the plan started from (a resumed backfill starts where the last one stopped). */
+  readonly startCursor: string | null;
+  readonly scanned: number;
+  readonly withMatchKey: number;
+  /** Enriched recently with the same input: they would be skipped. */
+  readonly upToDate: number;
+  /**
+   * Pages of ids to enqueue, each with the cursor a rerun resumes from once it is enqueued (a page cut
+   * short by the limit resumes at its own start) and whether it finishes the object.
+   */
+  readonly pages: readonly { readonly ids: readonly string[]; readonly resumeAt: string | null; readonly last: boolean }[];
+  readonly toEnrich: number;
+  /** Quota units the enrichments will consume at most: one each in production, none in the sandbox. */
+  readonly quotaUnits: number;
+}
+
+const DAY_MS = 86_400_000;
+
+export class BackfillProgress {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async cursor(installationId: string, object: string): Promise<{ cursor: string | null; enqueued: number } | undefined> {
+    const row = await this.db
+      .selectFrom('backfills')
+      .select(['cursor', 'enqueued'])
+      .where('installation_id', '=', installationId)
+      .where('object', '=', object)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return row === undefined ? undefined : { cursor: row.cursor, enqueued: Number(row.enqueued) };
+  }
+
+  async save(installationId: string, object: string, cursor: string | null, enqueued: number, done: boolean): Promise<void> {
+    const now = new Date().toISOString();
+    await this.db
+      .insertInto('backfills')
+      .values({ installation_id: installationId, object, cursor, enqueued, state: done ? 'done' : 'running', started_at: now, updated_at: now })
+      .onConflict((oc) =>
+        oc.columns(['installation_id', 'object']).doUpdateSet({ cursor, enqueued, state: done ? 'done' : 'running', updated_at: now }),
+      )
+      .execute();
+  }
+}
+
+export interface PlanOptions {
+  readonly installation: Installation;
+  readonly object: string;
+  readonly connector: Pick<CrmConnector, 'toRequest'>;
+  readonly source: RecordSource;
+  readonly store: PipelineStore;
+  readonly progress: BackfillProgress;
+  /** Stop after this many records needing enrichment. */
+  readonly limit?: number;
+  /** Start from the beginning even when an earlier backfill stopped midway. */
+  readonly restart?: boolean;
+  readonly now?: Date;
+  readonly onPage?: (scanned: number) => void;
+}
+
+/** Reads the records (no enrichment, no writes) and counts what a backfill would do. */
+export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> {
+  const { installation, object } = options;
+  const now = (options.now ?? new Date()).getTime();
+  const resumed = options.restart === true ? undefined : await options.progress.cursor(installation.id, object);
+  const startCursor = resumed?.cursor ?? null;
+  const limit = options.limit ?? Infinity;
+  const pages: { ids: string[]; resumeAt: string | null; last: boolean }[] = [];
+  let scanned = 0;
+  let withMatchKey = 0;
+  let upToDate = 0;
+  let toEnrich = 0;
+  let cursor = startCursor;
+  do {
+    const page = await options.source(cursor);
+    const states = await options.store.recordStates(
+      installation.id,
+      object,
+      page.records.map((r) => r.id),
+    );
+    const ids: string[] = [];
+    let cut = false;
+    for (const record of page.records) {
+      if (toEnrich >= limit) {
+        cut = true;
+        break;
+      }
+      scanned += 1;
+      const request = options.connector.toRequest(object, record);
+      if (!hasMatchKey(request)) continue;
+      withMatchKey += 1;
+      const state = states.get(record.id);
+      const fresh = state !== undefined && now - Date.parse(state.enrichedAt) < installation.settings.reenrichAfterDays * DAY_MS;
+      if (fresh && state.inputHash === inputHash(request, installation.environment)) {
+        upToDate += 1;
+        continue;
+      }
+      ids.push(record.id);
+      toEnrich += 1;
+    }
+    pages.push(cut ? { ids, resumeAt: cursor, last: false } : { ids, resumeAt: page.next, last: page.next === null });
+    cursor = page.next;
+    options.onPage?.(scanned);
+  } while (cursor !== null && toEnrich < limit);
+  return {
+    installationId: installation.id,
+    object,
+    startCursor,
+    scanned,
+    withMatchKey,
+    upToDate,
+    pages,
+    toEnrich,
+    quotaUnits: installation.environment === 'production' ? toEnrich : 0,
+  };
+}
+
+/** Enqueues a plan page by page, saving the cursor after each so a rerun resumes after it. */
+export async function runBackfill(
+  plan: BackfillPlan,
+  deps: { queue: JobQueue; progress: BackfillProgress; onProgress?: (enqueued: number) => void },
+): Promise<{ enqueued: number; duplicates: number }> {
+  let enqueued = 0;
+  let duplicates = 0;
+  for (const page of plan.pages) {
+    for (const id of page.ids) {
+      const { created } = await deps.queue.enqueue(enrichJob(plan.installationId, { object: plan.object, recordId: id, trigger: 'backfill' }));
+      if (created) enqueued += 1;
+      else duplicates += 1;
+      deps.onProgress?.(enqueued + duplicates);
+    }
+    await deps.progress.save(plan.installationId, plan.object, page.resumeAt, enqueued, page.last);
+  }
+  return { enqueued, duplicates };
+}

@@ -1,0 +1,214 @@
+// HubSpot's routes: the OAuth install and callback an admin goes through, and the webhook HubSpot
+// calls with batches of contact events. HTTP only: the work is in connectors/hubspot/.
+import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import express, { type Request, type Response, type Router } from 'express';
+import type { JobQueue } from '../core/queue/job-queue.ts';
+import type { SecretBox } from '../core/secrets/secret-box.ts';
+import type { Bridge } from '../connectors/pipeline/bridge.ts';
+import { HubSpotCredentialsSchema } from '../connectors/hubspot/auth.ts';
+import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
+import {
+  type HubSpotAppConfig,
+  HubSpotInstallError,
+  authorizeUrl,
+  beginOAuth,
+  completeOAuth,
+  openInstallLink,
+  verifyOAuthState,
+} from '../connectors/hubspot/install.ts';
+import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../connectors/hubspot/routes.ts';
+import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
+import { HubSpotBatchSchema, applyHubSpotEvents } from '../connectors/hubspot/webhooks.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+
+export interface HubSpotRouteDeps {
+  readonly config: Config;
+  readonly bridge: Bridge;
+  readonly queue: JobQueue;
+  readonly box: SecretBox;
+  readonly logger: Logger;
+  /** Nudges the in-process workers after an enqueue. */
+  readonly wake: () => void;
+  readonly now?: () => Date;
+}
+
+const STATE_COOKIE = 'eb_hubspot_oauth';
+/** HubSpot's batches are up to 100 events of a few hundred bytes each. */
+const WEBHOOK_BODY_LIMIT = '1mb';
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(res: Response, status: number, title: string, lines: string[]): void {
+  const body = lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('\n');
+  res
+    .status(status)
+    .type('html')
+    .setHeader('Cache-Control', 'no-store')
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>`);
+}
+
+function appConfig(config: Config): HubSpotAppConfig | null {
+  const h = config.hubspot;
+  if (h.clientId === null || h.clientSecret === null || h.appId === null || config.publicUrl === null) return null;
+  return { clientId: h.clientId, clientSecret: h.clientSecret, appId: h.appId, apiBaseUrl: h.apiBaseUrl, authBaseUrl: h.authBaseUrl, publicUrl: config.publicUrl };
+}
+
+/** The portal a batch claims to be from, read only to find which secret verifies it. */
+function claimedPortal(raw: Buffer): string | null {
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    if (!Array.isArray(parsed) || parsed.length === 0) return null;
+    const first: unknown = parsed[0];
+    if (typeof first !== 'object' || first === null || !('portalId' in first)) return null;
+    const portal = first.portalId;
+    return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function hubspotRouter(deps: HubSpotRouteDeps): Router {
+  const { config, bridge, box, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  const router = express.Router();
+  const raw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
+
+  router.get(HUBSPOT_OAUTH_INSTALL_ROUTE, (req: Request, res: Response) => {
+    const app = appConfig(config);
+    if (app === null) {
+      page(res, 503, 'HubSpot install is not configured', [
+        'This server has no HubSpot app configured (HUBSPOT_CLIENT_ID, HUBSPOT_CLIENT_SECRET, HUBSPOT_APP_ID and PUBLIC_URL).',
+      ]);
+      return;
+    }
+    const link = typeof req.query.link === 'string' ? req.query.link : '';
+    if (link === '') {
+      page(res, 400, 'Install link needed', ['Ask your enrichbridge operator for an install link (enrichbridge hubspot install-link).']);
+      return;
+    }
+    try {
+      const intent = openInstallLink(box, link, now());
+      const { state, nonce } = beginOAuth(box, intent, now());
+      res.setHeader(
+        'Set-Cookie',
+        serializeCookie(STATE_COOKIE, nonce, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: app.publicUrl.startsWith('https:'),
+          path: '/oauth/hubspot',
+          maxAge: 600,
+        }),
+      );
+      res.redirect(302, authorizeUrl(app, state));
+    } catch (error) {
+      if (!(error instanceof HubSpotInstallError)) throw error;
+      page(res, 400, 'This install link cannot be used', [error.message]);
+    }
+  });
+
+  router.get(HUBSPOT_OAUTH_CALLBACK_ROUTE, async (req: Request, res: Response) => {
+    const app = appConfig(config);
+    if (app === null) {
+      page(res, 503, 'HubSpot install is not configured', ['This server has no HubSpot app configured.']);
+      return;
+    }
+    if (typeof req.query.error === 'string') {
+      page(res, 400, 'HubSpot did not grant access', [`HubSpot said: ${req.query.error}. Nothing was installed.`]);
+      return;
+    }
+    const code = typeof req.query.code === 'string' ? req.query.code : '';
+    const sealed = typeof req.query.state === 'string' ? req.query.state : '';
+    if (code === '' || sealed === '') {
+      page(res, 400, 'Incomplete callback', ['The callback is missing its code or state. Start the install again.']);
+      return;
+    }
+    try {
+      const state = verifyOAuthState(box, sealed, parseCookies(req.headers.cookie ?? '')[STATE_COOKIE], now());
+      const result = await completeOAuth({
+        app,
+        code,
+        state,
+        installations: bridge.installations,
+        findExisting: (portalId) => bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),
+        now: now(),
+      });
+      res.setHeader('Set-Cookie', serializeCookie(STATE_COOKIE, '', { path: '/oauth/hubspot', maxAge: 0 }));
+      const p = result.provisioned;
+      logger.info({ installation: result.installation.id, portal: result.installation.externalAccountId, created: result.created }, 'hubspot connected');
+      page(res, 200, 'enrichbridge is connected to HubSpot', [
+        `Portal ${result.installation.externalAccountId} ${result.created ? 'is now connected' : 'was connected already; its access was renewed'} (installation ${result.installation.id}, ${result.installation.environment}).`,
+        `Contact properties in the "Windfall enrichment" group: ${p.created.length} created, ${p.updated.length} updated, ${p.unchanged.length} already in place${p.conflicting.length > 0 ? `, ${p.conflicting.length} left alone because a property of that name has another type (${p.conflicting.join(', ')})` : ''}.`,
+        result.installation.settings.enrichOnCreate
+          ? 'New contacts are enriched automatically within seconds. Existing contacts can be backfilled by your operator.'
+          : 'Automatic enrichment of new contacts is off for this installation.',
+      ]);
+    } catch (error) {
+      if (error instanceof HubSpotInstallError) {
+        page(res, 400, 'The install could not finish', [error.message]);
+        return;
+      }
+      logger.error({ err: error }, 'hubspot install failed');
+      page(res, 502, 'The install could not finish', ['HubSpot could not be reached or refused the request. Nothing was installed; try again.']);
+    }
+  });
+
+  router.post(HUBSPOT_WEBHOOK_ROUTE, raw, async (req: Request, res: Response) => {
+    if (config.publicUrl === null) {
+      // Without the public URL the signature cannot be checked: refuse rather than trust.
+      res.status(503).json({ message: 'PUBLIC_URL is not configured; webhook signatures cannot be verified' });
+      return;
+    }
+    const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const secrets: string[] = [];
+    if (config.hubspot.clientSecret !== null) secrets.push(config.hubspot.clientSecret);
+    const portal = claimedPortal(body);
+    if (portal !== null) {
+      const installation = await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portal);
+      if (installation !== undefined) {
+        const credentials = HubSpotCredentialsSchema.safeParse((await bridge.installations.secrets(installation.id)).crm);
+        if (credentials.success && !secrets.includes(credentials.data.clientSecret)) secrets.push(credentials.data.clientSecret);
+      }
+    }
+    const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
+    const verified = secrets.some(
+      (clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v3'], now: now().getTime() }).ok,
+    );
+    if (!verified) {
+      res.status(401).json({ message: 'invalid or missing HubSpot signature' });
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      res.status(400).json({ message: 'the body is not JSON' });
+      return;
+    }
+    const events = HubSpotBatchSchema.safeParse(json);
+    if (!events.success) {
+      res.status(400).json({ message: 'not a batch of HubSpot events (an array of 1 to 100)' });
+      return;
+    }
+    try {
+      const summary = await applyHubSpotEvents(events.data, {
+        store: bridge.pipelineStore,
+        queue: deps.queue,
+        appIdOf: async (installation) => {
+          const credentials = HubSpotCredentialsSchema.safeParse((await bridge.installations.secrets(installation.id)).crm);
+          return credentials.success ? credentials.data.appId : config.hubspot.appId;
+        },
+      });
+      if (summary.enqueued > 0) deps.wake();
+      res.status(200).json({ received: events.data.length, ...summary });
+    } catch (error) {
+      // Not durably queued: a 5xx makes HubSpot deliver again (duplicates are harmless).
+      logger.error({ err: error }, 'hubspot webhook batch could not be queued');
+      res.status(503).json({ message: 'could not queue the batch; HubSpot will retry' });
+    }
+  });
+
+  return router;
+}
