@@ -2,7 +2,7 @@
 // each event means for the pipeline. Creation and identity changes enqueue enrichment; our own writes
 // are dropped; a merge carries our state to the survivor; deletions erase what we keep.
 import { z } from 'zod';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { enrichDedupeKey, enrichJob } from '../pipeline/pipeline.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
@@ -72,10 +72,15 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
     }
     return installations.get(portalId) ?? null;
   };
-  const enqueue = async (installation: Installation, recordId: string, trigger: 'create' | 'update') => {
-    const { created } = await deps.queue.enqueue(enrichJob(installation.id, { object: CONTACT, recordId, trigger }));
-    if (created) summary.enqueued += 1;
-    else summary.duplicates += 1;
+  // Enqueued together at the end, in one transaction: a batch is durable as a whole or not at all.
+  const jobs: NewJob[] = [];
+  const enqueue = (installation: Installation, recordId: string, trigger: 'create' | 'update') => {
+    jobs.push(enrichJob(installation.id, { object: CONTACT, recordId, trigger }));
+  };
+  /** A record deleted or merged away later in the batch is not enriched for its earlier events. */
+  const drop = (installation: Installation, recordId: string) => {
+    const key = enrichDedupeKey(installation.id, CONTACT, recordId);
+    for (let i = jobs.length - 1; i >= 0; i -= 1) if (jobs[i]?.dedupeKey === key) jobs.splice(i, 1);
   };
 
   for (const event of [...events].sort((a, b) => a.occurredAt - b.occurredAt)) {
@@ -86,13 +91,13 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
     }
     switch (event.subscriptionType) {
       case 'contact.creation':
-        if (installation.settings.enrichOnCreate) await enqueue(installation, event.objectId, 'create');
+        if (installation.settings.enrichOnCreate) enqueue(installation, event.objectId, 'create');
         else summary.ignored += 1;
         break;
       case 'contact.propertyChange':
         if (event.propertyName !== undefined && IDENTITY.has(event.propertyName) && !isOwnWrite(event, await deps.appIdOf(installation))) {
           // Re-enrichment: the pipeline skips it when the normalized input did not change.
-          await enqueue(installation, event.objectId, 'update');
+          enqueue(installation, event.objectId, 'update');
         } else {
           summary.ignored += 1;
         }
@@ -103,6 +108,7 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
           if (merged === survivor) continue;
           await deps.store.moveRecordState(installation.id, CONTACT, merged, survivor);
           await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, merged));
+          drop(installation, merged);
         }
         summary.merged += 1;
         break;
@@ -110,6 +116,7 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
       case 'contact.deletion':
       case 'contact.privacyDeletion':
         await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, event.objectId));
+        drop(installation, event.objectId);
         await deps.store.eraseRecord(installation.id, CONTACT, event.objectId);
         summary.erased += 1;
         break;
@@ -117,5 +124,8 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
         summary.ignored += 1;
     }
   }
+  const { created, duplicates } = await deps.queue.enqueueMany(jobs);
+  summary.enqueued = created;
+  summary.duplicates = duplicates;
   return summary;
 }

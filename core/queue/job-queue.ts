@@ -43,6 +43,11 @@ export interface JobQueue {
   /** Returns the job's id and whether it was created (false: a pending job has the dedupe key). */
   enqueue(job: NewJob): Promise<{ id: string; created: boolean }>;
   /**
+   * Enqueues several jobs in one transaction (a webhook batch): all land or none do. Same dedupe
+   * rules as `enqueue`; returns how many were created.
+   */
+  enqueueMany(jobs: readonly NewJob[]): Promise<{ created: number; duplicates: number }>;
+  /**
    * Leases up to `limit` ready jobs of one installation (the one whose oldest job is readiest), so a
    * worker can batch its CRM reads and writes. A job whose lease expired is ready again: delivery is
    * at least once.
@@ -142,6 +147,46 @@ export class KyselyJobQueue implements JobQueue {
         .execute();
       return { id: pending.id, created: false };
     }
+  }
+
+  async enqueueMany(jobs: readonly NewJob[]): Promise<{ created: number; duplicates: number }> {
+    if (jobs.length === 0) return { created: 0, duplicates: 0 };
+    const now = new Date().toISOString();
+    return this.db.transaction().execute(async (trx) => {
+      let created = 0;
+      const conflicted: string[] = [];
+      for (const job of jobs) {
+        // DO NOTHING on the pending-dedupe index: a twin already waits or runs.
+        const inserted = await trx
+          .insertInto('jobs')
+          .values({
+            id: `job_${randomUUID()}`,
+            installation_id: job.installationId,
+            kind: job.kind,
+            payload: JSON.stringify(job.payload),
+            dedupe_key: job.dedupeKey ?? null,
+            state: 'queued',
+            attempts: 0,
+            max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+            run_at: (job.runAt ?? new Date()).toISOString(),
+            lease_owner: null,
+            lease_expires_at: null,
+            last_error: null,
+            rerun: 0,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((oc) => oc.column('dedupe_key').where(sql.ref('state'), 'in', sql`('queued', 'running')`).doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) created += 1;
+        else if (job.dedupeKey !== undefined) conflicted.push(job.dedupeKey);
+      }
+      if (conflicted.length > 0) {
+        // A twin that is running runs once more when it completes, as with enqueue().
+        await trx.updateTable('jobs').set({ rerun: 1 }).where('dedupe_key', 'in', conflicted).where('state', '=', 'running').execute();
+      }
+      return { created, duplicates: jobs.length - created };
+    });
   }
 
   async claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]> {

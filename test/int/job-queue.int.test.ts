@@ -45,6 +45,24 @@ describe('Job queue', () => {
     expect(await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 })).toEqual([]);
   });
 
+  it('enqueueMany lands a batch in one transaction with the same dedupe rules as enqueue', async () => {
+    const { queue } = await open();
+    await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: 0, dedupeKey: 'k0' });
+    await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: 1, dedupeKey: 'k1' });
+    const [running] = await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000 });
+    const result = await queue.enqueueMany([
+      { installationId: 'i', kind: 'enrich', payload: 'a', dedupeKey: 'k0' },
+      { installationId: 'i', kind: 'enrich', payload: 'b', dedupeKey: 'k1' },
+      { installationId: 'i', kind: 'enrich', payload: 'c', dedupeKey: 'k2' },
+      { installationId: 'i', kind: 'enrich', payload: 'd', dedupeKey: 'k2' },
+    ]);
+    expect(result).toEqual({ created: 1, duplicates: 3 });
+    expect((await queue.list()).map((j) => j.dedupeKey).sort()).toEqual(['k0', 'k1', 'k2']);
+    // The twin that was running when its duplicate arrived runs once more.
+    await queue.complete(running?.id ?? '', 'w');
+    expect((await queue.list({ state: 'queued' })).map((j) => j.dedupeKey).sort()).toEqual(['k0', 'k1', 'k2']);
+  });
+
   it('a job whose lease runs out on its last allowed delivery is dead, not delivered again', async () => {
     const { queue } = await open();
     await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: 1, maxAttempts: 3 });
