@@ -3,8 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    // Generous: e2e tests start node processes, which on a busy 2-core machine can take seconds each.
+    // These are limits against hangs, not performance targets.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // e2e suites spawn server and CLI processes; two cores keep this modest.
     maxWorkers: 2,
   },

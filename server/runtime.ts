@@ -18,6 +18,8 @@ import { Worker } from '../connectors/pipeline/worker.ts';
 import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './hubspot-routes.ts';
+import { hubspotActionRouter } from './hubspot-action-route.ts';
+import { completeHubSpotCallbacks } from '../connectors/hubspot/action.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -34,7 +36,7 @@ export function snapshotsDir(dataDir: string): string {
 
 /** The connectors this build ships, by provider. */
 export function defaultConnectors(): ConnectorRegistry {
-  return new ConnectorRegistry().register(HUBSPOT_PROVIDER, hubspotConnectorFor);
+  return new ConnectorRegistry().register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks);
 }
 
 export interface Runtime {
@@ -133,7 +135,8 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     logger,
     wake: () => worker?.wake(),
   });
-  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps, routers: [hubspot] });
+  const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
+  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps, routers: [hubspot, action] });
   const server =
     config.tls === null
       ? http.createServer(app)

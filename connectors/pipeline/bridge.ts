@@ -13,18 +13,27 @@ import type { Database } from '../../core/storage/schema.ts';
 import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
-import { Pipeline } from './pipeline.ts';
+import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { KyselyPipelineStore, type PipelineStore } from './store.ts';
 
 /** Builds the connector of one installation; it may read and update the installation's credentials. */
 export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;
 
+/** Answers a CRM's waiting workflows once their records are settled. */
+export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[]) => Promise<void>;
+
 export class ConnectorRegistry {
   private readonly factories = new Map<string, ConnectorFactory>();
+  private readonly callbackHandlers = new Map<string, CallbackHandler>();
 
-  register(provider: string, factory: ConnectorFactory): this {
+  register(provider: string, factory: ConnectorFactory, callbacks?: CallbackHandler): this {
     this.factories.set(provider, factory);
+    if (callbacks !== undefined) this.callbackHandlers.set(provider, callbacks);
     return this;
+  }
+
+  async answerCallbacks(installation: Installation, installations: Installations, settled: readonly SettledCallback[]): Promise<void> {
+    await this.callbackHandlers.get(installation.provider)?.(installation, installations, settled);
   }
 
   providers(): string[] {
@@ -81,6 +90,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
     queue: deps.queue,
     connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     enricherFor,
+    onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled),
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
   return { pipelineStore, installations, pipeline, enricherFor };

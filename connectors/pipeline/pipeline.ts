@@ -12,7 +12,7 @@ import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import { CrmError, type CrmConnector, type CrmRecord, type RecordUpdate } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
-import type { Installation, LogEntry, Outcome, RecordState } from './model.ts';
+import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
 import { type PipelineStore, newLogId } from './store.ts';
 import { decideWrites, fieldsFromResponse } from './write-policy.ts';
 
@@ -26,6 +26,8 @@ export const EnrichJobPayloadSchema = z.object({
   trigger: z.enum(TRIGGERS).default('create'),
   /** Enrich even when the input is unchanged and recent. */
   force: z.boolean().default(false),
+  /** A CRM workflow waits on this record (HubSpot's callbackId): told the result once it is settled. */
+  callbackId: z.string().min(1).max(200).optional(),
 });
 export type EnrichJobPayload = z.input<typeof EnrichJobPayloadSchema>;
 
@@ -40,7 +42,11 @@ export function enrichJob(installationId: string, payload: EnrichJobPayload): Ne
     installationId,
     kind: ENRICH_JOB,
     payload,
-    dedupeKey: enrichDedupeKey(installationId, payload.object, payload.recordId),
+    // A workflow's request is its own job: merged into another, its caller would never hear back.
+    dedupeKey:
+      payload.callbackId === undefined
+        ? enrichDedupeKey(installationId, payload.object, payload.recordId)
+        : `${enrichDedupeKey(installationId, payload.object, payload.recordId)}:callback:${payload.callbackId}`,
   };
 }
 
@@ -54,6 +60,24 @@ export interface PipelineDeps {
   readonly now?: () => Date;
   /** Enrichments in flight per batch; the enricher's limiter does the pacing. */
   readonly concurrency?: number;
+  /**
+   * Told about the jobs that carried a callbackId once they are settled for good (completed, or dead):
+   * the connector answers the waiting workflow. Failures here are the hook's to handle.
+   */
+  readonly onCallbacks?: (installation: Installation, settled: readonly SettledCallback[]) => Promise<void>;
+}
+
+/** A workflow's job, settled: the record's outcome and its properties as they now stand in the CRM. */
+export interface SettledCallback {
+  readonly callbackId: string;
+  readonly object: string;
+  readonly recordId: string;
+  /** The record's last logged outcome in this batch; null when none was logged. */
+  readonly outcome: Outcome | null;
+  /** True when the job ended dead (the enrichment or the write failed for good). */
+  readonly failed: boolean;
+  /** The record's properties after our write (null when it could not be read). */
+  readonly properties: Readonly<Record<string, CrmValue>> | null;
 }
 
 export interface BatchSummary {
@@ -115,6 +139,9 @@ class BatchRun {
   readonly entries: LogEntry[] = [];
   readonly states: RecordState[] = [];
   readonly disposals = new Map<string, Disposal>();
+  /** By `object/recordId`: the last outcome logged and the record's properties as they now stand. */
+  readonly lastOutcome = new Map<string, Outcome>();
+  readonly finalProperties = new Map<string, Record<string, CrmValue>>();
   crmCalls = 0;
   released = 0;
 
@@ -126,6 +153,7 @@ class BatchRun {
   log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
     const at = this.now();
     this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
+    this.lastOutcome.set(`${object}/${work.recordId}`, outcome);
     this.entries.push({
       id: newLogId(at),
       installationId: this.installation.id,
@@ -185,15 +213,32 @@ export class Pipeline {
 
   private async settle(run: BatchRun, jobs: readonly Job[], workerId: string): Promise<void> {
     const { queue } = this.deps;
+    const callbacks: SettledCallback[] = [];
     for (const job of jobs) {
       const disposal = run.disposals.get(job.id) ?? { kind: 'fail', error: 'left unsettled by the pipeline', retryable: true };
-      if (disposal.kind === 'complete') await queue.complete(job.id, workerId);
-      else if (disposal.kind === 'fail') await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable });
-      else {
+      let final: 'done' | 'dead' | null = null;
+      if (disposal.kind === 'complete') {
+        if (await queue.complete(job.id, workerId)) final = 'done';
+      } else if (disposal.kind === 'fail') {
+        if ((await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable })) === 'dead') final = 'dead';
+      } else {
         run.released += 1;
         await queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt });
       }
+      const payload = EnrichJobPayloadSchema.safeParse(job.payload);
+      if (final !== null && payload.success && payload.data.callbackId !== undefined) {
+        const key = `${payload.data.object}/${payload.data.recordId}`;
+        callbacks.push({
+          callbackId: payload.data.callbackId,
+          object: payload.data.object,
+          recordId: payload.data.recordId,
+          outcome: run.lastOutcome.get(key) ?? null,
+          failed: final === 'dead',
+          properties: run.finalProperties.get(key) ?? null,
+        });
+      }
     }
+    if (callbacks.length > 0) await this.deps.onCallbacks?.(run.installation, callbacks);
   }
 
   private async run(run: BatchRun, jobs: readonly Job[], signal: AbortSignal | undefined): Promise<void> {
@@ -309,6 +354,7 @@ export class Pipeline {
     } catch (error) {
       return this.crmFailure(run, object, works, error);
     }
+    for (const record of records.values()) run.finalProperties.set(`${object}/${record.id}`, { ...record.properties });
     const states = await this.deps.store.recordStates(
       installation.id,
       object,
@@ -446,6 +492,8 @@ export class Pipeline {
         continue;
       }
       const response = outcome.response;
+      const finalKey = `${object}/${work.recordId}`;
+      run.finalProperties.set(finalKey, { ...(run.finalProperties.get(finalKey) ?? {}), ...decision.properties });
       run.states.push({
         installationId: installation.id,
         object,
