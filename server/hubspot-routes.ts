@@ -50,6 +50,14 @@ function page(res: Response, status: number, title: string, lines: string[]): vo
     .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>`);
 }
 
+/**
+ * Where the browser sends the state cookie back: the OAuth routes under PUBLIC_URL's path, so a proxy
+ * serving us under a prefix (`/enrich/oauth/hubspot/callback`) still gets it.
+ */
+function stateCookiePath(publicUrl: string): string {
+  return `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/oauth/hubspot`;
+}
+
 function appConfig(config: Config): HubSpotAppConfig | null {
   const h = config.hubspot;
   if (h.clientId === null || h.clientSecret === null || h.appId === null || config.publicUrl === null) return null;
@@ -98,7 +106,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
           httpOnly: true,
           sameSite: 'lax',
           secure: app.publicUrl.startsWith('https:'),
-          path: '/oauth/hubspot',
+          path: stateCookiePath(app.publicUrl),
           maxAge: 600,
         }),
       );
@@ -135,7 +143,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
         findExisting: (portalId) => bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),
         now: now(),
       });
-      res.setHeader('Set-Cookie', serializeCookie(STATE_COOKIE, '', { path: '/oauth/hubspot', maxAge: 0 }));
+      res.setHeader('Set-Cookie', serializeCookie(STATE_COOKIE, '', { path: stateCookiePath(app.publicUrl), maxAge: 0 }));
       const p = result.provisioned;
       logger.info({ installation: result.installation.id, portal: result.installation.externalAccountId, created: result.created }, 'hubspot connected');
       page(res, 200, 'enrichbridge is connected to HubSpot', [

@@ -12,6 +12,7 @@ import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi } from './api.ts';
 import { type HubSpotCredentials, HubSpotAuthError, requestToken } from './auth.ts';
 import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
 import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
+import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './routes.ts';
 import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
 
 export const DEFAULT_HUBSPOT_AUTH_BASE = 'https://app.hubspot.com';
@@ -103,8 +104,12 @@ export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: st
   return state;
 }
 
+/**
+ * The redirect URI: PUBLIC_URL with the callback route appended, not resolved against it, so a path
+ * prefix (a proxy serving us under `/enrich`) stays, as it does in the webhook signature's URL.
+ */
 export function callbackUrl(app: Pick<HubSpotAppConfig, 'publicUrl'>): string {
-  return new URL('/oauth/hubspot/callback', app.publicUrl).toString();
+  return `${app.publicUrl.replace(/\/+$/, '')}${HUBSPOT_OAUTH_CALLBACK_ROUTE}`;
 }
 
 export function authorizeUrl(app: HubSpotAppConfig, state: string): string {
@@ -152,7 +157,13 @@ export async function connectPortal(options: {
   let created = false;
   if (options.existing !== undefined) {
     await installations.updateCrmCredentials(options.existing.id, options.credentials);
-    installation = options.existing.status === 'disabled' ? await installations.resume(options.existing.id).catch(() => options.existing as Installation) : options.existing;
+    installation = options.existing;
+    if (installation.status === 'disabled') {
+      // Installations.resume refuses a disabled installation ("connect it again"), and this is that
+      // connect: the disable becomes an operator's pause first, which resume then lifts.
+      await installations.pause(installation.id);
+      installation = await installations.resume(installation.id);
+    }
   } else {
     installation = await installations.create({
       provider: HUBSPOT_PROVIDER,
