@@ -4,7 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../core/queue/job-queue.ts';
 import type { Bridge } from '../connectors/pipeline/bridge.ts';
 import { ActionRequestSchema, acceptAction } from '../connectors/hubspot/action.ts';
-import { HubSpotCredentialsSchema } from '../connectors/hubspot/auth.ts';
+import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/routes.ts';
 import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
@@ -33,6 +33,7 @@ function portalOf(raw: Buffer): string | null {
 export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
   const { config, bridge, logger } = deps;
   const router = express.Router();
+  const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
   router.post(HUBSPOT_ENRICH_ACTION_ROUTE, express.raw({ type: () => true, limit: '256kb' }), async (req: Request, res: Response) => {
     if (config.publicUrl === null) {
       res.status(503).json({ message: 'PUBLIC_URL is not configured; request signatures cannot be verified' });
@@ -43,8 +44,8 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
     const installation = portal === null ? undefined : await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portal);
     const secrets: string[] = config.hubspot.clientSecret === null ? [] : [config.hubspot.clientSecret];
     if (installation !== undefined) {
-      const credentials = HubSpotCredentialsSchema.safeParse((await bridge.installations.secrets(installation.id)).crm);
-      if (credentials.success && !secrets.includes(credentials.data.clientSecret)) secrets.push(credentials.data.clientSecret);
+      const credentials = await credentialsCache.get(installation);
+      if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
     }
     const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
     if (!secrets.some((clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v2'] }).ok)) {

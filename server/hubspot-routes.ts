@@ -5,7 +5,8 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../core/queue/job-queue.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import type { Bridge } from '../connectors/pipeline/bridge.ts';
-import { HubSpotCredentialsSchema } from '../connectors/hubspot/auth.ts';
+import type { Installation } from '../connectors/pipeline/model.ts';
+import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import {
   type HubSpotAppConfig,
@@ -18,7 +19,7 @@ import {
 } from '../connectors/hubspot/install.ts';
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../connectors/hubspot/routes.ts';
 import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
-import { HubSpotBatchSchema, applyHubSpotEvents } from '../connectors/hubspot/webhooks.ts';
+import { HubSpotBatchSchema, queueHubSpotBatch } from '../connectors/hubspot/webhooks.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
@@ -64,18 +65,23 @@ function appConfig(config: Config): HubSpotAppConfig | null {
   return { clientId: h.clientId, clientSecret: h.clientSecret, appId: h.appId, apiBaseUrl: h.apiBaseUrl, authBaseUrl: h.authBaseUrl, publicUrl: config.publicUrl };
 }
 
-/** The portal a batch claims to be from, read only to find which secret verifies it. */
-function claimedPortal(raw: Buffer): string | null {
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(raw: Buffer): unknown {
   try {
-    const parsed: unknown = JSON.parse(raw.toString('utf8'));
-    if (!Array.isArray(parsed) || parsed.length === 0) return null;
-    const first: unknown = parsed[0];
-    if (typeof first !== 'object' || first === null || !('portalId' in first)) return null;
-    const portal = first.portalId;
-    return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
+    return JSON.parse(raw.toString('utf8'));
   } catch {
-    return null;
+    return NOT_JSON;
   }
+}
+
+/** The portal a batch claims to be from, read only to find which secret verifies it. */
+function claimedPortal(parsed: unknown): string | null {
+  if (!Array.isArray(parsed) || parsed.length === 0) return null;
+  const first: unknown = parsed[0];
+  if (typeof first !== 'object' || first === null || !('portalId' in first)) return null;
+  const portal = first.portalId;
+  return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
 }
 
 export function hubspotRouter(deps: HubSpotRouteDeps): Router {
@@ -83,6 +89,18 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
   const now = deps.now ?? (() => new Date());
   const router = express.Router();
   const raw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
+  const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
+  // Portal → installation for a second: HubSpot sends up to 10 batches at once per portal, and each
+  // needs the installation before anything else. A disconnect or a disable is seen within a second.
+  const installationsByPortal = new Map<string, { at: number; installation: Installation | undefined }>();
+  const installationOf = async (portalId: string): Promise<Installation | undefined> => {
+    const cached = installationsByPortal.get(portalId);
+    if (cached !== undefined && Date.now() - cached.at < 1_000) return cached.installation;
+    const installation = await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId);
+    if (installationsByPortal.size >= 10_000) installationsByPortal.clear();
+    installationsByPortal.set(portalId, { at: Date.now(), installation });
+    return installation;
+  };
 
   router.get(HUBSPOT_OAUTH_INSTALL_ROUTE, (req: Request, res: Response) => {
     const app = appConfig(config);
@@ -170,15 +188,15 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       return;
     }
     const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    // Parsed once, but nothing in it is acted on before the signature checks out.
+    const json = parseJson(body);
     const secrets: string[] = [];
     if (config.hubspot.clientSecret !== null) secrets.push(config.hubspot.clientSecret);
-    const portal = claimedPortal(body);
-    if (portal !== null) {
-      const installation = await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portal);
-      if (installation !== undefined) {
-        const credentials = HubSpotCredentialsSchema.safeParse((await bridge.installations.secrets(installation.id)).crm);
-        if (credentials.success && !secrets.includes(credentials.data.clientSecret)) secrets.push(credentials.data.clientSecret);
-      }
+    const portal = claimedPortal(json);
+    const installation = portal === null ? undefined : await installationOf(portal);
+    if (installation !== undefined) {
+      const credentials = await credentialsCache.get(installation);
+      if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
     }
     const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
     const verified = secrets.some(
@@ -188,10 +206,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       res.status(401).json({ message: 'invalid or missing HubSpot signature' });
       return;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString('utf8'));
-    } catch {
+    if (json === NOT_JSON) {
       res.status(400).json({ message: 'the body is not JSON' });
       return;
     }
@@ -201,16 +216,14 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       return;
     }
     try {
-      const summary = await applyHubSpotEvents(events.data, {
+      // Durable as one job per portal before the 200; a worker expands it moments later.
+      const queued = await queueHubSpotBatch(events.data, {
         store: bridge.pipelineStore,
         queue: deps.queue,
-        appIdOf: async (installation) => {
-          const credentials = HubSpotCredentialsSchema.safeParse((await bridge.installations.secrets(installation.id)).crm);
-          return credentials.success ? credentials.data.appId : config.hubspot.appId;
-        },
+        installationFor: installationOf,
       });
-      if (summary.enqueued > 0) deps.wake();
-      res.status(200).json({ received: events.data.length, ...summary });
+      if (queued.queued > 0) deps.wake();
+      res.status(200).json(queued);
     } catch (error) {
       // Not durably queued: a 5xx makes HubSpot deliver again (duplicates are harmless).
       logger.error({ err: error }, 'hubspot webhook batch could not be queued');

@@ -20,6 +20,8 @@ import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './hubspot-routes.ts';
 import { hubspotActionRouter } from './hubspot-action-route.ts';
 import { completeHubSpotCallbacks } from '../connectors/hubspot/action.ts';
+import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
+import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from '../connectors/hubspot/webhooks.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -36,7 +38,12 @@ export function snapshotsDir(dataDir: string): string {
 
 /** The connectors this build ships, by provider. */
 export function defaultConnectors(): ConnectorRegistry {
-  return new ConnectorRegistry().register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks);
+  return new ConnectorRegistry()
+    .register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks)
+    .registerJob(HUBSPOT_EVENTS_JOB, async (_installation, jobs, { installations, store, queue }) => {
+      const credentials = new HubSpotCredentialsCache(installations);
+      await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
+    });
 }
 
 export interface Runtime {

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
+import type { Installation } from '../pipeline/model.ts';
 import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
 
 export const HubSpotCredentialsSchema = z.object({
@@ -151,5 +152,26 @@ export class HubSpotTokenSource {
     const clear = () => refreshing.delete(this.installationId);
     task.then(clear, clear);
     return task;
+  }
+}
+
+/**
+ * Opened credentials by installation, reused while the installation row is unchanged (a token
+ * refresh or reconnect changes its updatedAt): the webhook routes need the client secret and app id
+ * on every request, and opening the sealed secrets each time cost milliseconds per batch.
+ */
+export class HubSpotCredentialsCache {
+  private readonly entries = new Map<string, { updatedAt: string; credentials: HubSpotCredentials | null }>();
+
+  constructor(private readonly installations: Installations) {}
+
+  async get(installation: Installation): Promise<HubSpotCredentials | null> {
+    const cached = this.entries.get(installation.id);
+    if (cached !== undefined && cached.updatedAt === installation.updatedAt) return cached.credentials;
+    const parsed = HubSpotCredentialsSchema.safeParse((await this.installations.secrets(installation.id)).crm);
+    const credentials = parsed.success ? parsed.data : null;
+    if (this.entries.size >= 10_000) this.entries.clear();
+    this.entries.set(installation.id, { updatedAt: installation.updatedAt, credentials });
+    return credentials;
   }
 }

@@ -2,7 +2,7 @@
 // each event means for the pipeline. Creation and identity changes enqueue enrichment; our own writes
 // are dropped; a merge carries our state to the survivor; deletions erase what we keep.
 import { z } from 'zod';
-import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { enrichDedupeKey, enrichJob } from '../pipeline/pipeline.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
@@ -11,6 +11,13 @@ import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
 
 /** HubSpot sends up to 100 events per request. */
 export const MAX_EVENTS_PER_BATCH = 100;
+
+/**
+ * A verified webhook batch of one portal, stored as one job: the acknowledgement costs one insert,
+ * and a worker expands it into enrichment jobs, state moves and erasures moments later (or after a
+ * restart: it is durable like any job).
+ */
+export const HUBSPOT_EVENTS_JOB = 'hubspot.events';
 
 const id = z.union([z.number().int(), z.string().regex(/^\d{1,30}$/)]).transform(String);
 
@@ -72,6 +79,15 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
     }
     return installations.get(portalId) ?? null;
   };
+  const appIds = new Map<string, Promise<string | null>>();
+  const appIdOf = (installation: Installation): Promise<string | null> => {
+    let appId = appIds.get(installation.id);
+    if (appId === undefined) {
+      appId = deps.appIdOf(installation);
+      appIds.set(installation.id, appId);
+    }
+    return appId;
+  };
   // Enqueued together at the end, in one transaction: a batch is durable as a whole or not at all.
   const jobs: NewJob[] = [];
   const enqueue = (installation: Installation, recordId: string, trigger: 'create' | 'update') => {
@@ -95,7 +111,7 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
         else summary.ignored += 1;
         break;
       case 'contact.propertyChange':
-        if (event.propertyName !== undefined && IDENTITY.has(event.propertyName) && !isOwnWrite(event, await deps.appIdOf(installation))) {
+        if (event.propertyName !== undefined && IDENTITY.has(event.propertyName) && !isOwnWrite(event, await appIdOf(installation))) {
           // Re-enrichment: the pipeline skips it when the normalized input did not change.
           enqueue(installation, event.objectId, 'update');
         } else {
@@ -128,4 +144,54 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
   summary.enqueued = created;
   summary.duplicates = duplicates;
   return summary;
+}
+
+export interface QueuedBatch {
+  readonly received: number;
+  /** Portals whose events were queued (one job each). */
+  readonly queued: number;
+  /** Events of portals we do not know, or whose installation is disabled. */
+  readonly ignored: number;
+}
+
+const EventsPayloadSchema = z.object({ events: z.array(HubSpotEventSchema).min(1).max(MAX_EVENTS_PER_BATCH) });
+
+/**
+ * Stores a verified batch durably, one job per portal, in one transaction. Resolves once it is on
+ * disk; throws when it could not be (the route answers 5xx and HubSpot delivers again).
+ */
+export async function queueHubSpotBatch(
+  events: readonly HubSpotEvent[],
+  deps: { store: PipelineStore; queue: JobQueue; installationFor?: (portalId: string) => Promise<Installation | undefined> },
+): Promise<QueuedBatch> {
+  const byPortal = new Map<string, HubSpotEvent[]>();
+  for (const event of events) byPortal.set(event.portalId, [...(byPortal.get(event.portalId) ?? []), event]);
+  const jobs: NewJob[] = [];
+  let ignored = 0;
+  for (const [portalId, ofPortal] of byPortal) {
+    const installation = await (deps.installationFor ?? ((p: string) => deps.store.findInstallationByAccount(HUBSPOT_PROVIDER, p)))(portalId);
+    if (installation === undefined || installation.status === 'disabled') {
+      ignored += ofPortal.length;
+      continue;
+    }
+    // The events as received (they passed the schema): the expansion parses them again.
+    jobs.push({ installationId: installation.id, kind: HUBSPOT_EVENTS_JOB, payload: { events: ofPortal }, maxAttempts: 10 });
+  }
+  await deps.queue.enqueueMany(jobs);
+  return { received: events.length, queued: jobs.length, ignored };
+}
+
+/** The worker's handler for HUBSPOT_EVENTS_JOB: applies each stored batch. */
+export async function expandHubSpotEventJobs(jobs: readonly Job[], deps: IntakeDeps): Promise<IntakeSummary> {
+  const total: IntakeSummary = { enqueued: 0, duplicates: 0, ignored: 0, merged: 0, erased: 0 };
+  for (const job of jobs) {
+    const payload = EventsPayloadSchema.parse(job.payload);
+    const summary = await applyHubSpotEvents(payload.events, deps);
+    total.enqueued += summary.enqueued;
+    total.duplicates += summary.duplicates;
+    total.ignored += summary.ignored;
+    total.merged += summary.merged;
+    total.erased += summary.erased;
+  }
+  return total;
 }

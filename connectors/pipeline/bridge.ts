@@ -6,7 +6,7 @@ import type { Enricher } from '../../core/client/enricher.ts';
 import { HttpEnricher } from '../../core/client/http-enricher.ts';
 import { InProcessEnricher } from '../../core/client/in-process-enricher.ts';
 import type { EnrichService } from '../../core/enrich/service.ts';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue } from '../../core/queue/job-queue.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import type { Store } from '../../core/storage/port.ts';
 import type { Database } from '../../core/storage/schema.ts';
@@ -19,12 +19,22 @@ import { KyselyPipelineStore, type PipelineStore } from './store.ts';
 /** Builds the connector of one installation; it may read and update the installation's credentials. */
 export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;
 
+/** Runs a connector's own jobs (a webhook batch to expand into enrichment jobs, …). */
+export type ConnectorJobHandler = (installation: Installation, jobs: readonly Job[], context: { installations: Installations; store: PipelineStore; queue: JobQueue }) => Promise<void>;
+
 /** Answers a CRM's waiting workflows once their records are settled. */
 export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[]) => Promise<void>;
 
 export class ConnectorRegistry {
   private readonly factories = new Map<string, ConnectorFactory>();
   private readonly callbackHandlers = new Map<string, CallbackHandler>();
+  readonly jobHandlers = new Map<string, ConnectorJobHandler>();
+
+  /** A job kind of a connector's, with what runs it. */
+  registerJob(kind: string, handler: ConnectorJobHandler): this {
+    this.jobHandlers.set(kind, handler);
+    return this;
+  }
 
   register(provider: string, factory: ConnectorFactory, callbacks?: CallbackHandler): this {
     this.factories.set(provider, factory);
@@ -91,6 +101,12 @@ export function createBridge(deps: BridgeDeps): Bridge {
     connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     enricherFor,
     onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled),
+    jobHandlers: Object.fromEntries(
+      [...deps.connectors.jobHandlers].map(([kind, handler]) => [
+        kind,
+        (installation: Installation, jobs: readonly Job[]) => handler(installation, jobs, { installations, store: pipelineStore, queue: deps.queue }),
+      ]),
+    ),
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
   return { pipelineStore, installations, pipeline, enricherFor };

@@ -65,7 +65,11 @@ export interface PipelineDeps {
    * the connector answers the waiting workflow. Failures here are the hook's to handle.
    */
   readonly onCallbacks?: (installation: Installation, settled: readonly SettledCallback[]) => Promise<void>;
+  /** Handlers for job kinds other than enrichment, by kind: completed when they resolve, retried when they throw. */
+  readonly jobHandlers?: Readonly<Record<string, JobHandler>>;
 }
+
+export type JobHandler = (installation: Installation, jobs: readonly Job[]) => Promise<void>;
 
 /** A workflow's job, settled: the record's outcome and its properties as they now stand in the CRM. */
 export interface SettledCallback {
@@ -244,7 +248,19 @@ export class Pipeline {
   private async run(run: BatchRun, jobs: readonly Job[], signal: AbortSignal | undefined): Promise<void> {
     const { installation } = run;
     const byObject = new Map<string, Map<string, Work>>();
+    // Jobs of other kinds (a connector's, e.g. a webhook batch to expand) go to their handler first.
+    const others = new Map<string, Job[]>();
+    for (const job of jobs) if (job.kind !== ENRICH_JOB && this.deps.jobHandlers?.[job.kind] !== undefined) others.set(job.kind, [...(others.get(job.kind) ?? []), job]);
+    for (const [kind, ofKind] of others) {
+      try {
+        await this.deps.jobHandlers?.[kind]?.(installation, ofKind);
+        run.dispose(ofKind, { kind: 'complete' });
+      } catch (error) {
+        run.dispose(ofKind, { kind: 'fail', error: `${kind}: ${describe(error)}`, retryable: true });
+      }
+    }
     for (const job of jobs) {
+      if (others.has(job.kind)) continue;
       const payload = EnrichJobPayloadSchema.safeParse(job.payload);
       if (job.kind !== ENRICH_JOB || !payload.success) {
         run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });

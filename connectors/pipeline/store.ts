@@ -69,7 +69,10 @@ export interface PipelineStore {
   listLog(query: LogQuery): Promise<LogEntry[]>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
-  /** A CRM deletion or privacy request: forgets the record's state and log entries. */
+  /**
+   * A CRM deletion or privacy request: forgets the record's state and log entries, and remembers the
+   * record's id (only that) so an enrichment already under way cannot save anything about it again.
+   */
   eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
 }
 
@@ -269,9 +272,20 @@ export class KyselyPipelineStore implements PipelineStore {
     return states;
   }
 
-  async saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void> {
-    if (states.length === 0 && entries.length === 0) return;
+  async saveOutcomes(allStates: readonly RecordState[], allEntries: readonly LogEntry[]): Promise<void> {
+    if (allStates.length === 0 && allEntries.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
+      // A record erased while its batch ran (a deletion or privacy request arrived meanwhile) is not
+      // saved again: checked inside the transaction, so an erasure is never undone.
+      const keyOf = (r: { installationId: string; object: string; recordId: string }) => `${r.installationId}\u0000${r.object}\u0000${r.recordId}`;
+      const erased = new Set<string>();
+      const ids = [...new Set([...allStates, ...allEntries].map((r) => r.recordId))];
+      for (const batch of chunks(ids, CHUNK * 4)) {
+        const rows = await trx.selectFrom('erased_records').select(['installation_id', 'object', 'record_id']).where('record_id', 'in', batch).execute();
+        for (const row of rows) erased.add(keyOf({ installationId: row.installation_id, object: row.object, recordId: row.record_id }));
+      }
+      const states = allStates.filter((state) => !erased.has(keyOf(state)));
+      const entries = allEntries.filter((entry) => !erased.has(keyOf(entry)));
       for (const batch of chunks(states.map(stateRow), CHUNK)) {
         await trx
           .insertInto('record_states')
@@ -339,6 +353,11 @@ export class KyselyPipelineStore implements PipelineStore {
 
   async eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('erased_records')
+        .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })
+        .onConflict((oc) => oc.columns(['installation_id', 'object', 'record_id']).doNothing())
+        .execute();
       await trx
         .deleteFrom('record_states')
         .where('installation_id', '=', installationId)

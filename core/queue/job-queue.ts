@@ -1,7 +1,7 @@
 // The durable job queue of the CRM pipeline: the port (a pg-boss adapter will implement it on
 // PostgreSQL) and its Kysely implementation on the service database's jobs table, the embedded default.
-import { randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { isUniqueViolation } from '../storage/errors.ts';
 import type { Database, JobsTable } from '../storage/schema.ts';
@@ -39,6 +39,15 @@ export interface NewJob {
   readonly runAt?: Date;
 }
 
+export interface ClaimOptions {
+  readonly workerId: string;
+  readonly limit: number;
+  readonly leaseMs: number;
+  readonly now?: Date;
+  /** Only jobs of these kinds (all kinds when absent). */
+  readonly kinds?: readonly string[];
+}
+
 export interface JobQueue {
   /** Returns the job's id and whether it was created (false: a pending job has the dedupe key). */
   enqueue(job: NewJob): Promise<{ id: string; created: boolean }>;
@@ -52,7 +61,7 @@ export interface JobQueue {
    * worker can batch its CRM reads and writes. A job whose lease expired is ready again: delivery is
    * at least once.
    */
-  claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]>;
+  claimBatch(options: ClaimOptions): Promise<Job[]>;
   complete(id: string, workerId: string): Promise<boolean>;
   /** Back to the queue after a backoff, or dead once its attempts are spent (or when not retryable). */
   fail(id: string, workerId: string, error: string, options?: { retryable?: boolean; now?: Date }): Promise<'retrying' | 'dead' | 'not_leased'>;
@@ -82,6 +91,32 @@ export function retryDelayMs(attempts: number): number {
 
 const stateColumn = z.enum(JOB_STATES);
 
+/** Rows per multi-row insert: 15 columns each stays far under SQLite's bound-parameter ceiling. */
+const ENQUEUE_CHUNK = 100;
+
+/** Time-ordered ids: inserts append to the primary key's index instead of scattering across it. */
+const nextJobId = monotonicFactory();
+
+function newJobRow(job: NewJob, now: string): JobsTable {
+  return {
+    id: `job_${nextJobId()}`,
+    installation_id: job.installationId,
+    kind: job.kind,
+    payload: JSON.stringify(job.payload),
+    dedupe_key: job.dedupeKey ?? null,
+    state: 'queued',
+    attempts: 0,
+    max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    run_at: (job.runAt ?? new Date()).toISOString(),
+    lease_owner: null,
+    lease_expires_at: null,
+    last_error: null,
+    rerun: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 function toJob(row: Selectable<JobsTable>): Job {
   return {
     id: row.id,
@@ -105,29 +140,10 @@ export class KyselyJobQueue implements JobQueue {
   constructor(private readonly db: Kysely<Database>) {}
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
-    const now = new Date().toISOString();
-    const id = `job_${randomUUID()}`;
+    const row = newJobRow(job, new Date().toISOString());
+    const { id } = row;
     try {
-      await this.db
-        .insertInto('jobs')
-        .values({
-          id,
-          installation_id: job.installationId,
-          kind: job.kind,
-          payload: JSON.stringify(job.payload),
-          dedupe_key: job.dedupeKey ?? null,
-          state: 'queued',
-          attempts: 0,
-          max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-          run_at: (job.runAt ?? new Date()).toISOString(),
-          lease_owner: null,
-          lease_expires_at: null,
-          last_error: null,
-          rerun: 0,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
+      await this.db.insertInto('jobs').values(row).execute();
       return { id, created: true };
     } catch (error) {
       if (!isUniqueViolation(error) || job.dedupeKey === undefined) throw error;
@@ -152,34 +168,29 @@ export class KyselyJobQueue implements JobQueue {
   async enqueueMany(jobs: readonly NewJob[]): Promise<{ created: number; duplicates: number }> {
     if (jobs.length === 0) return { created: 0, duplicates: 0 };
     const now = new Date().toISOString();
+    // One statement is atomic by itself: a single chunk with no duplicate to mark needs no transaction
+    // (a webhook batch stored as one job is one INSERT).
+    if (jobs.length <= ENQUEUE_CHUNK && jobs.every((job) => job.dedupeKey === undefined)) {
+      const inserted = await this.db.insertInto('jobs').values(jobs.map((job) => newJobRow(job, now))).executeTakeFirst();
+      const created = Number(inserted.numInsertedOrUpdatedRows ?? BigInt(jobs.length));
+      return { created, duplicates: jobs.length - created };
+    }
     return this.db.transaction().execute(async (trx) => {
       let created = 0;
       const conflicted: string[] = [];
-      for (const job of jobs) {
-        // DO NOTHING on the pending-dedupe index: a twin already waits or runs.
+      // Multi-row inserts (a webhook batch is one or two statements, not a hundred), DO NOTHING on the
+      // pending-dedupe index: a twin already waits or runs, or came earlier in the same batch.
+      for (let i = 0; i < jobs.length; i += ENQUEUE_CHUNK) {
+        const chunk = jobs.slice(i, i + ENQUEUE_CHUNK);
         const inserted = await trx
           .insertInto('jobs')
-          .values({
-            id: `job_${randomUUID()}`,
-            installation_id: job.installationId,
-            kind: job.kind,
-            payload: JSON.stringify(job.payload),
-            dedupe_key: job.dedupeKey ?? null,
-            state: 'queued',
-            attempts: 0,
-            max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-            run_at: (job.runAt ?? new Date()).toISOString(),
-            lease_owner: null,
-            lease_expires_at: null,
-            last_error: null,
-            rerun: 0,
-            created_at: now,
-            updated_at: now,
-          })
+          .values(chunk.map((job) => newJobRow(job, now)))
           .onConflict((oc) => oc.column('dedupe_key').where(sql.ref('state'), 'in', sql`('queued', 'running')`).doNothing())
-          .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) created += 1;
-        else if (job.dedupeKey !== undefined) conflicted.push(job.dedupeKey);
+          .returning('dedupe_key')
+          .execute();
+        created += inserted.length;
+        const landed = new Set(inserted.map((row) => row.dedupe_key));
+        for (const job of chunk) if (job.dedupeKey !== undefined && !landed.has(job.dedupeKey)) conflicted.push(job.dedupeKey);
       }
       if (conflicted.length > 0) {
         // A twin that is running runs once more when it completes, as with enqueue().
@@ -189,7 +200,7 @@ export class KyselyJobQueue implements JobQueue {
     });
   }
 
-  async claimBatch(options: { workerId: string; limit: number; leaseMs: number; now?: Date }): Promise<Job[]> {
+  async claimBatch(options: ClaimOptions): Promise<Job[]> {
     const now = (options.now ?? new Date()).toISOString();
     const leaseEnd = new Date(Date.parse(now) + options.leaseMs).toISOString();
     // A job whose lease ran out on its last allowed delivery is dead: a job that kills its worker
@@ -208,7 +219,9 @@ export class KyselyJobQueue implements JobQueue {
       .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
       .execute();
     // Queued and due, or leased by a worker whose lease ran out (it died, or hung).
-    const ready = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts))`;
+    const due = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts))`;
+    const kinds = options.kinds === undefined || options.kinds.length === 0 ? null : [...options.kinds];
+    const ready = kinds === null ? due : sql<boolean>`(${due} AND kind IN (${sql.join(kinds)}))`;
     // One statement: the installation, its readiest jobs and their lease are picked under the write
     // lock, so two workers never lease the same job.
     const rows = await this.db

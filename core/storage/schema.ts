@@ -140,6 +140,14 @@ export interface BackfillsTable {
   updated_at: string;
 }
 
+/** A record a CRM deleted (or asked us to forget): nothing about it may be saved again. */
+export interface ErasedRecordsTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  erased_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -150,6 +158,7 @@ export interface Database {
   record_states: RecordStatesTable;
   enrichment_log: EnrichmentLogTable;
   backfills: BackfillsTable;
+  erased_records: ErasedRecordsTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -330,6 +339,21 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('backfills').execute();
+    },
+  },
+  '0007_erased_records': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('erased_records')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('erased_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('erased_records_pk', ['installation_id', 'object', 'record_id'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('erased_records').execute();
     },
   },
 };

@@ -13,6 +13,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
+import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/webhooks.ts';
 import type { Installation, InstallationSettings, LogEntry, RecordState } from '../../connectors/pipeline/model.ts';
 import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
@@ -161,9 +162,30 @@ interface QueuedJob {
   readonly trigger: string;
 }
 
-/** The jobs table as it is on disk, by record id (jobs of one batch share their created_at). */
+/**
+ * Runs the stored webhook batches as a worker would (the events jobs only), returning what they did.
+ * Expansion is the worker's half of intake; the route's half is the durable store of the batch.
+ */
+async function expand(rig: Rig): Promise<IntakeSummary> {
+  const { queue } = rig.runtime.opened;
+  const total: IntakeSummary = { enqueued: 0, duplicates: 0, ignored: 0, merged: 0, erased: 0 };
+  for (;;) {
+    const jobs = await queue.claimBatch({ workerId: 'expander', limit: 100, leaseMs: 60_000, kinds: [HUBSPOT_EVENTS_JOB] });
+    if (jobs.length === 0) return total;
+    const summary = await expandHubSpotEventJobs(jobs, {
+      store: rig.runtime.bridge.pipelineStore,
+      queue,
+      appIdOf: async () => Promise.resolve(APP_ID),
+    });
+    for (const key of Object.keys(total) as (keyof IntakeSummary)[]) total[key] += summary[key];
+    for (const job of jobs) await queue.complete(job.id, 'expander');
+  }
+}
+
+/** The enrichment jobs on disk, by record id, once the stored batches are expanded. */
 async function jobsTable(rig: Rig): Promise<QueuedJob[]> {
-  const rows = await rig.runtime.opened.db.selectFrom('jobs').select(['installation_id', 'kind', 'state', 'payload']).execute();
+  await expand(rig);
+  const rows = await rig.runtime.opened.db.selectFrom('jobs').select(['installation_id', 'kind', 'state', 'payload']).where('kind', '=', 'enrich').execute();
   return rows
     .map((row) => ({ installationId: row.installation_id, kind: row.kind, state: row.state, ...JobPayloadSchema.parse(JSON.parse(row.payload)) }))
     .sort((a, b) => a.recordId.localeCompare(b.recordId));
@@ -191,14 +213,8 @@ function event(subscriptionType: string, objectId: number, extra: Partial<Webhoo
   };
 }
 
-const SummarySchema = z.object({
-  received: z.number(),
-  enqueued: z.number(),
-  duplicates: z.number(),
-  ignored: z.number(),
-  merged: z.number(),
-  erased: z.number(),
-});
+/** What the route answers: the batch is stored, one job per known portal. */
+const AckSchema = z.object({ received: z.number(), queued: z.number(), ignored: z.number() });
 
 interface Reply {
   readonly status: number;
@@ -453,7 +469,8 @@ describe('POST /webhooks/hubspot: the batch', () => {
     const reply = await deliver(rig.target, JSON.stringify(Array.from({ length: 100 }, (_, i) => event('contact.creation', 1000 + i))));
 
     expect(reply.status).toBe(200);
-    expect(SummarySchema.parse(reply.json)).toEqual({ received: 100, enqueued: 100, duplicates: 0, ignored: 0, merged: 0, erased: 0 });
+    expect(AckSchema.parse(reply.json)).toEqual({ received: 100, queued: 1, ignored: 0 });
+    expect(await expand(rig)).toEqual({ enqueued: 100, duplicates: 0, ignored: 0, merged: 0, erased: 0 });
     expect(await jobsTable(rig)).toHaveLength(100);
   });
 
@@ -465,7 +482,7 @@ describe('POST /webhooks/hubspot: the batch', () => {
     const reply = await deliver(rig.target, JSON.stringify([event('contact.creation', 501, { portalId: 99_999 })]));
 
     expect(reply.status).toBe(200);
-    expect(SummarySchema.parse(reply.json)).toMatchObject({ received: 1, enqueued: 0, ignored: 1 });
+    expect(AckSchema.parse(reply.json)).toEqual({ received: 1, queued: 0, ignored: 1 });
     expect(await jobsTable(rig)).toEqual([]);
   });
 
@@ -529,7 +546,8 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     );
 
     expect(reply.status).toBe(200);
-    expect(SummarySchema.parse(reply.json)).toMatchObject({ enqueued: identity.length, ignored: others.length });
+    expect(AckSchema.parse(reply.json)).toMatchObject({ queued: 1 });
+    expect(await expand(rig)).toMatchObject({ enqueued: identity.length, ignored: others.length });
     expect(recordIdsOf(await jobsTable(rig))).toEqual(identity.map((_, i) => String(700 + i)).sort());
   });
 
@@ -577,6 +595,7 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     await fake.mergeContacts(primary.id, merged.id);
 
     expect(fake.deliveries.map((d) => d.status)).toEqual([200]);
+    expect(await expand(rig)).toMatchObject({ merged: 1 });
     const states = await store.recordStates(inst.id, CONTACT, [primary.id, merged.id]);
     expect([...states.keys()]).toEqual([primary.id]);
     expect(states.get(primary.id)).toMatchObject({ windfallId: 'wf-merged', householdMatched: true, written: { wf_hh_net_worth: 1_250_000 } });
@@ -600,7 +619,8 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     const reply = await deliver(rig.target, JSON.stringify([event(subscriptionType, Number(gone.id), { changeFlag: 'DELETED' })]));
 
     expect(reply.status).toBe(200);
-    expect(SummarySchema.parse(reply.json)).toMatchObject({ erased: 1 });
+    expect(AckSchema.parse(reply.json)).toMatchObject({ queued: 1 });
+    expect(await expand(rig)).toMatchObject({ erased: 1 });
     expect([...(await store.recordStates(inst.id, CONTACT, [gone.id, kept.id])).keys()]).toEqual([kept.id]);
     expect(await store.listLog({ installationId: inst.id, recordId: gone.id })).toEqual([]);
     expect(await store.listLog({ installationId: inst.id, recordId: kept.id })).toHaveLength(1);
@@ -688,8 +708,11 @@ describe('POST /webhooks/hubspot on the real server', () => {
     expect(refused.status).toBe(401);
     const { store, queue } = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
     try {
+      // The batch is on disk as one stored batch of the installation, holding the signed event only.
       const queued = await queue.list({ state: 'queued' });
-      expect(queued.map((j) => [j.installationId, JobPayloadSchema.parse(j.payload).recordId])).toEqual([[inst.id, '501']]);
+      expect(queued.map((j) => [j.installationId, j.kind])).toEqual([[inst.id, HUBSPOT_EVENTS_JOB]]);
+      expect(JSON.stringify(queued[0]?.payload)).toContain('"objectId":"501"');
+      expect(JSON.stringify(queued[0]?.payload)).not.toContain('"objectId":"502"');
     } finally {
       await store.close();
     }
