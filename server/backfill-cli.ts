@@ -72,8 +72,15 @@ export function backfillCommands(): Command {
             },
           });
           console.log(describePlan(plan, installation.environment));
-          if (flags.dryRun === true || plan.toEnrich === 0) {
-            if (flags.dryRun === true) console.log('dry run: nothing enqueued');
+          if (flags.dryRun === true) {
+            console.log('dry run: nothing enqueued');
+            return;
+          }
+          if (plan.toEnrich === 0) {
+            // Nothing to enqueue, but the pages were read: saving that finishes a resumed backfill, so
+            // the next run starts over instead of resuming at the same cursor forever.
+            await runBackfill(plan, { queue, progress });
+            console.log('nothing to enqueue');
             return;
           }
           if (flags.yes !== true) {

@@ -91,7 +91,8 @@ export function hubspotCommands(): Command {
     const target = targetFrom(flags);
     // Sealed with the data folder's key: only a server with the same key can open it.
     const link = createInstallLink(loadSecretBox({ dataDir: config.dataDir }), target, flags.env);
-    const url = new URL(HUBSPOT_OAUTH_INSTALL_ROUTE, publicUrl);
+    // Appended, not resolved: a PUBLIC_URL with a path prefix keeps it.
+    const url = new URL(`${publicUrl.replace(/\/+$/, '')}${HUBSPOT_OAUTH_INSTALL_ROUTE}`);
     url.searchParams.set('link', link);
     console.log(url.toString());
   });

@@ -51,21 +51,10 @@ function input(definition: HubSpotPropertyDefinition) {
   };
 }
 
-export async function provisionHubSpotProperties(api: HubSpotApi): Promise<ProvisionReport> {
-  const groups = await api.call('list property groups', (client) => client.crm.properties.groupsApi.getAll('contacts'));
-  let groupCreated = false;
-  if (!groups.results.some((g) => g.name === HUBSPOT_PROPERTY_GROUP.name)) {
-    try {
-      await api.call('create property group', (client) =>
-        client.crm.properties.groupsApi.create('contacts', { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label }),
-      );
-      groupCreated = true;
-    } catch (error) {
-      if (!(error instanceof HubSpotApiError && error.status === 409)) throw error;
-    }
-  }
+/** The portal's contact properties (not archived), by name. */
+async function existingProperties(api: HubSpotApi): Promise<Map<string, ExistingProperty>> {
   const all = await api.call('list properties', (client) => client.crm.properties.coreApi.getAll('contacts', false));
-  const existing = new Map<string, ExistingProperty>(
+  return new Map<string, ExistingProperty>(
     all.results.map((p) => [
       p.name,
       {
@@ -79,6 +68,27 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       },
     ]),
   );
+}
+
+/** Same name, another type: someone else's property, which we neither change nor archive. */
+function isConflicting(definition: HubSpotPropertyDefinition, existing: ExistingProperty): boolean {
+  return existing.type !== definition.type || existing.fieldType !== definition.fieldType;
+}
+
+export async function provisionHubSpotProperties(api: HubSpotApi): Promise<ProvisionReport> {
+  const groups = await api.call('list property groups', (client) => client.crm.properties.groupsApi.getAll('contacts'));
+  let groupCreated = false;
+  if (!groups.results.some((g) => g.name === HUBSPOT_PROPERTY_GROUP.name)) {
+    try {
+      await api.call('create property group', (client) =>
+        client.crm.properties.groupsApi.create('contacts', { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label }),
+      );
+      groupCreated = true;
+    } catch (error) {
+      if (!(error instanceof HubSpotApiError && error.status === 409)) throw error;
+    }
+  }
+  const existing = await existingProperties(api);
   const created: string[] = [];
   const updated: string[] = [];
   const unchanged: string[] = [];
@@ -90,7 +100,7 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       missing.push(definition);
       continue;
     }
-    if (have.type !== definition.type || have.fieldType !== definition.fieldType) {
+    if (isConflicting(definition, have)) {
       conflicting.push(definition.name);
       continue;
     }
@@ -144,10 +154,17 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
   return { groupCreated, created, updated, unchanged, conflicting };
 }
 
-/** Uninstall with --remove-properties: archives our properties and the group. */
+/**
+ * Uninstall with --remove-properties: archives our properties and the group. A property of one of our
+ * names but another type is not ours (provisioning reported it as conflicting and left it alone), so
+ * it stays; one already gone is skipped, and a 404 from one archived meanwhile is tolerated.
+ */
 export async function removeHubSpotProperties(api: HubSpotApi): Promise<number> {
+  const existing = await existingProperties(api);
   let removed = 0;
   for (const definition of hubspotProperties()) {
+    const have = existing.get(definition.name);
+    if (have === undefined || isConflicting(definition, have)) continue;
     try {
       await api.call(`archive property ${definition.name}`, (client) => client.crm.properties.coreApi.archive('contacts', definition.name));
       removed += 1;
