@@ -63,6 +63,8 @@ export interface JobQueue {
    */
   claimBatch(options: ClaimOptions): Promise<Job[]>;
   complete(id: string, workerId: string): Promise<boolean>;
+  /** Completes a worker's leased jobs in one statement per hundred; returns the ids it completed. */
+  completeMany(ids: readonly string[], workerId: string): Promise<Set<string>>;
   /** Back to the queue after a backoff, or dead once its attempts are spent (or when not retryable). */
   fail(id: string, workerId: string, error: string, options?: { retryable?: boolean; now?: Date }): Promise<'retrying' | 'dead' | 'not_leased'>;
   /**
@@ -253,24 +255,34 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async complete(id: string, workerId: string): Promise<boolean> {
+    return (await this.completeMany([id], workerId)).has(id);
+  }
+
+  async completeMany(ids: readonly string[], workerId: string): Promise<Set<string>> {
+    const done = new Set<string>();
+    if (ids.length === 0) return done;
     const now = new Date().toISOString();
-    // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing.
-    const result = await this.db
-      .updateTable('jobs')
-      .set({
-        state: sql<string>`CASE WHEN rerun = 1 THEN 'queued' ELSE 'done' END`,
-        attempts: sql<number>`CASE WHEN rerun = 1 THEN 0 ELSE attempts END`,
-        run_at: sql<string>`CASE WHEN rerun = 1 THEN ${now} ELSE run_at END`,
-        rerun: 0,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('state', '=', 'running')
-      .where('lease_owner', '=', workerId)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
+      // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing.
+      const rows = await this.db
+        .updateTable('jobs')
+        .set({
+          state: sql<string>`CASE WHEN rerun = 1 THEN 'queued' ELSE 'done' END`,
+          attempts: sql<number>`CASE WHEN rerun = 1 THEN 0 ELSE attempts END`,
+          run_at: sql<string>`CASE WHEN rerun = 1 THEN ${now} ELSE run_at END`,
+          rerun: 0,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        })
+        .where('id', 'in', ids.slice(i, i + ENQUEUE_CHUNK))
+        .where('state', '=', 'running')
+        .where('lease_owner', '=', workerId)
+        .returning('id')
+        .execute();
+      for (const row of rows) done.add(row.id);
+    }
+    return done;
   }
 
   async fail(id: string, workerId: string, error: string, options: { retryable?: boolean; now?: Date } = {}): Promise<'retrying' | 'dead' | 'not_leased'> {
