@@ -1,5 +1,6 @@
 // POST /webhooks/hubspot/actions/enrich: the "Enrich contact" workflow action. HubSpot signs these
-// requests with the v2 scheme; the answer is BLOCK, and the pipeline completes the callback.
+// requests with the v2 scheme; the answer is the outputs when the contact is settled within 2.5 s,
+// else BLOCK, and the pipeline completes the callback.
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../core/queue/job-queue.ts';
 import type { Bridge } from '../connectors/pipeline/bridge.ts';
@@ -69,8 +70,7 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
       return;
     }
     try {
-      const answer = await acceptAction(request.data, installation, deps.queue);
-      deps.wake();
+      const answer = await acceptAction(request.data, installation, deps.queue, { wake: deps.wake });
       res.status(200).json(answer);
     } catch (error) {
       logger.error({ err: error }, 'hubspot workflow action could not be queued');

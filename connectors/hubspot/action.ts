@@ -1,7 +1,8 @@
 // The "Enrich contact" workflow action: HubSpot posts one request per enrolled contact, signed v2.
-// We queue the contact's enrichment (its own job, so no other event swallows it), answer BLOCK at
-// once so HubSpot holds the enrollment, and complete the callback with output fields a workflow can
-// branch on as soon as the pipeline has settled the record.
+// We queue the contact's enrichment (its own job, so no other event swallows it) and wait up to
+// 2.5 s: when the pipeline settles it in time, the answer carries the output fields a workflow can
+// branch on; otherwise the answer is BLOCK (HubSpot holds the enrollment) and the callback is
+// completed with those fields as soon as the contact is settled.
 import { z } from 'zod';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import type { Installations } from '../pipeline/installations.ts';
@@ -13,6 +14,48 @@ import { hubspotPropertyFor } from './properties.ts';
 
 /** How long HubSpot holds a BLOCKed enrollment before it moves on without our outputs. */
 export const ACTION_EXPIRATION = 'PT15M';
+
+/**
+ * How long the action request waits for the pipeline to settle the contact before answering BLOCK.
+ * HubSpot gives an action 5 seconds (less is safer); an idle worker in this process settles a
+ * contact in well under a second.
+ */
+export const ACTION_WAIT_MS = 2_500;
+
+/**
+ * Action requests waiting in this process for their contact to be settled. Whoever comes first for a
+ * callbackId wins: the pipeline's hook hands the outputs to a waiting request (which answers them
+ * synchronously, and no callback is sent), or, once the request has given up and answered BLOCK, the
+ * hook completes the callback through the API. One thread, so the handoff cannot race.
+ */
+export class ActionWaiters {
+  private readonly waiting = new Map<string, (outputs: Record<string, string>) => void>();
+
+  wait(callbackId: string, ms: number): Promise<Record<string, string> | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(callbackId);
+        resolve(null);
+      }, ms);
+      this.waiting.set(callbackId, (outputs) => {
+        clearTimeout(timer);
+        this.waiting.delete(callbackId);
+        resolve(outputs);
+      });
+    });
+  }
+
+  /** True when a request was waiting and took the outputs. */
+  deliver(callbackId: string, outputs: Record<string, string>): boolean {
+    const waiter = this.waiting.get(callbackId);
+    if (waiter === undefined) return false;
+    waiter(outputs);
+    return true;
+  }
+}
+
+/** This process's waiters, shared by the action route and the callback hook. */
+export const actionWaiters = new ActionWaiters();
 
 const id = z.union([z.number().int(), z.string().regex(/^\d{1,30}$/)]).transform(String);
 
@@ -27,12 +70,27 @@ export type ActionRequest = z.infer<typeof ActionRequestSchema>;
 
 export type ActionResponse = { readonly outputFields: Record<string, string> };
 
-/** Queues the enrollment's contact and tells HubSpot to wait for the callback. */
-export async function acceptAction(request: ActionRequest, installation: Installation, queue: JobQueue): Promise<ActionResponse> {
+/**
+ * Queues the enrollment's contact, then waits a little for a worker of this process to settle it:
+ * the outputs come back in the answer when it does, and otherwise the answer is BLOCK and the
+ * callback is completed later.
+ */
+export async function acceptAction(
+  request: ActionRequest,
+  installation: Installation,
+  queue: JobQueue,
+  options: { wake?: () => void; waiters?: ActionWaiters; waitMs?: number } = {},
+): Promise<ActionResponse> {
   if (request.object.objectType.toUpperCase() !== 'CONTACT') {
     return { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } };
   }
+  const waiters = options.waiters ?? actionWaiters;
+  // Waiting starts before the enqueue, so a worker that settles the contact at once finds us.
+  const settled = waiters.wait(request.callbackId, options.waitMs ?? ACTION_WAIT_MS);
   await queue.enqueue(enrichJob(installation.id, { object: CONTACT, recordId: request.object.objectId, trigger: 'action', callbackId: request.callbackId }));
+  options.wake?.();
+  const outputs = await settled;
+  if (outputs !== null) return { outputFields: outputs };
   return { outputFields: { hs_execution_state: 'BLOCK', hs_expiration_duration: ACTION_EXPIRATION } };
 }
 
@@ -48,14 +106,28 @@ export function actionOutputs(properties: Readonly<Record<string, CrmValue>>): R
   return out;
 }
 
-/** The pipeline's callback hook for HubSpot: completes each waiting workflow action. */
-export async function completeHubSpotCallbacks(installation: Installation, installations: Installations, settled: readonly SettledCallback[]): Promise<void> {
+/** The outputs for a settled contact: its values and SUCCESS, or FAIL_CONTINUE. */
+export function settledOutputs(callback: SettledCallback): Record<string, string> {
+  return callback.failed || callback.properties === null
+    ? { hs_execution_state: 'FAIL_CONTINUE' }
+    : { ...actionOutputs(callback.properties), hs_execution_state: 'SUCCESS' };
+}
+
+/**
+ * The pipeline's callback hook for HubSpot: hands each settled contact to its waiting request in this
+ * process, or completes the workflow's callback through the API when none waits any more.
+ */
+export async function completeHubSpotCallbacks(
+  installation: Installation,
+  installations: Installations,
+  settled: readonly SettledCallback[],
+  waiters: ActionWaiters = actionWaiters,
+): Promise<void> {
+  const late = settled.filter((callback) => !waiters.deliver(callback.callbackId, settledOutputs(callback)));
+  if (late.length === 0) return;
   const api = await hubspotApiFor(installation, installations);
-  for (const callback of settled) {
-    const outputFields =
-      callback.failed || callback.properties === null
-        ? { hs_execution_state: 'FAIL_CONTINUE' }
-        : { ...actionOutputs(callback.properties), hs_execution_state: 'SUCCESS' };
+  for (const callback of late) {
+    const outputFields = settledOutputs(callback);
     await api.call('complete workflow callback', (client) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }));
   }
 }
