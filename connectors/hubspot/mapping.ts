@@ -1,30 +1,8 @@
 // A HubSpot contact's identity properties → an enrichment request.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { MAX_LIST_ENTRIES, STRING_LIMITS } from '../../core/contract/schemas.ts';
+import { STRING_LIMITS } from '../../core/contract/schemas.ts';
 import type { CrmValue } from '../pipeline/model.ts';
-
-/**
- * A trimmed value, null when empty or longer than the contract allows for its field: one over-long
- * property would make the whole request invalid, and cutting it would change the identity it names.
- */
-function text(value: CrmValue | undefined, max: number): string | null {
-  if (value === undefined || value === null) return null;
-  const s = String(value).trim();
-  return s === '' || s.length > max ? null : s;
-}
-
-function unique(values: (string | null)[]): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const value of values) {
-    if (value === null) continue;
-    const key = value.toLowerCase();
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(value);
-  }
-  return out.slice(0, MAX_LIST_ENTRIES);
-}
+import { requestText as text, uniqueValues as unique } from '../pipeline/request-fields.ts';
 
 /**
  * `firstname`, `lastname`, `email` and `hs_additional_emails` (semicolon-separated), `phone` and
