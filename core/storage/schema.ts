@@ -148,6 +148,13 @@ export interface ErasedRecordsTable {
   erased_at: string;
 }
 
+/** Deliveries a CRM identifies (Salesforce notification ids): a redelivery is recognised and skipped. */
+export interface InboundDeliveriesTable {
+  provider: string;
+  delivery_id: string;
+  received_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -159,6 +166,7 @@ export interface Database {
   enrichment_log: EnrichmentLogTable;
   backfills: BackfillsTable;
   erased_records: ErasedRecordsTable;
+  inbound_deliveries: InboundDeliveriesTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -354,6 +362,21 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('erased_records').execute();
+    },
+  },
+  '0008_inbound_deliveries': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('inbound_deliveries')
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('delivery_id', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('inbound_deliveries_pk', ['provider', 'delivery_id'])
+        .execute();
+      await db.schema.createIndex('inbound_deliveries_received').on('inbound_deliveries').column('received_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('inbound_deliveries').execute();
     },
   },
 };

@@ -1,0 +1,50 @@
+// Deliveries a CRM identifies itself (a Salesforce notification id), remembered long enough to
+// recognise a redelivery: Salesforce retries an outbound message for up to 24 hours.
+//
+// Use: `unseen` before queueing the work, `remember` after it is queued. A crash in between means a
+// redelivery queues the work again, which the queue's dedupe and the pipeline's unchanged-input skip
+// make harmless; remembering first could lose a delivery.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../core/storage/schema.ts';
+
+/** Kept a little longer than the longest redelivery window we know (Salesforce: 24 h). */
+export const DELIVERY_MEMORY_MS = 48 * 3600_000;
+
+const CHUNK = 100;
+
+export class InboundDeliveries {
+  private lastPrune = 0;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The ids not delivered before. */
+  async unseen(provider: string, ids: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    const seen = new Set<string>();
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const rows = await this.db
+        .selectFrom('inbound_deliveries')
+        .select('delivery_id')
+        .where('provider', '=', provider)
+        .where('delivery_id', 'in', unique.slice(i, i + CHUNK))
+        .execute();
+      for (const row of rows) seen.add(row.delivery_id);
+    }
+    return new Set(unique.filter((id) => !seen.has(id)));
+  }
+
+  async remember(provider: string, ids: readonly string[], now: Date = new Date()): Promise<void> {
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      await this.db
+        .insertInto('inbound_deliveries')
+        .values(unique.slice(i, i + CHUNK).map((id) => ({ provider, delivery_id: id, received_at: now.toISOString() })))
+        .onConflict((oc) => oc.columns(['provider', 'delivery_id']).doNothing())
+        .execute();
+    }
+    if (now.getTime() - this.lastPrune > 3600_000) {
+      this.lastPrune = now.getTime();
+      await this.db.deleteFrom('inbound_deliveries').where('received_at', '<', new Date(now.getTime() - DELIVERY_MEMORY_MS).toISOString()).execute();
+    }
+  }
+}
