@@ -106,9 +106,13 @@ export function actionOutputs(properties: Readonly<Record<string, CrmValue>>): R
   return out;
 }
 
-/** The outputs for a settled contact: its values and SUCCESS, or FAIL_CONTINUE. */
+/**
+ * The outputs for a settled contact: its values and SUCCESS, or FAIL_CONTINUE when it could not be
+ * enriched or is gone. A contact deleted between our read and our write still has the properties we
+ * read, so the outcome decides, not only whether properties are there.
+ */
 export function settledOutputs(callback: SettledCallback): Record<string, string> {
-  return callback.failed || callback.properties === null
+  return callback.failed || callback.properties === null || callback.outcome === 'skipped:record_deleted'
     ? { hs_execution_state: 'FAIL_CONTINUE' }
     : { ...actionOutputs(callback.properties), hs_execution_state: 'SUCCESS' };
 }
@@ -126,8 +130,19 @@ export async function completeHubSpotCallbacks(
   const late = settled.filter((callback) => !waiters.deliver(callback.callbackId, settledOutputs(callback)));
   if (late.length === 0) return;
   const api = await hubspotApiFor(installation, installations);
+  // Each completion on its own: one HubSpot refuses (an expired callback, the daily limit) must not
+  // leave the other enrollments of the batch waiting until they expire.
+  const failures: unknown[] = [];
   for (const callback of late) {
     const outputFields = settledOutputs(callback);
-    await api.call('complete workflow callback', (client) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }));
+    try {
+      // https://developers.hubspot.com/docs/api-reference/legacy/automation/workflow-actions/callbacks/complete-callback
+      await api.call('complete workflow callback', (client) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }));
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) {
+    throw new AggregateError(failures, `${failures.length} of ${late.length} HubSpot workflow callbacks could not be completed`);
   }
 }
