@@ -1,0 +1,321 @@
+// Regenerates manifests/salesforce/ (sfdx source format) from the code: the custom fields on Contact and
+// Lead, the lead conversion mapping, the permission set, the record-triggered flows and their outbound
+// messages, the External Client App, package.xml and sfdx-project.json. `npm run manifests:salesforce`
+// writes them; `npm run manifests:salesforce -- --check` only reports (exit 1) when a file is out of date.
+// Element order inside each file follows the Metadata API WSDL (fullName first, then alphabetical),
+// because the Metadata API validates elements in sequence.
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { XMLBuilder } from 'fast-xml-parser';
+import {
+  ENRICHED_AT_FIELD,
+  PICKLIST_RESTRICTED,
+  SALESFORCE_OBJECTS,
+  SALESFORCE_OUTBOUND_MESSAGE_FIELDS,
+  salesforceFields,
+  type SalesforceFieldDefinition,
+  type SalesforceObject,
+} from '../connectors/salesforce/fields.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
+import { SALESFORCE_API_VERSION } from '../connectors/salesforce/version.ts';
+
+export const SALESFORCE_MANIFEST_DIR = path.resolve(import.meta.dirname, '../manifests/salesforce');
+
+/** The operator replaces these before deploying (manifests/salesforce/README.md). */
+export const PUBLIC_BASE_PLACEHOLDER = 'https://YOUR_PUBLIC_HOST';
+/** The Salesforce user outbound messages are sent as (`integrationUser`, a username of the org). */
+export const INTEGRATION_USER_PLACEHOLDER = 'YOUR_INTEGRATION_USERNAME';
+/** Who Salesforce contacts about the External Client App. */
+export const CONTACT_EMAIL_PLACEHOLDER = 'support@YOUR_PUBLIC_HOST';
+
+export const METADATA_NAMESPACE = 'http://soap.sforce.com/2006/04/metadata';
+export const SOURCE_DIR = 'force-app/main/default';
+export const PACKAGE_XML = 'manifest/package.xml';
+export const SFDX_PROJECT = 'sfdx-project.json';
+
+export const PERMISSION_SET_NAME = 'Enrichbridge';
+export const ECA_NAME = 'Enrichbridge';
+/** The name Salesforce gives an app's OAuth settings when they are retrieved. */
+export const ECA_OAUTH_SETTINGS_NAME = `${ECA_NAME}_oauth`;
+/** ECA scope names: `Api` is the `api` scope, `RefreshToken` is `refresh_token offline_access`. */
+export const ECA_OAUTH_SCOPES = ['Api', 'RefreshToken'] as const;
+export const FLOW_NAMES: Record<SalesforceObject, string> = { Contact: 'Enrichbridge_Contact_Created', Lead: 'Enrichbridge_Lead_Created' };
+/** Outbound message names, unique within their object; the package.xml member is `<Object>.<name>`. */
+export const OUTBOUND_MESSAGE_NAMES: Record<SalesforceObject, string> = { Contact: 'Enrichbridge_Contact', Lead: 'Enrichbridge_Lead' };
+/** The flow element that sends the outbound message. */
+const SEND_ACTION = 'Send_To_Enrichbridge';
+
+export const fieldFile = (object: SalesforceObject, name: string): string => `${SOURCE_DIR}/objects/${object}/fields/${name}.field-meta.xml`;
+export const PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${PERMISSION_SET_NAME}.permissionset-meta.xml`;
+/** LeadConvertSettings is a Settings type: member `LeadConvert`, one file in `settings/`. */
+export const LEAD_CONVERT_FILE = `${SOURCE_DIR}/settings/LeadConvert.settings-meta.xml`;
+export const flowFile = (object: SalesforceObject): string => `${SOURCE_DIR}/flows/${FLOW_NAMES[object]}.flow-meta.xml`;
+export const workflowFile = (object: SalesforceObject): string => `${SOURCE_DIR}/workflows/${object}.workflow-meta.xml`;
+export const ECA_FILE = `${SOURCE_DIR}/externalClientApps/${ECA_NAME}.eca-meta.xml`;
+export const ECA_OAUTH_FILE = `${SOURCE_DIR}/extlClntAppOauthSettings/${ECA_OAUTH_SETTINGS_NAME}.ecaOauth-meta.xml`;
+
+export const outboundMessageEndpoint = (): string => `${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`;
+export const oauthCallbackUrl = (): string => `${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OAUTH_CALLBACK_ROUTE}`;
+
+type XmlValue = string | number | boolean | XmlElement | readonly XmlValue[];
+interface XmlElement {
+  readonly [element: string]: XmlValue;
+}
+
+const builder = new XMLBuilder({ format: true, indentBy: '    ', ignoreAttributes: false, attributeNamePrefix: '@_', suppressEmptyNode: true });
+
+/** A metadata file: the XML declaration and `root` in the metadata namespace. */
+function metadataXml(root: string, body: XmlElement): string {
+  const xml: unknown = builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: { '@_xmlns': METADATA_NAMESPACE, ...body } });
+  if (typeof xml !== 'string') throw new Error('the XML builder did not return text');
+  return xml;
+}
+
+/** A custom field file; each type gets the elements a retrieve of that type shows, in WSDL order. */
+export function renderField(field: SalesforceFieldDefinition): string {
+  const common = { fullName: field.name };
+  const text = { description: field.description, externalId: false, inlineHelpText: field.inlineHelpText, label: field.label };
+  switch (field.type) {
+    case 'Checkbox':
+      return metadataXml('CustomField', { ...common, defaultValue: false, ...text, type: 'Checkbox' });
+    case 'Number':
+      return metadataXml('CustomField', {
+        ...common,
+        ...text,
+        precision: field.precision ?? 18,
+        required: false,
+        scale: field.scale ?? 0,
+        type: 'Number',
+        unique: false,
+      });
+    case 'Text':
+      return metadataXml('CustomField', { ...common, ...text, length: field.length ?? 255, required: false, type: 'Text', unique: false });
+    case 'Picklist':
+      return metadataXml('CustomField', {
+        ...common,
+        ...text,
+        required: false,
+        type: 'Picklist',
+        valueSet: {
+          restricted: PICKLIST_RESTRICTED,
+          valueSetDefinition: {
+            sorted: false,
+            value: (field.picklistValues ?? []).map((option) => ({ fullName: option.value, default: false, label: option.label })),
+          },
+        },
+      });
+    case 'Date':
+    case 'DateTime':
+    case 'Url':
+      return metadataXml('CustomField', { ...common, ...text, required: false, type: field.type });
+  }
+}
+
+/** Read and edit on every field of ours on both objects. */
+export function renderPermissionSet(): string {
+  const fields = salesforceFields()
+    .map((field) => `${field.object}.${field.name}`)
+    .sort();
+  return metadataXml('PermissionSet', {
+    description:
+      'Read and edit the Windfall enrichment fields (WF_*) on Contact and Lead. Assign it to the integration user enrichbridge connects as, and read access to whoever should see the fields.',
+    fieldPermissions: fields.map((field) => ({ editable: true, field, readable: true })),
+    label: 'Enrichbridge',
+  });
+}
+
+/**
+ * Lead → Contact mapping on conversion: every field of ours to the field of the same name, so a
+ * converted lead keeps its enrichment (and WF_Enriched_At__c keeps the Contact flow from sending it
+ * again). Only objectMapping is set: the owner-change and opportunity options stay the org's own.
+ */
+export function renderLeadConvertSettings(): string {
+  const names = salesforceFields()
+    .filter((field) => field.object === 'Lead')
+    .map((field) => field.name);
+  return metadataXml('LeadConvertSettings', {
+    objectMapping: {
+      inputObject: 'Lead',
+      mappingFields: names.map((name) => ({ inputField: name, outputField: name })),
+      outputObject: 'Contact',
+    },
+  });
+}
+
+/**
+ * The record-triggered flow: after a Contact (Lead) is created and not yet enriched, send its outbound
+ * message. `CurrentTransaction`: a save that rolls back sends nothing.
+ */
+export function renderFlow(object: SalesforceObject): string {
+  const action = `${object}.${OUTBOUND_MESSAGE_NAMES[object]}`;
+  return metadataXml('Flow', {
+    actionCalls: {
+      name: SEND_ACTION,
+      label: 'Send to enrichbridge',
+      locationX: 176,
+      locationY: 323,
+      actionName: action,
+      actionType: 'outboundMessage',
+      flowTransactionModel: 'CurrentTransaction',
+      nameSegment: action,
+    },
+    apiVersion: SALESFORCE_API_VERSION,
+    description: `Sends each new ${object} that has no ${ENRICHED_AT_FIELD} to enrichbridge (outbound message ${OUTBOUND_MESSAGE_NAMES[object]}), which writes the Windfall fields back.`,
+    environments: 'Default',
+    interviewLabel: `${FLOW_NAMES[object]} {!$Flow.CurrentDateTime}`,
+    label: `Enrichbridge: ${object} created`,
+    processMetadataValues: [
+      { name: 'BuilderType', value: { stringValue: 'LightningFlowBuilder' } },
+      { name: 'CanvasMode', value: { stringValue: 'AUTO_LAYOUT_CANVAS' } },
+    ],
+    processType: 'AutoLaunchedFlow',
+    start: {
+      locationX: 50,
+      locationY: 0,
+      connector: { targetReference: SEND_ACTION },
+      filterLogic: 'and',
+      filters: { field: ENRICHED_AT_FIELD, operator: 'IsNull', value: { booleanValue: true } },
+      object,
+      recordTriggerType: 'Create',
+      triggerType: 'RecordAfterSave',
+    },
+    status: 'Active',
+  });
+}
+
+/** The outbound message: the record Id and its identity fields, to the outbound-message route. */
+export function renderWorkflow(object: SalesforceObject): string {
+  return metadataXml('Workflow', {
+    outboundMessages: {
+      fullName: OUTBOUND_MESSAGE_NAMES[object],
+      apiVersion: SALESFORCE_API_VERSION,
+      description: `New ${object} records for enrichbridge to enrich with Windfall household and career data.`,
+      endpointUrl: outboundMessageEndpoint(),
+      fields: [...SALESFORCE_OUTBOUND_MESSAGE_FIELDS[object]].sort(),
+      includeSessionId: false,
+      integrationUser: INTEGRATION_USER_PLACEHOLDER,
+      name: OUTBOUND_MESSAGE_NAMES[object],
+      protected: false,
+      useDeadLetterQueue: false,
+    },
+  });
+}
+
+/** The External Client App header: a local (not packaged) app in this org. */
+export function renderEca(): string {
+  return metadataXml('ExternalClientApplication', {
+    contactEmail: CONTACT_EMAIL_PLACEHOLDER,
+    description: 'enrichbridge: enriches new Contacts and Leads with Windfall household and career data.',
+    distributionState: 'Local',
+    isProtected: false,
+    label: 'Enrichbridge',
+  });
+}
+
+/**
+ * The app's OAuth scopes. The callback URL, PKCE and the consumer key and secret are global OAuth
+ * settings (ExtlClntAppGlobalOauthSettings), which must not be in source control: the admin sets
+ * them in Setup (README.md).
+ */
+export function renderEcaOauth(): string {
+  return metadataXml('ExtlClntAppOauthSettings', {
+    commaSeparatedOauthScopes: ECA_OAUTH_SCOPES.join(', '),
+    externalClientApplication: ECA_NAME,
+    label: 'Enrichbridge',
+  });
+}
+
+/** package.xml's members by metadata type, each list sorted, types in name order. */
+export function packageMembers(): ReadonlyMap<string, readonly string[]> {
+  const members = new Map<string, string[]>([
+    ['CustomField', salesforceFields().map((field) => `${field.object}.${field.name}`)],
+    ['ExternalClientApplication', [ECA_NAME]],
+    ['ExtlClntAppOauthSettings', [ECA_OAUTH_SETTINGS_NAME]],
+    ['Flow', SALESFORCE_OBJECTS.map((object) => FLOW_NAMES[object])],
+    ['PermissionSet', [PERMISSION_SET_NAME]],
+    ['Settings', ['LeadConvert']],
+    ['WorkflowOutboundMessage', SALESFORCE_OBJECTS.map((object) => `${object}.${OUTBOUND_MESSAGE_NAMES[object]}`)],
+  ]);
+  return new Map([...members].sort(([a], [b]) => a.localeCompare(b)).map(([type, list]) => [type, [...list].sort()]));
+}
+
+export function renderPackageXml(): string {
+  return metadataXml('Package', {
+    types: [...packageMembers()].map(([name, members]) => ({ members: [...members], name })),
+    version: SALESFORCE_API_VERSION,
+  });
+}
+
+export function renderSfdxProject(): string {
+  const project = {
+    packageDirectories: [{ path: 'force-app', default: true }],
+    name: 'enrichbridge',
+    namespace: '',
+    sfdcLoginUrl: 'https://login.salesforce.com',
+    sourceApiVersion: SALESFORCE_API_VERSION,
+  };
+  return `${JSON.stringify(project, null, 2)}\n`;
+}
+
+/** Each generated file, relative to SALESFORCE_MANIFEST_DIR, with the content it should have. */
+export function generatedManifests(): ReadonlyMap<string, string> {
+  const files = new Map<string, string>([[SFDX_PROJECT, renderSfdxProject()], [PACKAGE_XML, renderPackageXml()]]);
+  for (const field of salesforceFields()) files.set(fieldFile(field.object, field.name), renderField(field));
+  files.set(PERMISSION_SET_FILE, renderPermissionSet());
+  files.set(LEAD_CONVERT_FILE, renderLeadConvertSettings());
+  for (const object of SALESFORCE_OBJECTS) {
+    files.set(flowFile(object), renderFlow(object));
+    files.set(workflowFile(object), renderWorkflow(object));
+  }
+  files.set(ECA_FILE, renderEca());
+  files.set(ECA_OAUTH_FILE, renderEcaOauth());
+  return files;
+}
+
+/** Field files of ours (`WF_*`) no longer generated, e.g. after a contract field was removed. */
+export function staleFieldFiles(): string[] {
+  const generated = generatedManifests();
+  const stale: string[] = [];
+  for (const object of SALESFORCE_OBJECTS) {
+    const dir = path.dirname(fieldFile(object, 'x'));
+    const absolute = path.join(SALESFORCE_MANIFEST_DIR, dir);
+    if (!existsSync(absolute)) continue;
+    for (const name of readdirSync(absolute)) {
+      const file = `${dir}/${name}`;
+      if (name.startsWith('WF_') && !generated.has(file)) stale.push(file);
+    }
+  }
+  return stale;
+}
+
+function main(check: boolean): number {
+  let outdated = 0;
+  for (const [file, content] of generatedManifests()) {
+    const target = path.join(SALESFORCE_MANIFEST_DIR, file);
+    const current = existsSync(target) ? readFileSync(target, 'utf8') : null;
+    if (current === content) continue;
+    outdated += 1;
+    if (check) process.stderr.write(`out of date: manifests/salesforce/${file}\n`);
+    else {
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, content);
+      process.stdout.write(`wrote manifests/salesforce/${file}\n`);
+    }
+  }
+  for (const file of staleFieldFiles()) {
+    outdated += 1;
+    if (check) process.stderr.write(`no longer generated: manifests/salesforce/${file}\n`);
+    else {
+      rmSync(path.join(SALESFORCE_MANIFEST_DIR, file));
+      process.stdout.write(`removed manifests/salesforce/${file}\n`);
+    }
+  }
+  if (outdated === 0) process.stdout.write('manifests/salesforce: up to date\n');
+  return check && outdated > 0 ? 1 : 0;
+}
+
+const invokedPath = process.argv[1];
+if (invokedPath !== undefined && import.meta.url === pathToFileURL(invokedPath).href) {
+  process.exitCode = main(process.argv.includes('--check'));
+}

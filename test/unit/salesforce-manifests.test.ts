@@ -1,0 +1,487 @@
+// manifests/salesforce/ is data the code depends on: these tests keep it in sync with the code. Every
+// XML file parses; the field files are the generated definitions and nothing else; package.xml lists
+// exactly the components present; the permission set grants every field; the outbound messages carry
+// Id and the identity fields to the outbound-message route; the flows call them; the lead mapping
+// pairs fields of the same type; the External Client App holds no secret.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  ENRICHED_AT_FIELD,
+  SALESFORCE_IDENTITY_FIELDS,
+  SALESFORCE_OBJECTS,
+  salesforceFields,
+  type SalesforceFieldDefinition,
+} from '../../connectors/salesforce/fields.ts';
+import { SALESFORCE_API_VERSION, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
+import {
+  ECA_FILE,
+  ECA_NAME,
+  ECA_OAUTH_FILE,
+  ECA_OAUTH_SETTINGS_NAME,
+  FLOW_NAMES,
+  INTEGRATION_USER_PLACEHOLDER,
+  LEAD_CONVERT_FILE,
+  METADATA_NAMESPACE,
+  OUTBOUND_MESSAGE_NAMES,
+  PACKAGE_XML,
+  PERMISSION_SET_FILE,
+  PERMISSION_SET_NAME,
+  PUBLIC_BASE_PLACEHOLDER,
+  SALESFORCE_MANIFEST_DIR,
+  SFDX_PROJECT,
+  SOURCE_DIR,
+  fieldFile,
+  flowFile,
+  generatedManifests,
+  oauthCallbackUrl,
+  packageMembers,
+  staleFieldFiles,
+  workflowFile,
+} from '../../scripts/salesforce-manifest.ts';
+
+const read = (file: string): string => readFileSync(path.join(SALESFORCE_MANIFEST_DIR, file), 'utf8');
+
+/** Every file under manifests/salesforce/, relative to it. */
+const allFiles = readdirSync(SALESFORCE_MANIFEST_DIR, { recursive: true, withFileTypes: true })
+  .filter((entry) => entry.isFile())
+  .map((entry) => path.relative(SALESFORCE_MANIFEST_DIR, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+  .sort();
+const xmlFiles = allFiles.filter((file) => file.endsWith('.xml'));
+
+/** Elements that may repeat, always parsed as arrays (`value` only as a picklist value). */
+const REPEATED = new Set([
+  'fieldPermissions',
+  'types',
+  'members',
+  'fields',
+  'mappingFields',
+  'objectMapping',
+  'outboundMessages',
+  'actionCalls',
+  'processMetadataValues',
+  'filters',
+]);
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  parseTagValue: false,
+  isArray: (name, jpath) => (name === 'value' ? String(jpath).endsWith('valueSetDefinition.value') : REPEATED.has(name)),
+});
+
+/** Parses a metadata file and returns its root element after checking the root and the namespace. */
+function parseRoot<T extends z.ZodType>(file: string, root: string, schema: T): z.infer<T> {
+  const document = z.record(z.string(), z.unknown()).parse(parser.parse(read(file)));
+  const element = z.object({ '@_xmlns': z.literal(METADATA_NAMESPACE) }).loose().parse(document[root]);
+  return schema.parse(element);
+}
+
+const Bool = z.enum(['true', 'false']);
+
+const FieldFile = z
+  .object({
+    '@_xmlns': z.string(),
+    fullName: z.string(),
+    defaultValue: Bool.optional(),
+    description: z.string(),
+    externalId: z.literal('false'),
+    inlineHelpText: z.string(),
+    label: z.string(),
+    length: z.string().optional(),
+    precision: z.string().optional(),
+    required: z.literal('false').optional(),
+    scale: z.string().optional(),
+    type: z.string(),
+    unique: z.literal('false').optional(),
+    valueSet: z
+      .object({
+        restricted: Bool,
+        valueSetDefinition: z.object({
+          sorted: Bool,
+          value: z.array(z.object({ fullName: z.string(), default: z.literal('false'), label: z.string() }).strict()),
+        }),
+      })
+      .optional(),
+  })
+  .strict();
+
+const PackageFile = z
+  .object({
+    '@_xmlns': z.string(),
+    types: z.array(z.object({ members: z.array(z.string()), name: z.string() }).strict()),
+    version: z.string(),
+  })
+  .strict();
+
+const PermissionSetFile = z
+  .object({
+    '@_xmlns': z.string(),
+    description: z.string(),
+    fieldPermissions: z.array(z.object({ editable: Bool, field: z.string(), readable: Bool }).strict()),
+    label: z.string(),
+  })
+  .strict();
+
+const LeadConvertFile = z
+  .object({
+    '@_xmlns': z.string(),
+    objectMapping: z.array(
+      z
+        .object({
+          inputObject: z.string(),
+          mappingFields: z.array(z.object({ inputField: z.string(), outputField: z.string() }).strict()),
+          outputObject: z.string(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+const WorkflowFile = z
+  .object({
+    '@_xmlns': z.string(),
+    outboundMessages: z.array(
+      z
+        .object({
+          fullName: z.string(),
+          apiVersion: z.string(),
+          description: z.string(),
+          endpointUrl: z.string(),
+          fields: z.array(z.string()),
+          includeSessionId: Bool,
+          integrationUser: z.string(),
+          name: z.string(),
+          protected: Bool,
+          useDeadLetterQueue: Bool,
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+const FlowFile = z
+  .object({
+    '@_xmlns': z.string(),
+    actionCalls: z.array(
+      z
+        .object({
+          name: z.string(),
+          label: z.string(),
+          locationX: z.string(),
+          locationY: z.string(),
+          actionName: z.string(),
+          actionType: z.string(),
+          flowTransactionModel: z.string(),
+          nameSegment: z.string(),
+        })
+        .strict(),
+    ),
+    apiVersion: z.string(),
+    description: z.string(),
+    environments: z.string(),
+    interviewLabel: z.string(),
+    label: z.string(),
+    processMetadataValues: z.array(z.object({ name: z.string(), value: z.object({ stringValue: z.string() }) })),
+    processType: z.literal('AutoLaunchedFlow'),
+    start: z
+      .object({
+        locationX: z.string(),
+        locationY: z.string(),
+        connector: z.object({ targetReference: z.string() }).strict(),
+        filterLogic: z.string(),
+        filters: z.array(z.object({ field: z.string(), operator: z.string(), value: z.object({ booleanValue: Bool }).strict() }).strict()),
+        object: z.string(),
+        recordTriggerType: z.string(),
+        triggerType: z.string(),
+      })
+      .strict(),
+    status: z.string(),
+  })
+  .strict();
+
+const EcaFile = z
+  .object({
+    '@_xmlns': z.string(),
+    contactEmail: z.string(),
+    description: z.string(),
+    distributionState: z.literal('Local'),
+    isProtected: Bool,
+    label: z.string(),
+  })
+  .strict();
+
+const EcaOauthFile = z
+  .object({ '@_xmlns': z.string(), commaSeparatedOauthScopes: z.string(), externalClientApplication: z.string(), label: z.string() })
+  .strict();
+
+const SfdxProject = z
+  .object({
+    packageDirectories: z.array(z.object({ path: z.string(), default: z.boolean() }).strict()),
+    name: z.string(),
+    namespace: z.string(),
+    sfdcLoginUrl: z.string(),
+    sourceApiVersion: z.string(),
+  })
+  .strict();
+
+describe('manifests/salesforce files', () => {
+  it('parse: every XML file is well-formed with its root in the metadata namespace; the generated ones declare UTF-8', () => {
+    expect(xmlFiles.length).toBeGreaterThanOrEqual(2 * 62 + 8);
+    for (const file of xmlFiles) {
+      const text = read(file);
+      expect(XMLValidator.validate(text), file).toBe(true);
+      if (generatedManifests().has(file)) expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n'), file).toBe(true);
+      const document = z.record(z.string(), z.unknown()).parse(parser.parse(text));
+      const roots = Object.keys(document).filter((key) => key !== '?xml');
+      expect(roots, file).toHaveLength(1);
+      expect(z.object({ '@_xmlns': z.string() }).loose().parse(document[roots[0] ?? '']), file).toMatchObject({ '@_xmlns': METADATA_NAMESPACE });
+    }
+  });
+
+  it('are regenerated from the code (npm run manifests:salesforce), with no stale field file left', () => {
+    for (const [file, content] of generatedManifests()) expect(read(file), `manifests/salesforce/${file} is stale`).toBe(content);
+    expect(staleFieldFiles()).toEqual([]);
+  });
+
+  it('hold exactly the generated files in force-app/ and manifest/, beside the project file, README and .gitignore', () => {
+    // Other folders (apex/, the optional callout for the events route) are not generated and not deployed by package.xml.
+    const deployed = allFiles.filter((file) => file.startsWith('force-app/') || file.startsWith('manifest/'));
+    const generated = [...generatedManifests().keys()];
+    expect(deployed).toEqual(generated.filter((file) => file !== SFDX_PROJECT).sort());
+    for (const file of [SFDX_PROJECT, 'README.md', '.gitignore']) expect(allFiles).toContain(file);
+  });
+
+  it('use API version 62.0 everywhere: the project, package.xml, flows and outbound messages', () => {
+    const project = SfdxProject.parse(JSON.parse(read(SFDX_PROJECT)));
+    expect(project.sourceApiVersion).toBe(SALESFORCE_API_VERSION);
+    expect(project.packageDirectories).toEqual([{ path: 'force-app', default: true }]);
+    expect(parseRoot(PACKAGE_XML, 'Package', PackageFile).version).toBe(SALESFORCE_API_VERSION);
+    for (const object of SALESFORCE_OBJECTS) {
+      expect(parseRoot(flowFile(object), 'Flow', FlowFile).apiVersion).toBe(SALESFORCE_API_VERSION);
+      for (const message of parseRoot(workflowFile(object), 'Workflow', WorkflowFile).outboundMessages) {
+        expect(message.apiVersion).toBe(SALESFORCE_API_VERSION);
+      }
+    }
+  });
+});
+
+describe('custom field files', () => {
+  /** A field file read back into the shape of a definition. */
+  function fromFile(object: 'Contact' | 'Lead', name: string): Record<string, unknown> {
+    const file = parseRoot(fieldFile(object, name), 'CustomField', FieldFile);
+    return {
+      object,
+      name: file.fullName,
+      label: file.label,
+      description: file.description,
+      inlineHelpText: file.inlineHelpText,
+      type: file.type,
+      ...(file.length === undefined ? {} : { length: Number(file.length) }),
+      ...(file.precision === undefined ? {} : { precision: Number(file.precision) }),
+      ...(file.scale === undefined ? {} : { scale: Number(file.scale) }),
+      ...(file.defaultValue === undefined ? {} : { defaultValue: file.defaultValue === 'true' }),
+      ...(file.valueSet === undefined
+        ? {}
+        : { picklistValues: file.valueSet.valueSetDefinition.value.map((v) => ({ value: v.fullName, label: v.label })) }),
+    };
+  }
+
+  it('are one file per field and object, each equal to its generated definition', () => {
+    for (const object of SALESFORCE_OBJECTS) {
+      const files = allFiles.filter((file) => file.startsWith(`${SOURCE_DIR}/objects/${object}/fields/`));
+      const expected = salesforceFields().filter((f) => f.object === object);
+      expect(files.sort()).toEqual(expected.map((f) => fieldFile(object, f.name)).sort());
+      for (const definition of expected) expect(fromFile(object, definition.name), definition.name).toEqual(definition);
+    }
+  });
+
+  it('carry the elements each type needs: Checkbox a default, Text a length, Number precision and scale, Url none', () => {
+    for (const definition of salesforceFields()) {
+      const file = parseRoot(fieldFile(definition.object, definition.name), 'CustomField', FieldFile);
+      expect(file.fullName).toBe(definition.name);
+      expect(file.defaultValue !== undefined, definition.name).toBe(file.type === 'Checkbox');
+      if (file.type === 'Checkbox') expect(file.defaultValue).toBe('false');
+      expect(file.length !== undefined, definition.name).toBe(file.type === 'Text');
+      expect(file.precision !== undefined && file.scale !== undefined, definition.name).toBe(file.type === 'Number');
+      expect(file.valueSet !== undefined, definition.name).toBe(file.type === 'Picklist');
+      if (file.valueSet !== undefined) expect(file.valueSet.restricted).toBe('false');
+      // Salesforce rejects `required` and `unique` on a Checkbox.
+      if (file.type === 'Checkbox') expect(file.required ?? file.unique, definition.name).toBeUndefined();
+    }
+  });
+});
+
+describe('manifest/package.xml', () => {
+  const pkg = parseRoot(PACKAGE_XML, 'Package', PackageFile);
+  const listed = new Map(pkg.types.map((t) => [t.name, [...t.members].sort()]));
+
+  /** The members the files on disk amount to, worked out from the files themselves. */
+  function membersOnDisk(): Map<string, string[]> {
+    const members = new Map<string, string[]>();
+    const add = (type: string, member: string) => members.set(type, [...(members.get(type) ?? []), member].sort());
+    for (const file of allFiles.filter((f) => f.startsWith(`${SOURCE_DIR}/`))) {
+      const rest = file.slice(SOURCE_DIR.length + 1);
+      const field = /^objects\/(\w+)\/fields\/(\w+)\.field-meta\.xml$/.exec(rest);
+      const single = /^(\w+)\/([\w.]+?)\.([\w]+)-meta\.xml$/.exec(rest);
+      if (field !== null) add('CustomField', `${field[1]}.${field[2]}`);
+      else if (single?.[1] === 'permissionsets') add('PermissionSet', single[2] ?? '');
+      else if (single?.[1] === 'flows') add('Flow', single[2] ?? '');
+      else if (single?.[1] === 'externalClientApps') add('ExternalClientApplication', single[2] ?? '');
+      else if (single?.[1] === 'extlClntAppOauthSettings') add('ExtlClntAppOauthSettings', single[2] ?? '');
+      else if (single?.[1] === 'settings') add('Settings', single[2] ?? '');
+      else if (single?.[1] === 'workflows') {
+        const object = single[2] ?? '';
+        for (const message of parseRoot(file, 'Workflow', WorkflowFile).outboundMessages) add('WorkflowOutboundMessage', `${object}.${message.fullName}`);
+      } else throw new Error(`no package.xml type for ${file}`);
+    }
+    return members;
+  }
+
+  it('lists exactly the fields, permission set, flows, outbound messages, settings and External Client App present', () => {
+    const onDisk = membersOnDisk();
+    expect([...listed.keys()].sort()).toEqual([...onDisk.keys()].sort());
+    for (const [type, members] of onDisk) expect(listed.get(type), type).toEqual(members);
+    expect(listed.get('CustomField')).toHaveLength(2 * 62);
+  });
+
+  it('is what packageMembers() says, each type once', () => {
+    expect(new Set(pkg.types.map((t) => t.name)).size).toBe(pkg.types.length);
+    expect(listed).toEqual(new Map([...packageMembers()].map(([type, members]) => [type, [...members]])));
+    expect(listed.get('PermissionSet')).toEqual([PERMISSION_SET_NAME]);
+    expect(listed.get('ExternalClientApplication')).toEqual([ECA_NAME]);
+    expect(listed.get('ExtlClntAppOauthSettings')).toEqual([ECA_OAUTH_SETTINGS_NAME]);
+    expect(listed.get('Settings')).toEqual(['LeadConvert']);
+  });
+});
+
+describe('permission set', () => {
+  const permissionSet = parseRoot(PERMISSION_SET_FILE, 'PermissionSet', PermissionSetFile);
+
+  it('grants read and edit on every field of ours on Contact and Lead, and nothing else', () => {
+    const granted = permissionSet.fieldPermissions.map((p) => p.field);
+    expect([...granted].sort()).toEqual(salesforceFields().map((f) => `${f.object}.${f.name}`).sort());
+    expect(new Set(granted).size).toBe(granted.length);
+    for (const permission of permissionSet.fieldPermissions) expect(permission, permission.field).toMatchObject({ editable: 'true', readable: 'true' });
+    expect(permissionSet.label).toBe('Enrichbridge');
+  });
+});
+
+describe('lead conversion mapping', () => {
+  const withoutObject = ({ object: _object, ...rest }: SalesforceFieldDefinition) => rest;
+  const settings = parseRoot(LEAD_CONVERT_FILE, 'LeadConvertSettings', LeadConvertFile);
+
+  it('maps every Lead field of ours to the Contact field of the same name, of the same type', () => {
+    expect(settings.objectMapping).toHaveLength(1);
+    const [mapping] = settings.objectMapping;
+    expect(mapping?.inputObject).toBe('Lead');
+    expect(mapping?.outputObject).toBe('Contact');
+    const pairs = mapping?.mappingFields ?? [];
+    const lead = new Map(salesforceFields().filter((f) => f.object === 'Lead').map((f) => [f.name, f]));
+    const contact = new Map(salesforceFields().filter((f) => f.object === 'Contact').map((f) => [f.name, f]));
+    expect(pairs.map((p) => p.inputField).sort()).toEqual([...lead.keys()].sort());
+    for (const { inputField, outputField } of pairs) {
+      expect(outputField).toBe(inputField);
+      const from = lead.get(inputField);
+      const to = contact.get(outputField);
+      expect(to && withoutObject(to), inputField).toEqual(from && withoutObject(from));
+    }
+  });
+});
+
+describe('outbound messages', () => {
+  for (const object of SALESFORCE_OBJECTS) {
+    it(`${object}: one message with Id and the identity fields of the ${object}, to the outbound-message route, without a session id`, () => {
+      const { outboundMessages } = parseRoot(workflowFile(object), 'Workflow', WorkflowFile);
+      expect(outboundMessages).toHaveLength(1);
+      const [message] = outboundMessages;
+      expect(message?.fullName).toBe(OUTBOUND_MESSAGE_NAMES[object]);
+      expect(message?.name).toBe(OUTBOUND_MESSAGE_NAMES[object]);
+      const expected = ['Id', ...SALESFORCE_IDENTITY_FIELDS[object].filter((f) => !f.includes('.'))];
+      expect([...(message?.fields ?? [])].sort()).toEqual(expected.sort());
+      expect(message?.fields).not.toContain('Account.Name');
+      expect(message?.endpointUrl).toBe(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`);
+      expect(message?.endpointUrl.endsWith(SALESFORCE_OUTBOUND_MESSAGE_ROUTE)).toBe(true);
+      expect(message?.endpointUrl.startsWith('https://')).toBe(true);
+      expect(message?.includeSessionId).toBe('false');
+      expect(message?.integrationUser).toBe(INTEGRATION_USER_PLACEHOLDER);
+    });
+  }
+
+  it('includes the Lead Company but not a Contact relationship field', () => {
+    const lead = parseRoot(workflowFile('Lead'), 'Workflow', WorkflowFile).outboundMessages[0]?.fields ?? [];
+    expect(lead).toContain('Company');
+  });
+});
+
+describe('record-triggered flows', () => {
+  for (const object of SALESFORCE_OBJECTS) {
+    it(`${object}: after a ${object} is created without ${ENRICHED_AT_FIELD}, calls its outbound message`, () => {
+      const flow = parseRoot(flowFile(object), 'Flow', FlowFile);
+      expect(flowFile(object).endsWith(`${FLOW_NAMES[object]}.flow-meta.xml`)).toBe(true);
+      expect(flow.start).toMatchObject({ object, recordTriggerType: 'Create', triggerType: 'RecordAfterSave' });
+      expect(flow.status).toBe('Active');
+      expect(flow.actionCalls).toHaveLength(1);
+      const [action] = flow.actionCalls;
+      expect(action?.actionType).toBe('outboundMessage');
+      expect(action?.actionName).toBe(`${object}.${OUTBOUND_MESSAGE_NAMES[object]}`);
+      expect(flow.start.connector.targetReference).toBe(action?.name);
+      // The message it calls exists on the same object.
+      const messages = parseRoot(workflowFile(object), 'Workflow', WorkflowFile).outboundMessages.map((m) => `${object}.${m.fullName}`);
+      expect(messages).toContain(action?.actionName);
+      // The entry condition tests a field the metadata creates on this object.
+      expect(flow.start.filters).toEqual([{ field: ENRICHED_AT_FIELD, operator: 'IsNull', value: { booleanValue: 'true' } }]);
+      expect(allFiles).toContain(fieldFile(object, ENRICHED_AT_FIELD));
+    });
+  }
+});
+
+describe('External Client App', () => {
+  it('is a local app with the Api and RefreshToken scopes', () => {
+    const eca = parseRoot(ECA_FILE, 'ExternalClientApplication', EcaFile);
+    expect(eca.label).toBe('Enrichbridge');
+    expect(ECA_FILE.endsWith(`/externalClientApps/${ECA_NAME}.eca-meta.xml`)).toBe(true);
+    const oauth = parseRoot(ECA_OAUTH_FILE, 'ExtlClntAppOauthSettings', EcaOauthFile);
+    expect(oauth.externalClientApplication).toBe(ECA_NAME);
+    expect(oauth.commaSeparatedOauthScopes.split(',').map((s) => s.trim())).toEqual(['Api', 'RefreshToken']);
+  });
+
+  it('holds no secret: no global OAuth settings file, no consumer key, secret or certificate anywhere', () => {
+    expect(allFiles.filter((file) => /ecaGlblOauth|extlClntAppGlobalOauthSets/.test(file))).toEqual([]);
+    for (const file of xmlFiles) {
+      expect(read(file), file).not.toMatch(/<(consumerKey|consumerSecret|certificate|callbackUrl)>/);
+    }
+    expect(read('.gitignore')).toContain('extlClntAppGlobalOauthSets/');
+  });
+
+  it('has its callback URL documented for the admin, on the OAuth callback route', () => {
+    expect(oauthCallbackUrl()).toBe(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OAUTH_CALLBACK_ROUTE}`);
+    expect(read('README.md')).toContain(oauthCallbackUrl());
+  });
+});
+
+describe('manifests/salesforce/README.md', () => {
+  const readme = read('README.md');
+
+  it('explains deploying, the placeholders and every generated file kind', () => {
+    for (const word of ['sf project deploy start', 'YOUR_PUBLIC_HOST', INTEGRATION_USER_PLACEHOLDER, 'npm run manifests:salesforce', 'Enrichbridge']) {
+      expect(readme, word).toContain(word);
+    }
+    for (const file of [SFDX_PROJECT, PACKAGE_XML, 'LeadConvert.settings-meta.xml', 'Enrichbridge.permissionset-meta.xml', 'Enrichbridge.eca-meta.xml', 'Enrichbridge_oauth.ecaOauth-meta.xml']) {
+      expect(readme, file).toContain(file);
+    }
+    for (const object of SALESFORCE_OBJECTS) {
+      expect(readme).toContain(`${FLOW_NAMES[object]}.flow-meta.xml`);
+      expect(readme).toContain(OUTBOUND_MESSAGE_NAMES[object]);
+      expect(readme).toContain(`${object}.workflow-meta.xml`);
+    }
+    expect(readme).toContain(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`);
+  });
+
+  it('names every outbound message field', () => {
+    for (const object of SALESFORCE_OBJECTS) {
+      for (const field of ['Id', ...SALESFORCE_IDENTITY_FIELDS[object]]) expect(readme, field).toContain(`\`${field}\``);
+    }
+  });
+});
