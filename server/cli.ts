@@ -21,6 +21,7 @@ import { dataCommands } from './data-cli.ts';
 import { jobsCommands } from './jobs-cli.ts';
 import { pipelineCommands } from './pipeline-cli.ts';
 import { hubspotCommands } from './hubspot-cli.ts';
+import { salesforceCommands } from './salesforce-cli.ts';
 import { backfillCommands } from './backfill-cli.ts';
 import { HubSpotInstallError } from '../connectors/hubspot/install.ts';
 import { HubSpotAuthError } from '../connectors/hubspot/auth.ts';
@@ -183,6 +184,7 @@ export function buildProgram(): Command {
   program.addCommand(jobsCommands(withQueue));
   for (const command of pipelineCommands()) program.addCommand(command);
   program.addCommand(hubspotCommands());
+  program.addCommand(salesforceCommands());
   program.addCommand(backfillCommands());
   return program;
 }

@@ -52,6 +52,8 @@ const EnvSchema = z.object({
   HUBSPOT_APP_ID: z.string().regex(/^\d+$/).optional(),
   HUBSPOT_API_BASE_URL: z.url().default('https://api.hubapi.com'),
   HUBSPOT_AUTH_BASE_URL: z.url().default('https://app.hubspot.com'),
+  /** Tests and QA only: accept a Salesforce instance URL on any host (a local stand-in). */
+  SALESFORCE_ALLOW_ANY_HOST: flag.optional(),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
 });
@@ -70,6 +72,7 @@ export interface Config {
   readonly workerLeaseMs: number;
   readonly remoteRatePerSecond: number;
   readonly publicUrl: string | null;
+  readonly salesforceAllowAnyHost: boolean;
   readonly hubspot: {
     readonly clientId: string | null;
     readonly clientSecret: string | null;
@@ -112,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerLeaseMs: e.WORKER_LEASE_MS,
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
+    salesforceAllowAnyHost: e.SALESFORCE_ALLOW_ANY_HOST ?? false,
     publicUrl: e.PUBLIC_URL === undefined ? null : e.PUBLIC_URL.replace(/\/+$/, ''),
     hubspot: {
       clientId: e.HUBSPOT_CLIENT_ID ?? null,

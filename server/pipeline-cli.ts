@@ -19,7 +19,7 @@ export async function withBridge<T>(run: (bridge: Bridge, opened: OpenedStore) =
   const { store, queue, db } = opened;
   try {
     const service = new EnrichService({ store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new NoSnapshotMatcher() });
-    const bridge = createBridge({ db, store, queue, box: loadSecretBox({ dataDir: config.dataDir }), service, connectors: defaultConnectors() });
+    const bridge = createBridge({ db, store, queue, box: loadSecretBox({ dataDir: config.dataDir }), service, connectors: defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }) });
     return await run(bridge, opened);
   } finally {
     await store.close();

@@ -18,6 +18,8 @@ import { Worker } from '../connectors/pipeline/worker.ts';
 import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './hubspot-routes.ts';
+import { salesforceRouter } from './salesforce-routes.ts';
+import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from '../connectors/salesforce/connector.ts';
 import { hubspotActionRouter } from './hubspot-action-route.ts';
 import { completeHubSpotCallbacks } from '../connectors/hubspot/action.ts';
 import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
@@ -37,8 +39,9 @@ export function snapshotsDir(dataDir: string): string {
 }
 
 /** The connectors this build ships, by provider. */
-export function defaultConnectors(): ConnectorRegistry {
+export function defaultConnectors(options: { salesforceAllowAnyHost?: boolean } = {}): ConnectorRegistry {
   return new ConnectorRegistry()
+    .register(SALESFORCE_PROVIDER, salesforceConnectorFactory({ allowAnyHost: options.salesforceAllowAnyHost ?? false }))
     .register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks)
     .registerJob(HUBSPOT_EVENTS_JOB, async (_installation, jobs, { installations, store, queue }) => {
       const credentials = new HubSpotCredentialsCache(installations);
@@ -56,7 +59,11 @@ export interface Runtime {
 }
 
 /** The service's parts without a listener: what the server and a standalone worker both run. */
-export async function openRuntime(config: Config, logger: Logger, connectors: ConnectorRegistry = defaultConnectors()): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  logger: Logger,
+  connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
+): Promise<Runtime> {
   const opened = await openDataFolder(config.dataDir);
   const { store, queue, db } = opened;
   const service = new EnrichService({
@@ -143,7 +150,14 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     wake: () => worker?.wake(),
   });
   const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
-  const app = createApp({ service: runtime.service, logger, trustProxy: config.trustProxy, requireHttps: config.requireHttps, routers: [hubspot, action] });
+  const salesforce = salesforceRouter({ bridge: runtime.bridge, queue: runtime.opened.queue, db: runtime.opened.db, logger, wake: () => worker?.wake() });
+  const app = createApp({
+    service: runtime.service,
+    logger,
+    trustProxy: config.trustProxy,
+    requireHttps: config.requireHttps,
+    routers: [hubspot, action, salesforce],
+  });
   const server =
     config.tls === null
       ? http.createServer(app)

@@ -1,7 +1,7 @@
 // Installations: one CRM account linked to an enrichment target in an environment, with its settings.
 // Secrets (the enrichment token, the CRM's credentials) are sealed with the SecretBox before they touch
 // the database, and bound to the installation's id so a sealed value cannot be moved to another row.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { issueToken, requireAccount } from '../../core/accounts/admin.ts';
 import type { Environment } from '../../core/accounts/model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
@@ -113,6 +113,15 @@ export class Installations {
     const current = await this.secrets(id);
     const sealed = this.box.seal(JSON.stringify({ ...current, crm }), secretsContext(id));
     await this.pipeline.updateInstallation(id, { sealedSecrets: sealed });
+  }
+
+  /** The installation's webhook signing secret, made (256 random bits) and sealed on first use. */
+  async webhookSecret(id: string): Promise<string> {
+    const current = await this.secrets(id);
+    if (current.webhookSecret !== undefined) return current.webhookSecret;
+    const webhookSecret = randomBytes(32).toString('base64url');
+    await this.pipeline.updateInstallation(id, { sealedSecrets: this.box.seal(JSON.stringify({ ...current, webhookSecret }), secretsContext(id)) });
+    return webhookSecret;
   }
 
   async updateSettings(id: string, changes: Partial<InstallationSettings>): Promise<Installation> {

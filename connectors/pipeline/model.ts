@@ -63,6 +63,8 @@ export interface Installation {
 export const InstallationSecretsSchema = z.object({
   enrichmentToken: z.string().min(1),
   crm: z.record(z.string(), z.unknown()).default({}),
+  /** The secret a CRM signs our webhook requests with, when the CRM does not bring its own (Salesforce callouts). */
+  webhookSecret: z.string().min(1).optional(),
 });
 export type InstallationSecrets = z.infer<typeof InstallationSecretsSchema>;
 

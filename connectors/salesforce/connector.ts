@@ -1,0 +1,91 @@
+// The Salesforce CrmConnector: Contacts and Leads read and written 200 at a time through the paced
+// REST client, mapped to requests and to `WF_*__c` fields.
+import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import type { CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
+import type { Installations } from '../pipeline/installations.ts';
+import type { CrmValue, Installation } from '../pipeline/model.ts';
+import { SALESFORCE_BATCH_LIMIT, SalesforceApi } from './api.ts';
+import { SalesforceTokenSource } from './auth.ts';
+import {
+  SALESFORCE_IDENTITY_FIELDS,
+  SALESFORCE_OBJECTS,
+  type SalesforceObject,
+  formatSalesforceValue,
+  readSalesforceValue,
+  salesforceFieldFor,
+  salesforceFields,
+} from './fields.ts';
+import { salesforceRecordToRequest } from './mapping.ts';
+
+export const SALESFORCE_PROVIDER = 'salesforce';
+
+export function isSalesforceObject(object: string): object is SalesforceObject {
+  return (SALESFORCE_OBJECTS as readonly string[]).includes(object);
+}
+
+/** What a read asks for: the identity fields, and ours on that object (the overwrite policy compares them). */
+export function readFields(object: SalesforceObject): string[] {
+  return [...SALESFORCE_IDENTITY_FIELDS[object], ...salesforceFields().filter((f) => f.object === object).map((f) => f.name)];
+}
+
+export class SalesforceConnector implements CrmConnector {
+  readonly maxBatch = SALESFORCE_BATCH_LIMIT;
+  readonly defaultObjects = SALESFORCE_OBJECTS;
+
+  constructor(readonly api: SalesforceApi) {}
+
+  private object(object: string): SalesforceObject {
+    if (!isSalesforceObject(object)) throw new Error(`the Salesforce connector enriches Contacts and Leads, not ${object}`);
+    return object;
+  }
+
+  async read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>> {
+    const found = await this.api.retrieve(this.object(object), ids, readFields(this.object(object)));
+    const records = new Map<string, CrmRecord>();
+    for (const [id, fields] of found) {
+      if (fields === null) continue; // deleted, or a Lead converted since: gone
+      // An unchecked box reads as empty: Checkbox fields start out false, and the overwrite policy
+      // must not take that default for a value someone set.
+      const properties = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, readSalesforceValue(name, value)]));
+      records.set(id, { id, properties });
+    }
+    return records;
+  }
+
+  async write(object: string, updates: readonly RecordUpdate[]): Promise<WriteResult[]> {
+    return this.api.update(this.object(object), updates);
+  }
+
+  toRequest(object: string, record: CrmRecord): EnrichmentRequest {
+    return salesforceRecordToRequest(this.object(object), record.properties);
+  }
+
+  propertyFor(_object: string, key: string): string | null {
+    return salesforceFieldFor(key);
+  }
+
+  formatValue(key: string, value: FieldValue): CrmValue {
+    return formatSalesforceValue(key, value);
+  }
+}
+
+export interface SalesforceConnectorOptions {
+  /** Tests and local fakes only: accept an instance URL on any host. */
+  readonly allowAnyHost?: boolean;
+}
+
+/** The REST client of an installation, with its token source. */
+export function salesforceApiFor(installation: Installation, installations: Installations, options: SalesforceConnectorOptions = {}): SalesforceApi {
+  const tokens = new SalesforceTokenSource(installation.id, installations, { allowAnyHost: options.allowAnyHost ?? false });
+  return new SalesforceApi({
+    orgId: installation.externalAccountId,
+    session: () => tokens.session(),
+    refreshSession: (refused) => tokens.refreshAfterRefusal(refused),
+    allowAnyHost: options.allowAnyHost ?? false,
+  });
+}
+
+export function salesforceConnectorFactory(options: SalesforceConnectorOptions = {}) {
+  return (installation: Installation, installations: Installations): Promise<SalesforceConnector> =>
+    Promise.resolve(new SalesforceConnector(salesforceApiFor(installation, installations, options)));
+}
