@@ -54,6 +54,15 @@ const EnvSchema = z.object({
   HUBSPOT_AUTH_BASE_URL: z.url().default('https://app.hubspot.com'),
   /** Tests and QA only: accept a Salesforce instance URL on any host (a local stand-in). */
   SALESFORCE_ALLOW_ANY_HOST: flag.optional(),
+  /** The External Client App, for OAuth installs (web-server flow with PKCE); the secret only if the app requires it. */
+  SALESFORCE_CLIENT_ID: z.string().min(1).optional(),
+  SALESFORCE_CLIENT_SECRET: z.string().min(1).optional(),
+  /** JWT bearer (server to server, `salesforce connect-jwt`): the app's consumer key, the integration user, its key. */
+  SALESFORCE_JWT_CONSUMER_KEY: z.string().min(1).optional(),
+  SALESFORCE_JWT_USERNAME: z.string().min(1).optional(),
+  SALESFORCE_JWT_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+  /** Where production orgs log in (a sandbox org always uses https://test.salesforce.com). */
+  SALESFORCE_LOGIN_URL: z.url().default('https://login.salesforce.com'),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
 });
@@ -80,6 +89,14 @@ export interface Config {
     readonly apiBaseUrl: string;
     readonly authBaseUrl: string;
   };
+  readonly salesforce: {
+    readonly clientId: string | null;
+    /** Null: the External Client App does not require it (PKCE). */
+    readonly clientSecret: string | null;
+    readonly loginUrl: string;
+    /** All three JWT settings, or null when none is set. */
+    readonly jwt: { readonly consumerKey: string; readonly username: string; readonly privateKeyFile: string } | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -99,6 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = e.NODE_ENV === 'production';
   if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
     throw new ConfigError('invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE go together');
+  }
+  const jwtSettings = [e.SALESFORCE_JWT_CONSUMER_KEY, e.SALESFORCE_JWT_USERNAME, e.SALESFORCE_JWT_PRIVATE_KEY_FILE];
+  if (jwtSettings.some((value) => value !== undefined) && jwtSettings.some((value) => value === undefined)) {
+    throw new ConfigError('invalid configuration: SALESFORCE_JWT_CONSUMER_KEY, SALESFORCE_JWT_USERNAME and SALESFORCE_JWT_PRIVATE_KEY_FILE go together');
   }
   const trustProxy = e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY.split(',').map((entry) => entry.trim()).join(',');
   return {
@@ -123,6 +144,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       appId: e.HUBSPOT_APP_ID ?? null,
       apiBaseUrl: e.HUBSPOT_API_BASE_URL,
       authBaseUrl: e.HUBSPOT_AUTH_BASE_URL,
+    },
+    salesforce: {
+      clientId: e.SALESFORCE_CLIENT_ID ?? null,
+      clientSecret: e.SALESFORCE_CLIENT_SECRET ?? null,
+      loginUrl: e.SALESFORCE_LOGIN_URL.replace(/\/+$/, ''),
+      jwt:
+        e.SALESFORCE_JWT_CONSUMER_KEY !== undefined && e.SALESFORCE_JWT_USERNAME !== undefined && e.SALESFORCE_JWT_PRIVATE_KEY_FILE !== undefined
+          ? { consumerKey: e.SALESFORCE_JWT_CONSUMER_KEY, username: e.SALESFORCE_JWT_USERNAME, privateKeyFile: e.SALESFORCE_JWT_PRIVATE_KEY_FILE }
+          : null,
     },
   };
 }

@@ -3,8 +3,7 @@
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../core/accounts/model.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
-import type { TargetInput } from '../connectors/pipeline/installations.ts';
-import { InstallationError } from '../connectors/pipeline/installations.ts';
+import { InstallationError, targetFromFlags } from '../connectors/pipeline/installations.ts';
 import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from '../connectors/hubspot/install.ts';
 import { HUBSPOT_OAUTH_INSTALL_ROUTE } from '../connectors/hubspot/routes.ts';
@@ -15,14 +14,6 @@ interface TargetFlags {
   account?: string;
   remoteUrl?: string;
   remoteToken?: string;
-}
-
-function targetFrom(flags: TargetFlags): TargetInput {
-  const remote = flags.remoteUrl !== undefined || flags.remoteToken !== undefined;
-  if (flags.account !== undefined && remote) throw new InstallationError('give --account, or --remote-url with --remote-token, not both');
-  if (flags.account !== undefined) return { kind: 'local', accountName: flags.account };
-  if (flags.remoteUrl !== undefined && flags.remoteToken !== undefined) return { kind: 'remote', url: flags.remoteUrl, token: flags.remoteToken };
-  throw new InstallationError('give --account NAME, or --remote-url URL with --remote-token T');
 }
 
 function withTargetOptions(command: Command): Command {
@@ -50,7 +41,7 @@ export function hubspotCommands(): Command {
       flags: TargetFlags & { portalId: string; accessToken: string; clientSecret: string; appId: string; apiBaseUrl?: string; env: Environment },
     ) => {
       if (!/^\d+$/.test(flags.portalId)) throw new InstallationError('--portal-id is a number');
-      const target = targetFrom(flags);
+      const target = targetFromFlags(flags);
       await checkStaticToken(flags.apiBaseUrl, flags.portalId, flags.accessToken);
       await withBridge(async ({ installations, pipelineStore }) => {
         const existing = await pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, flags.portalId);
@@ -88,7 +79,7 @@ export function hubspotCommands(): Command {
     const config = loadConfig();
     const publicUrl = config.publicUrl;
     if (publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address HubSpot and admins reach this server at)');
-    const target = targetFrom(flags);
+    const target = targetFromFlags(flags);
     // Sealed with the data folder's key: only a server with the same key can open it.
     const link = createInstallLink(loadSecretBox({ dataDir: config.dataDir }), target, flags.env);
     // Appended, not resolved: a PUBLIC_URL with a path prefix keeps it.

@@ -19,6 +19,7 @@ import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/con
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './hubspot-routes.ts';
 import { salesforceRouter } from './salesforce-routes.ts';
+import { salesforceOAuthRouter } from './salesforce-oauth-routes.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from '../connectors/salesforce/connector.ts';
 import { hubspotActionRouter } from './hubspot-action-route.ts';
 import { completeHubSpotCallbacks } from '../connectors/hubspot/action.ts';
@@ -151,12 +152,13 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   });
   const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
   const salesforce = salesforceRouter({ bridge: runtime.bridge, queue: runtime.opened.queue, db: runtime.opened.db, logger, wake: () => worker?.wake() });
+  const salesforceOAuth = salesforceOAuthRouter({ config, bridge: runtime.bridge, box: runtime.box, logger });
   const app = createApp({
     service: runtime.service,
     logger,
     trustProxy: config.trustProxy,
     requireHttps: config.requireHttps,
-    routers: [hubspot, action, salesforce],
+    routers: [hubspot, action, salesforce, salesforceOAuth],
   });
   const server =
     config.tls === null

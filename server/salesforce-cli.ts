@@ -1,12 +1,15 @@
-// `enrichbridge salesforce …`: connecting one org with a token (QA and single-org use) and
-// disconnecting. The OAuth install routes are the other way in.
+// `enrichbridge salesforce …`: connecting one org with a token (QA and single-org use) or with the JWT bearer
+// flow (server to server), install links for the OAuth routes, and disconnecting.
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../core/accounts/model.ts';
-import { InstallationError, type TargetInput } from '../connectors/pipeline/installations.ts';
+import { InstallationError, checkRemoteUrl, targetFromFlags } from '../connectors/pipeline/installations.ts';
 import { SALESFORCE_API_VERSION, SalesforceApi } from '../connectors/salesforce/api.ts';
 import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from '../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../connectors/salesforce/connector.ts';
 import { toSalesforceId18 } from '../connectors/salesforce/outbound.ts';
+import { connectJwt, createInstallLink, installLinkUrl, readJwtKey } from '../connectors/salesforce/install.ts';
+import { requireAccount } from '../core/accounts/admin.ts';
+import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { loadConfig } from './config.ts';
 import { withBridge } from './pipeline-cli.ts';
 
@@ -24,14 +27,24 @@ interface ConnectFlags {
   env: Environment;
 }
 
-function targetFrom(flags: ConnectFlags): TargetInput {
-  const remote = flags.remoteUrl !== undefined || flags.remoteToken !== undefined;
-  if (flags.account !== undefined && remote) throw new InstallationError('give --account, or --remote-url with --remote-token, not both');
-  if (flags.account !== undefined) return { kind: 'local', accountName: flags.account };
-  if (flags.remoteUrl !== undefined && flags.remoteToken !== undefined) return { kind: 'remote', url: flags.remoteUrl, token: flags.remoteToken };
-  throw new InstallationError('give --account NAME, or --remote-url URL with --remote-token T');
+interface TargetFlags {
+  account?: string;
+  remoteUrl?: string;
+  remoteToken?: string;
 }
 
+interface InstallLinkFlags extends TargetFlags {
+  sandboxOrg?: boolean;
+  env: Environment;
+}
+
+interface ConnectJwtFlags extends TargetFlags {
+  instanceUrl: string;
+  loginUrl?: string;
+  env: Environment;
+}
+
+/** targetFrom's rule for the commands without connect's token flags. */
 export function salesforceCommands(): Command {
   const salesforce = new Command('salesforce').description('connect Salesforce orgs');
 
@@ -55,7 +68,7 @@ export function salesforceCommands(): Command {
       if (orgId === null || !orgId.startsWith('00D')) throw new InstallationError('--org-id is an organization id: 00D followed by 12 or 15 characters');
       if (flags.refreshToken !== undefined && flags.clientId === undefined) throw new InstallationError('--refresh-token needs --client-id to be used');
       const instanceUrl = checkInstanceUrl(flags.instanceUrl, { allowAnyHost: config.salesforceAllowAnyHost });
-      const target = targetFrom(flags);
+      const target = targetFromFlags(flags);
       // The token is tried before anything is stored: a wrong one fails here, not in the first batch.
       const probe = new SalesforceApi({
         orgId,
@@ -88,6 +101,62 @@ export function salesforceCommands(): Command {
         const secret = await installations.webhookSecret(installation.id);
         console.error(`connected org ${orgId} (${installation.environment}); deploy manifests/salesforce to create the fields and flows`);
         console.error(`signing secret for the JSON callout (shown once; the Apex class needs it): ${secret}`);
+        console.log(installation.id);
+      });
+    });
+
+  salesforce
+    .command('install-link')
+    .description('an expiring link (7 days) a Salesforce admin opens to connect an org with OAuth, for this target')
+    .option('--sandbox-org', 'the org is a Salesforce sandbox (logs in at test.salesforce.com); else the admin may pick with org=sandbox')
+    .option('--account <name>', 'enrich in-process against this local account')
+    .option('--remote-url <url>', 'enrich over HTTP against this endpoint (…/v1/ or …/sandbox/v1)')
+    .option('--remote-token <token>', "the remote endpoint's token")
+    .addOption(new Option('--env <environment>', 'sandbox or production').choices(ENVIRONMENTS).makeOptionMandatory())
+    .action(async (flags: InstallLinkFlags) => {
+      const config = loadConfig();
+      if (config.publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address Salesforce and admins reach this server at)');
+      const target = targetFromFlags(flags);
+      // Checked now rather than after the admin has been through Salesforce's consent screen.
+      if (target.kind === 'remote') checkRemoteUrl(target.url);
+      else await withBridge((_bridge, opened) => requireAccount(opened.store, target.accountName));
+      // Sealed with the data folder's key: only a server with the same key can open it.
+      const link = createInstallLink(loadSecretBox({ dataDir: config.dataDir }), target, flags.env, flags.sandboxOrg === true ? { org: 'sandbox' } : {});
+      if (config.salesforce.clientId === null) console.error('note: SALESFORCE_CLIENT_ID is not set here; the server that opens this link needs it');
+      console.log(installLinkUrl(config.publicUrl, link));
+    });
+
+  salesforce
+    .command('connect-jwt')
+    .description('connect one org server to server with the JWT bearer flow (SALESFORCE_JWT_CONSUMER_KEY, _USERNAME, _PRIVATE_KEY_FILE); prints the installation id')
+    .requiredOption('--instance-url <url>', "the org's API host the token must be for, https://<my-domain>.my.salesforce.com")
+    .option('--login-url <url>', 'where the token is asked for (default SALESFORCE_LOGIN_URL; a sandbox org: https://test.salesforce.com)')
+    .option('--account <name>', 'enrich in-process against this local account')
+    .option('--remote-url <url>', 'enrich over HTTP against this endpoint (…/v1/ or …/sandbox/v1)')
+    .option('--remote-token <token>', "the remote endpoint's token")
+    .addOption(new Option('--env <environment>', 'sandbox or production').choices(ENVIRONMENTS).makeOptionMandatory())
+    .action(async (flags: ConnectJwtFlags) => {
+      const config = loadConfig();
+      const settings = config.salesforce.jwt;
+      if (settings === null) throw new InstallationError('set SALESFORCE_JWT_CONSUMER_KEY, SALESFORCE_JWT_USERNAME and SALESFORCE_JWT_PRIVATE_KEY_FILE');
+      const key = readJwtKey(settings);
+      const target = targetFromFlags(flags);
+      await withBridge(async ({ installations, pipelineStore }) => {
+        const result = await connectJwt({
+          installations,
+          findExisting: (orgId) => pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, orgId),
+          key,
+          loginUrl: flags.loginUrl ?? config.salesforce.loginUrl,
+          instanceUrl: flags.instanceUrl,
+          target,
+          environment: flags.env,
+          allowAnyHost: config.salesforceAllowAnyHost,
+        });
+        const { installation } = result;
+        console.error(
+          `${result.created ? 'connected' : 'renewed the credentials of'} org ${installation.externalAccountId} (${installation.environment}) with the JWT bearer flow as ${key.username}; deploy manifests/salesforce to create the fields and flows`,
+        );
+        if (result.newWebhookSecret !== null) console.error(`signing secret for the JSON callout (shown once; the Apex class needs it): ${result.newWebhookSecret}`);
         console.log(installation.id);
       });
     });

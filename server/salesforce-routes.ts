@@ -1,7 +1,7 @@
 // Salesforce's routes: Outbound Messages (SOAP) from the record-triggered flows on Contact and Lead
 // creation, and the signed JSON variant for Apex or Flow callouts. HTTP only: parsing, signatures and
 // the pipeline are in connectors/.
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { JobQueue, NewJob } from '../core/queue/job-queue.ts';
 import type { Bridge } from '../connectors/pipeline/bridge.ts';
 import { InboundDeliveries } from '../connectors/pipeline/deliveries.ts';
@@ -37,6 +37,21 @@ function fault(res: Response, message: string, code: 'Client' | 'Server' = 'Clie
   res.status(SOAP_FAULT_HTTP_STATUS).type(OUTBOUND_CONTENT_TYPE).send(soapFault(message, code));
 }
 
+/** What express.raw throws for a body it will not read (too large, unknown encoding), as opposed to a bug. */
+function bodyParserErrorType(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'type' in error && typeof error.type === 'string' && 'status' in error ? error.type : undefined;
+}
+
+/** The org a body that failed validation names, if it names one: its secret decides between 400 and 401. */
+function claimedOrgId(body: Buffer): string | undefined {
+  try {
+    const json: unknown = JSON.parse(body.toString('utf8'));
+    return typeof json === 'object' && json !== null && 'orgId' in json && typeof json.orgId === 'string' ? json.orgId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function salesforceRouter(deps: SalesforceRouteDeps): Router {
   const { bridge, logger } = deps;
   const router = express.Router();
@@ -60,14 +75,15 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         fault(res, `not an outbound message this endpoint accepts (${error.code})`);
         return;
       }
-      // Outbound messages carry no signature: the organization must be one we are connected to.
-      const installation = await installationOf(message.organizationId);
-      if (installation === undefined) {
-        logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE }, 'outbound message from an organization that is not connected');
-        fault(res, 'this organization is not connected to enrichbridge');
-        return;
-      }
       try {
+        // Outbound messages carry no signature: the organization must be one we are connected to.
+        // Looked up inside the try: a database that fails here must still answer a Server fault.
+        const installation = await installationOf(message.organizationId);
+        if (installation === undefined) {
+          logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE }, 'outbound message from an organization that is not connected');
+          fault(res, 'this organization is not connected to enrichbridge');
+          return;
+        }
         if (installation.status !== 'disabled' && installation.settings.enrichOnCreate) {
           const keys = message.notifications.map((n) => outboundMessageDedupeKey(message.organizationId, n.id));
           const fresh = await deliveries.unseen(SALESFORCE_PROVIDER, keys);
@@ -89,36 +105,70 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         fault(res, 'could not queue the notifications; Salesforce will retry', 'Server');
       }
     },
+    // A body express.raw refuses (far over the cap, an encoding it cannot read) still gets a SOAP
+    // fault, not the app's JSON 500.
+    (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+      const type = bodyParserErrorType(error);
+      if (type === undefined || type === 'request.aborted') {
+        next(error);
+        return;
+      }
+      fault(res, `not an outbound message this endpoint accepts (${type})`);
+    },
   );
 
-  router.post(SALESFORCE_EVENTS_ROUTE, express.raw({ type: () => true, limit: EVENTS_MAX_BODY_BYTES + 1024 }), async (req: Request, res: Response) => {
-    const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const parsed = parseEvents(body);
-    // The org named in the body picks the secret; nothing in it is acted on before the signature holds.
-    const installation = parsed.ok ? await installationOf(parsed.events.orgId) : undefined;
-    const secret = installation === undefined ? undefined : (await bridge.installations.secrets(installation.id)).webhookSecret;
-    if (installation === undefined || secret === undefined || !verifyEvents({ secret, rawBody: body, headers: req.headers }).ok) {
-      res.status(401).json({ message: 'invalid or missing signature, or an organization that is not connected' });
-      return;
-    }
-    if (!parsed.ok) {
-      res.status(400).json({ message: parsed.message });
-      return;
-    }
-    if (installation.status === 'disabled') {
-      res.status(200).json({ queued: 0 });
-      return;
-    }
-    try {
-      const { object, ids } = parsed.events;
-      const queued = await deps.queue.enqueueMany(ids.map((recordId) => enrichJob(installation.id, { object, recordId, trigger: 'create' })));
-      if (queued.created > 0) deps.wake();
-      res.status(200).json({ queued: queued.created, duplicates: queued.duplicates });
-    } catch (error) {
-      logger.error({ err: error }, 'salesforce events could not be queued');
-      res.status(503).json({ message: 'could not queue the records; retry' });
-    }
-  });
+  router.post(
+    SALESFORCE_EVENTS_ROUTE,
+    express.raw({ type: () => true, limit: EVENTS_MAX_BODY_BYTES + 1024 }),
+    async (req: Request, res: Response) => {
+      const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const parsed = parseEvents(body);
+      // The org named in the body picks the secret; nothing in it is acted on before the signature
+      // holds. A body that fails validation but names an org is verified with that org's secret, so a
+      // signed caller hears 400 for its mistake and everyone else 401.
+      const orgId = parsed.ok ? parsed.events.orgId : claimedOrgId(body);
+      let installation: Installation | undefined;
+      let secret: string | undefined;
+      try {
+        installation = orgId === undefined ? undefined : await installationOf(orgId);
+        secret = installation === undefined ? undefined : (await bridge.installations.secrets(installation.id)).webhookSecret;
+      } catch (error) {
+        logger.error({ err: error }, 'salesforce events: the installation could not be read');
+        res.status(503).json({ message: 'could not read the installation; retry' });
+        return;
+      }
+      if (installation === undefined || secret === undefined || !verifyEvents({ secret, rawBody: body, headers: req.headers }).ok) {
+        res.status(401).json({ message: 'invalid or missing signature, or an organization that is not connected' });
+        return;
+      }
+      if (!parsed.ok) {
+        res.status(400).json({ message: parsed.message });
+        return;
+      }
+      if (installation.status === 'disabled') {
+        res.status(200).json({ queued: 0, duplicates: 0 });
+        return;
+      }
+      try {
+        const { object, ids } = parsed.events;
+        const target = installation.id;
+        const queued = await deps.queue.enqueueMany(ids.map((recordId) => enrichJob(target, { object, recordId, trigger: 'create' })));
+        if (queued.created > 0) deps.wake();
+        res.status(200).json({ queued: queued.created, duplicates: queued.duplicates });
+      } catch (error) {
+        logger.error({ err: error }, 'salesforce events could not be queued');
+        res.status(503).json({ message: 'could not queue the records; retry' });
+      }
+    },
+    (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+      const type = bodyParserErrorType(error);
+      if (type === undefined || type === 'request.aborted') {
+        next(error);
+        return;
+      }
+      res.status(type === 'entity.too.large' ? 413 : 400).json({ message: `the body could not be read (${type})` });
+    },
+  );
 
   return router;
 }

@@ -28,6 +28,15 @@ export type TargetInput =
   | { readonly kind: 'local'; readonly accountName: string }
   | { readonly kind: 'remote'; readonly url: string; readonly token: string };
 
+/** The target an operator names on a command line: `--account NAME`, or `--remote-url` with `--remote-token`. */
+export function targetFromFlags(flags: { account?: string | undefined; remoteUrl?: string | undefined; remoteToken?: string | undefined }): TargetInput {
+  const remote = flags.remoteUrl !== undefined || flags.remoteToken !== undefined;
+  if (flags.account !== undefined && remote) throw new InstallationError('give --account, or --remote-url with --remote-token, not both');
+  if (flags.account !== undefined) return { kind: 'local', accountName: flags.account };
+  if (flags.remoteUrl !== undefined && flags.remoteToken !== undefined) return { kind: 'remote', url: flags.remoteUrl, token: flags.remoteToken };
+  throw new InstallationError('give --account NAME, or --remote-url URL with --remote-token T');
+}
+
 export interface NewInstallation {
   readonly provider: string;
   readonly externalAccountId: string;

@@ -1,0 +1,352 @@
+// Connecting a Salesforce org: by OAuth (an operator's install link → Salesforce's consent screen, the web-server
+// flow with PKCE → callback) or server to server with the JWT bearer flow from the CLI. Both end the same way: an
+// installation keyed by the 18-character org id, with sealed credentials and a signing secret for the JSON callout.
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { Environment } from '../../core/accounts/model.ts';
+import { ENVIRONMENTS } from '../../core/accounts/model.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { InstallationError, type Installations, type TargetInput } from '../pipeline/installations.ts';
+import type { Installation } from '../pipeline/model.ts';
+import {
+  SALESFORCE_SANDBOX_LOGIN_URL,
+  type SalesforceCredentials,
+  type SalesforceGrant,
+  type SalesforceJwtKey,
+  authorizationUrl,
+  checkInstanceUrl,
+  createPkceVerifier,
+  credentialsFromGrant,
+  exchangeCode,
+  exchangeJwt,
+} from './auth.ts';
+import { SALESFORCE_PROVIDER } from './connector.ts';
+import { toSalesforceId18 } from './outbound.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './routes.ts';
+
+/** How long an install link and an OAuth state stay good. */
+export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
+export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+/** A production (or developer) org logs in at SALESFORCE_LOGIN_URL; a Salesforce sandbox org at test.salesforce.com. */
+export const SALESFORCE_ORG_KINDS = ['production', 'sandbox'] as const;
+export type SalesforceOrgKind = (typeof SALESFORCE_ORG_KINDS)[number];
+
+/** The External Client App's settings and where we are reached, from the server's configuration. */
+export interface SalesforceAppConfig {
+  readonly clientId: string;
+  /** Null when the app does not require the secret (PKCE alone). */
+  readonly clientSecret: string | null;
+  /** Where production orgs log in (login.salesforce.com, or a My Domain login URL). */
+  readonly loginUrl: string;
+  /** The server's public base URL: the redirect URI is built on it. */
+  readonly publicUrl: string;
+  /** Tests and local fakes only: login and instance URLs on any host. */
+  readonly allowAnyHost: boolean;
+}
+
+const TargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local'), accountName: z.string().min(1) }),
+  z.object({ kind: z.literal('remote'), url: z.string().min(1), token: z.string().min(1) }),
+]);
+
+/** What an operator's install link grants: the target and environment the org will enrich against. */
+const InstallIntentSchema = z.object({
+  purpose: z.literal('salesforce-install'),
+  target: TargetSchema,
+  environment: z.enum(ENVIRONMENTS),
+  /** Null: the admin picks (`org=sandbox` on the link), production by default. */
+  org: z.enum(SALESFORCE_ORG_KINDS).nullable(),
+  expiresAt: z.number().int(),
+});
+export type SalesforceInstallIntent = z.infer<typeof InstallIntentSchema>;
+
+const OAuthStateSchema = z.object({
+  purpose: z.literal('salesforce-oauth-state'),
+  intent: InstallIntentSchema,
+  /** The PKCE verifier: only its challenge went to Salesforce; it travels sealed, so only we can send it back. */
+  codeVerifier: z.string().min(43),
+  /** Also set as a cookie on the admin's browser: the callback must come back to the same browser. */
+  nonce: z.string().min(16),
+  /** The kind of org the admin logs in to, and where: the code is exchanged at the same place. */
+  org: z.enum(SALESFORCE_ORG_KINDS),
+  loginUrl: z.string().min(1),
+  expiresAt: z.number().int(),
+});
+export type SalesforceOAuthState = z.infer<typeof OAuthStateSchema>;
+
+// Not HubSpot's context: a HubSpot install link or state does not open here, nor ours there.
+const SEAL_CONTEXT = 'salesforce-oauth';
+
+/** An install that cannot go on for a reason the admin or operator can act on (a bad link, state or key). */
+export class SalesforceInstallError extends InstallationError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SalesforceInstallError';
+  }
+}
+
+function openSealed<T>(box: SecretBox, sealed: string, schema: z.ZodType<T>, what: string): T {
+  let text: string;
+  try {
+    text = box.open(sealed, SEAL_CONTEXT);
+  } catch {
+    throw new SalesforceInstallError(`the ${what} is not valid (altered, or made by another server)`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new SalesforceInstallError(`the ${what} is not valid`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new SalesforceInstallError(`the ${what} is not valid`);
+  return parsed.data;
+}
+
+/** An install link's token: sealed (neither readable nor forgeable), expiring in 7 days. */
+export function createInstallLink(
+  box: SecretBox,
+  target: TargetInput,
+  environment: Environment,
+  options: { readonly org?: SalesforceOrgKind; readonly now?: Date } = {},
+): string {
+  const now = options.now ?? new Date();
+  const intent: SalesforceInstallIntent = {
+    purpose: 'salesforce-install',
+    target: TargetSchema.parse(target),
+    environment,
+    org: options.org ?? null,
+    expiresAt: now.getTime() + INSTALL_LINK_TTL_MS,
+  };
+  return box.seal(JSON.stringify(intent), SEAL_CONTEXT);
+}
+
+/** The address an admin opens: PUBLIC_URL with the install route appended (a path prefix stays) and the link. */
+export function installLinkUrl(publicUrl: string, link: string): string {
+  const url = new URL(`${publicUrl.replace(/\/+$/, '')}${SALESFORCE_OAUTH_INSTALL_ROUTE}`);
+  url.searchParams.set('link', link);
+  return url.toString();
+}
+
+export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): SalesforceInstallIntent {
+  const intent = openSealed(box, sealed, InstallIntentSchema, 'install link');
+  if (intent.expiresAt < now.getTime()) throw new SalesforceInstallError('the install link has expired; ask for a new one');
+  return intent;
+}
+
+/**
+ * Which kind of org the admin logs in to: the link's, else the `org` query parameter's, else production. A
+ * parameter that contradicts the link is refused rather than silently overruled.
+ */
+export function orgKindFor(intent: SalesforceInstallIntent, requested: string | undefined): SalesforceOrgKind {
+  if (requested !== undefined && requested !== 'production' && requested !== 'sandbox') {
+    throw new SalesforceInstallError('org must be production or sandbox');
+  }
+  if (intent.org !== null) {
+    if (requested !== undefined && requested !== intent.org) {
+      throw new SalesforceInstallError(`this install link is for a Salesforce ${intent.org} org; open it without org=${requested}`);
+    }
+    return intent.org;
+  }
+  return requested ?? 'production';
+}
+
+export function loginUrlFor(app: Pick<SalesforceAppConfig, 'loginUrl'>, org: SalesforceOrgKind): string {
+  return org === 'sandbox' ? SALESFORCE_SANDBOX_LOGIN_URL : app.loginUrl;
+}
+
+/**
+ * The redirect URI: PUBLIC_URL with the callback route appended, not resolved against it, so a path prefix (a
+ * proxy serving us under `/enrich`) stays. The External Client App's callback URL must be exactly this.
+ */
+export function callbackUrl(app: Pick<SalesforceAppConfig, 'publicUrl'>): string {
+  return `${app.publicUrl.replace(/\/+$/, '')}${SALESFORCE_OAUTH_CALLBACK_ROUTE}`;
+}
+
+/**
+ * Starts the OAuth dance: a PKCE verifier and a nonce, sealed with the intent into the `state`; the authorize URL
+ * to send the browser to (carrying only the verifier's challenge); and the nonce to set as a cookie.
+ */
+export function beginOAuth(
+  box: SecretBox,
+  app: SalesforceAppConfig,
+  intent: SalesforceInstallIntent,
+  org: SalesforceOrgKind,
+  now: Date = new Date(),
+): { authorizeUrl: string; nonce: string } {
+  const loginUrl = checkInstanceUrl(loginUrlFor(app, org), { allowAnyHost: app.allowAnyHost });
+  const nonce = randomBytes(18).toString('base64url');
+  const codeVerifier = createPkceVerifier();
+  const state: SalesforceOAuthState = {
+    purpose: 'salesforce-oauth-state',
+    intent,
+    codeVerifier,
+    nonce,
+    org,
+    loginUrl,
+    expiresAt: now.getTime() + OAUTH_STATE_TTL_MS,
+  };
+  const sealed = box.seal(JSON.stringify(state), SEAL_CONTEXT);
+  return {
+    authorizeUrl: authorizationUrl({ loginUrl, clientId: app.clientId, redirectUri: callbackUrl(app), state: sealed, codeVerifier, allowAnyHost: app.allowAnyHost }),
+    nonce,
+  };
+}
+
+/** Verifies the state Salesforce hands back: ours, unexpired, and from the browser that started. */
+export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): SalesforceOAuthState {
+  const state = openSealed(box, sealed, OAuthStateSchema, 'OAuth state');
+  if (state.expiresAt < now.getTime()) throw new SalesforceInstallError('the install took too long (over 10 minutes); start it again');
+  if (cookieNonce === undefined || cookieNonce !== state.nonce) {
+    throw new SalesforceInstallError('this install was started in another browser (or its cookie was lost); start it again');
+  }
+  return state;
+}
+
+export interface SalesforceConnectResult {
+  readonly installation: Installation;
+  /** The org's API host, as Salesforce named it in the grant. */
+  readonly instanceUrl: string;
+  /** False: the org was connected already; its credentials were replaced. */
+  readonly created: boolean;
+  /** The JSON callout's signing secret when it was made just now (to be shown once); null when it existed already. */
+  readonly newWebhookSecret: string | null;
+}
+
+/**
+ * Creates the installation (or renews a connected org's credentials) and makes its signing secret. A connected
+ * org keeps its target and environment: connecting it elsewhere is a disconnect first.
+ */
+export async function connectOrg(options: {
+  installations: Installations;
+  /** The installation of an org id (18 characters, as every route looks it up), if connected. */
+  findExisting: (orgId: string) => Promise<Installation | undefined>;
+  grant: SalesforceGrant;
+  credentials: SalesforceCredentials;
+  target: TargetInput;
+  environment: Environment;
+}): Promise<SalesforceConnectResult> {
+  const { installations } = options;
+  const orgId = toSalesforceId18(options.grant.orgId);
+  if (orgId === null) throw new SalesforceInstallError(`Salesforce named an org id that is not one: ${options.grant.orgId}`);
+  const existing = await options.findExisting(orgId);
+  if (existing !== undefined) {
+    let installation = existing;
+    await installations.updateCrmCredentials(installation.id, options.credentials);
+    if (installation.status === 'disabled') {
+      // Installations.resume refuses a disabled installation ("connect it again"), and this is that connect: the
+      // disable becomes an operator's pause first, which resume then lifts.
+      await installations.pause(installation.id);
+      installation = await installations.resume(installation.id);
+    }
+    const hadSecret = (await installations.secrets(installation.id)).webhookSecret !== undefined;
+    const secret = await installations.webhookSecret(installation.id);
+    return { installation, instanceUrl: options.credentials.instanceUrl, created: false, newWebhookSecret: hadSecret ? null : secret };
+  }
+  const installation = await installations.create({
+    provider: SALESFORCE_PROVIDER,
+    externalAccountId: orgId,
+    environment: options.environment,
+    target: options.target,
+    crmCredentials: options.credentials,
+  });
+  try {
+    return { installation, instanceUrl: options.credentials.instanceUrl, created: true, newWebhookSecret: await installations.webhookSecret(installation.id) };
+  } catch (error) {
+    // An org without its secret is not connected: nothing half-installed stays behind.
+    await installations.remove(installation.id);
+    throw error;
+  }
+}
+
+/** The OAuth callback's work: code (with the verifier) → tokens → org → installation. */
+export async function completeOAuth(options: {
+  app: SalesforceAppConfig;
+  code: string;
+  state: SalesforceOAuthState;
+  installations: Installations;
+  findExisting: (orgId: string) => Promise<Installation | undefined>;
+}): Promise<SalesforceConnectResult> {
+  const { app, state } = options;
+  // exchangeCode refuses an instance URL off Salesforce's domains (unless allowAnyHost) before anything is kept.
+  const grant = await exchangeCode({
+    loginUrl: state.loginUrl,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    redirectUri: callbackUrl(app),
+    code: options.code,
+    codeVerifier: state.codeVerifier,
+    allowAnyHost: app.allowAnyHost,
+  });
+  if (grant.refreshToken === null) {
+    // Without one the org would stop working when the session times out, hours from now.
+    throw new SalesforceInstallError('Salesforce issued no refresh token: give the External Client App the RefreshToken (refresh_token, offline_access) scope');
+  }
+  const credentials = credentialsFromGrant(grant, { kind: 'oauth', loginUrl: state.loginUrl, clientId: app.clientId, clientSecret: app.clientSecret });
+  return connectOrg({
+    installations: options.installations,
+    grant,
+    credentials,
+    target: state.intent.target,
+    environment: state.intent.environment,
+    findExisting: options.findExisting,
+  });
+}
+
+/**
+ * The JWT key from configuration: the private key PEM read from its file and checked to be a usable, unencrypted
+ * RSA key before anything is sent (it is kept, sealed, in the installation's credentials to sign later assertions).
+ */
+export function readJwtKey(settings: { consumerKey: string; username: string; privateKeyFile: string }): SalesforceJwtKey {
+  let privateKeyPem: string;
+  try {
+    privateKeyPem = readFileSync(settings.privateKeyFile, 'utf8');
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : 'unreadable';
+    throw new SalesforceInstallError(`cannot read SALESFORCE_JWT_PRIVATE_KEY_FILE ${settings.privateKeyFile} (${code})`);
+  }
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(privateKeyPem).asymmetricKeyType;
+  } catch {
+    throw new SalesforceInstallError(`SALESFORCE_JWT_PRIVATE_KEY_FILE ${settings.privateKeyFile} is not an unencrypted PEM private key`);
+  }
+  if (type !== 'rsa') throw new SalesforceInstallError(`the JWT key must be an RSA key (Salesforce signs with RS256), not ${type ?? 'unknown'}`);
+  return { consumerKey: settings.consumerKey, username: settings.username, privateKeyPem };
+}
+
+/**
+ * Server to server: a signed assertion for a token, the org learnt from the grant, the installation made (or its
+ * credentials renewed) with kind `jwt` credentials. `instanceUrl` is what the operator expects: a token for
+ * another org's host is refused, so a wrong username or login URL cannot connect the wrong org.
+ */
+export async function connectJwt(options: {
+  installations: Installations;
+  findExisting: (orgId: string) => Promise<Installation | undefined>;
+  key: SalesforceJwtKey;
+  loginUrl: string;
+  instanceUrl: string;
+  target: TargetInput;
+  environment: Environment;
+  allowAnyHost: boolean;
+  now?: Date;
+}): Promise<SalesforceConnectResult> {
+  const { allowAnyHost } = options;
+  const expected = checkInstanceUrl(options.instanceUrl, { allowAnyHost });
+  const loginUrl = checkInstanceUrl(options.loginUrl, { allowAnyHost });
+  const grant = await exchangeJwt({ ...options.key, loginUrl, allowAnyHost, ...(options.now === undefined ? {} : { now: options.now }) });
+  if (grant.instanceUrl !== expected) {
+    throw new SalesforceInstallError(`Salesforce issued a token for ${grant.instanceUrl} (org ${grant.orgId}), not for ${expected}; nothing was connected`);
+  }
+  const credentials = credentialsFromGrant(grant, { kind: 'jwt', loginUrl, clientId: null, clientSecret: null, jwt: options.key });
+  return connectOrg({
+    installations: options.installations,
+    grant,
+    credentials,
+    target: options.target,
+    environment: options.environment,
+    findExisting: options.findExisting,
+  });
+}
