@@ -3,6 +3,7 @@
 // Salesforce's answers: a 401 refreshes once, REQUEST_LIMIT_EXCEEDED pauses, SaveResults are split per record.
 import Bottleneck from 'bottleneck';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
+import { toSalesforceId18 } from './outbound.ts';
 import { z } from 'zod';
 import { CrmError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
@@ -327,12 +328,12 @@ export class SalesforceApi {
       const parsed = QueryResultSchema.safeParse(body);
       if (!parsed.success) throw new CrmError('transient', `Salesforce query ${object}: an answer that is not a query result`);
       for (const record of parsed.data.records) {
-        // 15-character ids are the case-sensitive prefix of the 18-character ones Salesforce answers with.
-        if (typeof record['Id'] === 'string') byId.set(record['Id'].slice(0, 15), record);
+        if (typeof record['Id'] === 'string') byId.set(toSalesforceId18(record['Id']) ?? record['Id'], record);
       }
       url = parsed.data.done || parsed.data.nextRecordsUrl === undefined ? null : parsed.data.nextRecordsUrl;
     }
-    return (id) => byId.get(id.slice(0, 15)) ?? null;
+    // Both sides canonical (18 characters, case restored): an upper-cased 18-character id still matches.
+    return (id) => byId.get(toSalesforceId18(id) ?? id) ?? null;
   }
 
   /**
