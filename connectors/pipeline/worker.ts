@@ -9,7 +9,10 @@ import type { BatchSummary, Pipeline } from './pipeline.ts';
 export interface WorkerOptions {
   readonly queue: JobQueue;
   readonly pipeline: Pipeline;
-  /** Jobs claimed at a time (one installation's); a CRM batch is 100 (HubSpot) or 200 (Salesforce). */
+  /**
+   * Jobs claimed at a time (one installation's). 200, Salesforce's batch; the pipeline cuts a claim
+   * into the connector's own batches (HubSpot 100), so either CRM gets full batches.
+   */
   readonly batchSize?: number;
   readonly leaseMs?: number;
   /** How long an idle worker waits before looking again (a `wake()` cuts it short). */
@@ -33,7 +36,7 @@ export class Worker {
 
   constructor(private readonly options: WorkerOptions) {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    this.batchSize = options.batchSize ?? 100;
+    this.batchSize = options.batchSize ?? 200;
     this.leaseMs = options.leaseMs ?? 5 * 60_000;
     this.idleMs = options.idleMs ?? 500;
     this.concurrency = options.concurrency ?? 2;
