@@ -1,5 +1,5 @@
 // `enrichbridge jobs …`: what the durable queue holds, and putting dead-lettered jobs back in line.
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { JOB_STATES, type Job, type JobQueue, type JobState } from '../core/queue/job-queue.ts';
 import { AdminError } from '../core/accounts/admin.ts';
 
@@ -17,13 +17,21 @@ export function jobsCommands(withQueue: WithQueue): Command {
     .command('list')
     .description('jobs, oldest first')
     .addOption(new Option('--state <state>', 'only jobs in this state').choices(JOB_STATES))
+    .option('--limit <n>', 'at most N jobs, oldest first (default 1000)', (value: string) => {
+      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+      return Number(value);
+    })
     .option('--json', 'print JSON')
-    .action(async (flags: { state?: JobState; json?: boolean }) => {
+    .action(async (flags: { state?: JobState; limit?: number; json?: boolean }) => {
       await withQueue(async (queue) => {
-        const list = await queue.list(flags.state === undefined ? {} : { state: flags.state });
-        if (flags.json === true) console.log(JSON.stringify(list, null, 2));
-        else if (list.length === 0) console.log(flags.state === undefined ? 'no jobs' : `no ${flags.state} jobs`);
-        else for (const job of list) console.log(line(job));
+        const limit = flags.limit ?? 1000;
+        // One more than shown, to say so when the list is cut.
+        const list = await queue.list({ ...(flags.state === undefined ? {} : { state: flags.state }), limit: limit + 1 });
+        const shown = list.slice(0, limit);
+        if (flags.json === true) console.log(JSON.stringify(shown, null, 2));
+        else if (shown.length === 0) console.log(flags.state === undefined ? 'no jobs' : `no ${flags.state} jobs`);
+        else for (const job of shown) console.log(line(job));
+        if (list.length > limit) console.error(`showing the oldest ${limit}; there are more (--limit N to see more)`);
       });
     });
 

@@ -125,3 +125,34 @@ export function machine(): string {
   const cpus = os.cpus();
   return `machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`;
 }
+
+/**
+ * Sends `count` requests with `inFlight` at a time and times each one (from just before `send` to
+ * when it resolves); `send` checks the answer itself. Returns the latencies (ms) and the wall time (s).
+ */
+export async function timedInFlight(count: number, inFlight: number, send: (index: number) => Promise<void>): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const sent = performance.now();
+        await send(i);
+        latencies.push(performance.now() - sent);
+      }
+    }),
+  );
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** p50, p99 (nearest rank) and max of latency samples, in their unit. */
+export function latencyStats(samples: readonly number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) ?? Number.NaN };
+}

@@ -18,7 +18,7 @@ import { parseArgs, promisify } from 'node:util';
 import { z } from 'zod';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { type FakeHubSpot, type WebhookEvent, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
-import { ROOT, freePort, machine, stopChild, verdict, waitHealthy } from './bench-support.ts';
+import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
@@ -114,16 +114,6 @@ async function startServer(fake: FakeHubSpot, name: string, workerConcurrency: n
   };
 }
 
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-}
-
-function stats(samples: readonly number[]): { p50: number; p99: number; max: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) ?? Number.NaN };
-}
-
 let nextContactId = 900_000_001;
 let nextEventId = 1;
 
@@ -163,32 +153,23 @@ interface AckRun {
 /** `count` signed batches, `inFlight` at a time; every answer must be a 200 that queued them. */
 async function deliver(server: Server, secret: string, count: number, inFlight = CONCURRENT_DELIVERIES): Promise<AckRun> {
   const batches = Array.from({ length: count }, () => signedBatch(server.webhookUrl, secret));
-  const latencies: number[] = [];
   let enqueued = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      for (let i = next++; i < batches.length; i = next++) {
-        const batch = batches[i];
-        if (batch === undefined) break;
-        const sent = performance.now();
-        const response = await fetch(server.webhookUrl, { method: 'POST', headers: batch.headers, body: batch.body, signal: AbortSignal.timeout(5_000) });
-        const text = await response.text();
-        latencies.push(performance.now() - sent);
-        if (response.status !== 200) throw new Error(`batch ${i} answered ${response.status}: ${text}`);
-        const ack = AckSchema.parse(JSON.parse(text));
-        if (ack.queued !== 1 || ack.ignored !== 0) throw new Error(`batch ${i} was not stored whole: ${text}`);
-        enqueued += ack.received;
-      }
-    }),
-  );
-  return { latencies, seconds: (performance.now() - started) / 1000, enqueued };
+  const { latencies, seconds } = await timedInFlight(batches.length, inFlight, async (i) => {
+    const batch = batches[i];
+    if (batch === undefined) return;
+    const response = await fetch(server.webhookUrl, { method: 'POST', headers: batch.headers, body: batch.body, signal: AbortSignal.timeout(5_000) });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`batch ${i} answered ${response.status}: ${text}`);
+    const ack = AckSchema.parse(JSON.parse(text));
+    if (ack.queued !== 1 || ack.ignored !== 0) throw new Error(`batch ${i} was not stored whole: ${text}`);
+    enqueued += ack.received;
+  });
+  return { latencies, seconds, enqueued };
 }
 
 function ackLine(label: string, run: AckRun, handlingMs: readonly number[]): string {
-  const s = stats(run.latencies);
-  const h = stats(handlingMs);
+  const s = latencyStats(run.latencies);
+  const h = latencyStats(handlingMs);
   const events = run.latencies.length * EVENTS_PER_BATCH;
   return [
     `  ${label}`,
@@ -269,7 +250,7 @@ async function main(): Promise<void> {
     console.log(ackLine(`WORKER_CONCURRENCY=2 (the default), ${CONCURRENT_DELIVERIES} in flight, the workers draining the queued jobs meanwhile`, draining, busy.webhookHandlingMs().slice(-BATCHES)));
     console.log('');
 
-    const w = stats(writeBacks);
+    const w = latencyStats(writeBacks);
     console.log(`(b) creation to write-back, no backlog: ${CONTACTS} persona contacts created one at a time (>= ${CREATION_SPACING_MS} ms apart, under the account's default 5/s), WORKER_CONCURRENCY=2`);
     console.log(`    from the webhook POST to the batch update reaching the fake (after 3 warm-up contacts)`);
     console.log(`    p50 ${w.p50.toFixed(0)} ms   p99 ${w.p99.toFixed(0)} ms   max ${w.max.toFixed(0)} ms   target p50 <= ${TARGETS.writeBackP50Ms} ms: ${verdict(w.p50 <= TARGETS.writeBackP50Ms)}`);

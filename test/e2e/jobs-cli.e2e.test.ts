@@ -23,6 +23,11 @@ describe('jobs CLI', () => {
     expect((await cli(['jobs', 'list', '--state', 'dead'], { DATA_DIR: dataDir })).stdout).toBe('no dead jobs\n');
     const all = JSON.parse((await cli(['jobs', 'list', '--json'], { DATA_DIR: dataDir })).stdout);
     expect(all).toHaveLength(2);
+    // A cut list says so, on stderr, so a long queue is never mistaken for a short one.
+    const cut = await cli(['jobs', 'list', '--limit', '1'], { DATA_DIR: dataDir });
+    expect(cut.stdout.trim().split('\n')).toHaveLength(1);
+    expect(cut.stderr).toContain('showing the oldest 1; there are more');
+    expect((await cli(['jobs', 'list', '--limit', '2'], { DATA_DIR: dataDir })).stderr).not.toContain('there are more');
     await expect(cli(['jobs', 'retry', id], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no dead job') });
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { signEvents } from '../../connectors/salesforce/events.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
-import { type FakeRecord, type FakeSalesforce, type FakeValue, fakeId18, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { type FakeRecord, type FakeSalesforce, type FakeValue, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, REPO, freePort, startProcess } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
@@ -114,19 +114,6 @@ function settled(recordId: string): Promise<string[]> {
   });
 }
 
-function contactOf(p: Persona, extra: Record<string, FakeValue> = {}): Record<string, FakeValue> {
-  return {
-    FirstName: p.first_name,
-    LastName: p.last_name,
-    Email: p.email,
-    Phone: p.phone,
-    MailingStreet: p.address,
-    MailingCity: p.city,
-    MailingState: p.state,
-    MailingPostalCode: p.zipcode,
-    ...extra,
-  };
-}
 
 function leadOf(p: Persona): Record<string, FakeValue> {
   return { FirstName: p.first_name, LastName: p.last_name, Email: p.email, Phone: p.phone, Street: p.address, City: p.city, State: p.state, PostalCode: p.zipcode, Company: p.career?.company_name ?? 'Independent' };
@@ -139,7 +126,7 @@ describe('Salesforce end to end: the server process and a fake org', () => {
     const amanda = persona('Amanda Taylor');
     const daniel = persona('Daniel Garcia');
     const account = fake.createAccount(amanda.career?.company_name ?? '');
-    const contact = await fake.createContact(contactOf(amanda, { AccountId: account.id }));
+    const contact = await fake.createContact(personaContact(amanda, { AccountId: account.id }));
     const lead = await fake.createLead(leadOf(daniel));
 
     for (const record of [contact, lead]) {
@@ -188,7 +175,7 @@ describe('Salesforce end to end: the server process and a fake org', () => {
 
   it('treats a redelivered notification as done, and a new notification for the unchanged record as skipped:unchanged', async () => {
     const michelle = persona('Michelle Robinson');
-    const contact = await fake.createContact(contactOf(michelle));
+    const contact = await fake.createContact(personaContact(michelle));
     const [first] = fake.deliveriesOf(contact.id);
     if (first === undefined) throw new Error('no outbound message for the new contact');
     await enriched(contact);
@@ -220,7 +207,7 @@ describe('Salesforce end to end: the server process and a fake org', () => {
     expect(garbage).toMatchObject({ status: 500, acked: false, fault: expect.any(String) });
 
     const james = persona('James Thompson');
-    const contact = await fake.createContact(contactOf(james), { notify: false });
+    const contact = await fake.createContact(personaContact(james), { notify: false });
     const otherOrg = fakeId18(`00D8a00000${fake.orgId.slice(10, 15) === 'ZZZZZ' ? 'YYYYY' : 'ZZZZZ'}`);
     const unknown = await fake.fire([contact], { organizationId: otherOrg });
     expect(unknown).toMatchObject({ status: 500, acked: false, fault: expect.stringContaining('not connected') });

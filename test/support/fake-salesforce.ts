@@ -7,6 +7,7 @@
 // field lists are read from manifests/salesforce/, so a write of a field that is not deployed, or of a value
 // its type cannot hold, fails here as it would in a real org. Shapes follow test/fixtures/salesforce/; where
 // Salesforce's exact answer is not on record, the code says so.
+import type { Persona } from '../../core/sandbox/personas.ts';
 import { randomInt } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
@@ -937,4 +938,19 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     },
   };
   return state;
+}
+
+/** A sandbox persona as a Contact's fields (an Account, or anything else, through `extra`). */
+export function personaContact(p: Persona, extra: Record<string, FakeValue> = {}): Record<string, FakeValue> {
+  return {
+    FirstName: p.first_name,
+    LastName: p.last_name,
+    Email: p.email,
+    Phone: p.phone,
+    MailingStreet: p.address,
+    MailingCity: p.city,
+    MailingState: p.state,
+    MailingPostalCode: p.zipcode,
+    ...extra,
+  };
 }
