@@ -125,8 +125,9 @@ export class HubSpotTokenSource {
   private refresh(force: boolean): Promise<string> {
     const running = refreshing.get(this.installationId);
     if (running !== undefined) return running;
-    const task = (async () => {
-      // Another process may have refreshed since we read: use its token when it is fresh.
+    // One refresh per portal across processes too (the credential lease); inside it, another process
+    // may have refreshed since we read: use its token when it is fresh.
+    const task = this.installations.withCredentialLock(this.installationId, async () => {
       const credentials = await this.credentials();
       if (!force && !this.expiring(credentials)) return credentials.accessToken;
       if (credentials.refreshToken === null || credentials.clientId === null) {
@@ -147,7 +148,7 @@ export class HubSpotTokenSource {
       // Persisted before anyone uses it: a rotated refresh token must never exist only in memory.
       await this.installations.updateCrmCredentials(this.installationId, next);
       return next.accessToken;
-    })();
+    });
     refreshing.set(this.installationId, task);
     const clear = () => refreshing.delete(this.installationId);
     task.then(clear, clear);

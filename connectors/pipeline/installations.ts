@@ -133,6 +133,27 @@ export class Installations {
     return webhookSecret;
   }
 
+  /**
+   * Runs `work` holding the installation's credential lease, across processes: one refresh at a time,
+   * so with refresh-token rotation no two processes spend the same refresh token. Waits for another
+   * holder (up to `waitMs`); a holder that died frees it when its lease runs out.
+   */
+  async withCredentialLock<T>(id: string, work: () => Promise<T>, options: { leaseMs?: number; waitMs?: number } = {}): Promise<T> {
+    const key = `credentials:${id}`;
+    const owner = randomUUID();
+    const leaseMs = options.leaseMs ?? 60_000;
+    const deadline = Date.now() + (options.waitMs ?? 30_000);
+    while (!(await this.pipeline.acquireLease(key, owner, leaseMs))) {
+      if (Date.now() > deadline) throw new InstallationError(`installation ${id}: another process has been refreshing its credentials for too long`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    try {
+      return await work();
+    } finally {
+      await this.pipeline.releaseLease(key, owner);
+    }
+  }
+
   async updateSettings(id: string, changes: Partial<InstallationSettings>): Promise<Installation> {
     const installation = await this.require(id);
     const settings = InstallationSettingsSchema.parse({ ...installation.settings, ...changes });

@@ -70,6 +70,12 @@ export interface PipelineStore {
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
   /**
+   * Takes the lease `key` for `ms` unless another owner holds it unexpired; true when taken. Leases
+   * are for work that must not run twice at once across processes (a credential refresh).
+   */
+  acquireLease(key: string, owner: string, ms: number): Promise<boolean>;
+  releaseLease(key: string, owner: string): Promise<void>;
+  /**
    * A CRM deletion or privacy request: forgets the record's state and log entries, and remembers the
    * record's id (only that) so an enrichment already under way cannot save anything about it again.
    */
@@ -349,6 +355,26 @@ export class KyselyPipelineStore implements PipelineStore {
       await trx.insertInto('record_states').values({ ...from, record_id: toId }).execute();
       return true;
     });
+  }
+
+  async acquireLease(key: string, owner: string, ms: number): Promise<boolean> {
+    const now = new Date();
+    const rows = await this.db
+      .insertInto('leases')
+      .values({ key, owner, expires_at: new Date(now.getTime() + ms).toISOString() })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet({ owner, expires_at: new Date(now.getTime() + ms).toISOString() })
+          .where((eb) => eb.or([eb('leases.expires_at', '<', now.toISOString()), eb('leases.owner', '=', owner)])),
+      )
+      .returning('owner')
+      .execute();
+    return rows.some((row) => row.owner === owner);
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    await this.db.deleteFrom('leases').where('key', '=', key).where('owner', '=', owner).execute();
   }
 
   async eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {

@@ -477,9 +477,9 @@ export class SalesforceTokenSource {
   private refresh(refused: string | null): Promise<SalesforceSession> {
     const running = refreshing.get(this.installationId);
     if (running !== undefined) return running;
-    const task = (async () => {
-      // Read again: another process may have refreshed since our caller read, and with rotation its refresh
-      // token is the only valid one now.
+    // One refresh per org across processes too (the credential lease), and within it read again: another
+    // process may have refreshed since our caller read, and with rotation its refresh token is the only valid one.
+    const task = this.installations.withCredentialLock(this.installationId, async () => {
       const credentials = await this.credentials();
       if (refused !== null ? credentials.accessToken !== refused : !this.expiring(credentials)) return sessionOf(credentials);
       const grant = await this.grant(credentials);
@@ -498,7 +498,7 @@ export class SalesforceTokenSource {
       // Persisted before anyone uses it: a rotated refresh token must never exist only in memory.
       await this.installations.updateCrmCredentials(this.installationId, next);
       return sessionOf(next);
-    })();
+    });
     refreshing.set(this.installationId, task);
     const clear = () => refreshing.delete(this.installationId);
     task.then(clear, clear);

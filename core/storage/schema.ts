@@ -155,6 +155,13 @@ export interface InboundDeliveriesTable {
   received_at: string;
 }
 
+/** Short leases across processes (one credential refresh per installation at a time). */
+export interface LeasesTable {
+  key: string;
+  owner: string;
+  expires_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -167,6 +174,7 @@ export interface Database {
   backfills: BackfillsTable;
   erased_records: ErasedRecordsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  leases: LeasesTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number.
@@ -377,6 +385,19 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('inbound_deliveries').execute();
+    },
+  },
+  '0009_leases': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('leases')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('leases').execute();
     },
   },
 };

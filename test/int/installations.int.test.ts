@@ -11,10 +11,10 @@ import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { SecretBoxError } from '../../core/secrets/secret-box.ts';
-import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
 import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../connectors/pipeline/installations.ts';
 import type { InstallationSettings } from '../../connectors/pipeline/model.ts';
-import { DuplicateInstallationError } from '../../connectors/pipeline/store.ts';
+import { DuplicateInstallationError, KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
 import { PROVIDER, type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 
 const REMOTE_TOKEN = 'remote-token-7f3c9a1e5b2d4f60';
@@ -300,5 +300,61 @@ describe('installation status', () => {
     expect(await h.bridge.installations.disable(inst.id)).toMatchObject({ status: 'disabled' });
     await expect(h.bridge.installations.resume(inst.id)).rejects.toThrow(InstallationError);
     expect((await h.bridge.installations.require(inst.id)).status).toBe('disabled');
+  });
+});
+
+describe('credential lease across processes', () => {
+  it('runs one credential refresh at a time per installation, even from two database connections', async () => {
+    const first = await startPipeline();
+    const installation = await first.install();
+    // A second connection to the same data folder stands in for a second process.
+    const second = await openSqliteStore(path.join(first.dataDir, SQLITE_FILE_NAME));
+    const otherStore = new KyselyPipelineStore(second.db);
+    try {
+      let inside = 0;
+      let most = 0;
+      const work = async () => {
+        inside += 1;
+        most = Math.max(most, inside);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        inside -= 1;
+      };
+      const lockVia = (store: KyselyPipelineStore) => async () => {
+        const owner = `owner-${Math.random()}`;
+        while (!(await store.acquireLease(`credentials:${installation.id}`, owner, 60_000))) await new Promise((r) => setTimeout(r, 10));
+        try {
+          await work();
+        } finally {
+          await store.releaseLease(`credentials:${installation.id}`, owner);
+        }
+      };
+      await Promise.all([
+        first.bridge.installations.withCredentialLock(installation.id, work),
+        lockVia(otherStore)(),
+        first.bridge.installations.withCredentialLock(installation.id, work),
+        lockVia(otherStore)(),
+      ]);
+      expect(most).toBe(1);
+    } finally {
+      await second.store.close();
+      await first.close();
+    }
+  });
+
+  it('takes over a lease whose holder died (expired), and refuses one still held', async () => {
+    const h = await startPipeline();
+    try {
+      const store = h.bridge.pipelineStore;
+      expect(await store.acquireLease('k', 'dead-holder', 1)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await store.acquireLease('k', 'new-holder', 60_000)).toBe(true);
+      expect(await store.acquireLease('k', 'third', 60_000)).toBe(false);
+      await store.releaseLease('k', 'third'); // not the holder: nothing happens
+      expect(await store.acquireLease('k', 'third', 60_000)).toBe(false);
+      await store.releaseLease('k', 'new-holder');
+      expect(await store.acquireLease('k', 'third', 60_000)).toBe(true);
+    } finally {
+      await h.close();
+    }
   });
 });
