@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeContact, type FakeHubSpot, type WebhookDelivery, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
-import { type Proc, cli, freePort, startProcess } from '../support/processes.ts';
+import { type Proc, cli, freePort, startProcess, killProcess, until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
 const APP_ID = '1160452';
@@ -53,27 +53,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const pid = server?.child.pid;
-  if (pid !== undefined && server.child.exitCode === null && server.child.signalCode === null) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await server.exited();
-  }
+  if (server !== undefined) await killProcess(server);
   await fake?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; server output:\n${server.output().slice(-4_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  return untilDone(what, probe, { timeoutMs, context: () => server.output().slice(-4_000) });
 }
 
 function contact(id: string): FakeContact {

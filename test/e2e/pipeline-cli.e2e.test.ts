@@ -17,7 +17,7 @@ import { Worker } from '../../connectors/pipeline/worker.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from '../support/memory-crm.ts';
-import { type Proc, cli, startProcess } from '../support/processes.ts';
+import { type Proc, cli, startProcess, killProcess } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
 const PROVIDER = 'memcrm';
@@ -41,17 +41,7 @@ const cleanups: (() => Promise<void> | void)[] = [];
 const running: Proc[] = [];
 
 afterEach(async () => {
-  for (const proc of running.splice(0)) {
-    const { pid } = proc.child;
-    if (pid !== undefined && proc.child.exitCode === null && proc.child.signalCode === null) {
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    await proc.exited();
-  }
+  for (const proc of running.splice(0)) await killProcess(proc);
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 

@@ -13,7 +13,7 @@ import { signEvents } from '../../connectors/salesforce/events.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
 import { type FakeRecord, type FakeSalesforce, type FakeValue, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { tempDir } from '../support/harness.ts';
-import { type Proc, REPO, freePort, startProcess } from '../support/processes.ts';
+import { type Proc, REPO, freePort, startProcess, killProcess, until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
 const execFileAsync = promisify(execFile);
@@ -59,27 +59,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const pid = server?.child.pid;
-  if (pid !== undefined && server.child.exitCode === null && server.child.signalCode === null) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await server.exited();
-  }
+  if (server !== undefined) await killProcess(server);
   await fake?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; server output:\n${server.output().slice(-4_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  return untilDone(what, probe, { timeoutMs, context: () => server.output().slice(-4_000) });
 }
 
 /** Resolves once the fake record's WF_Enrichment_Status__c holds `status`. */

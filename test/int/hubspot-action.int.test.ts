@@ -25,6 +25,7 @@ import { createLogger } from '../../server/logger.ts';
 import { type Runtime, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
 import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
+import { until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
 const CLIENT_SECRET = '7d0c9b8a-1e2f-4a3b-9c4d-5e6f7a8b9c0d';
@@ -295,14 +296,8 @@ async function outcomesOf(rig: Rig, inst: Installation, recordId: string): Promi
 const updateWrites = (fake: FakeHubSpot) => fake.requests.filter((r) => r.method === 'POST' && r.path === '/crm/v3/objects/contacts/batch/update');
 const callbackRequests = (fake: FakeHubSpot) => fake.requests.filter((r) => CALLBACK_PATH.test(r.path));
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  return untilDone(what, probe, { timeoutMs, intervalMs: 25 });
 }
 
 describe('POST /webhooks/hubspot/actions/enrich: the v2 signature', () => {

@@ -84,3 +84,37 @@ export async function startServerProcess(
 export async function cli(args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
   return execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: { ...process.env, ...env } });
 }
+
+/** SIGKILLs a process's whole group (npm, its shell and node) if it still runs, and waits for it. */
+export async function killProcess(proc: Proc): Promise<void> {
+  const { pid } = proc.child;
+  if (pid !== undefined && proc.child.exitCode === null && proc.child.signalCode === null) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await proc.exited();
+}
+
+/**
+ * Polls `probe` until it returns a value (not undefined), failing after `timeoutMs` with `what` and,
+ * when given, the context (a server's recent output) in the message.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  options: { timeoutMs?: number; intervalMs?: number; context?: () => string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      const context = options.context?.();
+      throw new Error(`timed out waiting for ${what}${context === undefined ? '' : `; server output:\n${context}`}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+  }
+}
