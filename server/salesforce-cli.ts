@@ -6,7 +6,7 @@ import { InstallationError, checkRemoteUrl, targetFromFlags } from '../connector
 import { SALESFORCE_API_VERSION, SalesforceApi } from '../connectors/salesforce/api.ts';
 import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from '../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../connectors/salesforce/connector.ts';
-import { toSalesforceId18 } from '../connectors/salesforce/outbound.ts';
+import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
 import { connectJwt, createInstallLink, installLinkUrl, readJwtKey } from '../connectors/salesforce/install.ts';
 import { requireAccount } from '../core/accounts/admin.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';

@@ -9,17 +9,8 @@ import type { Installation } from '../connectors/pipeline/model.ts';
 import { enrichJob } from '../connectors/pipeline/pipeline.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from '../connectors/salesforce/connector.ts';
 import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../connectors/salesforce/events.ts';
-import {
-  OUTBOUND_ACK_XML,
-  OUTBOUND_CONTENT_TYPE,
-  OUTBOUND_MESSAGE_MAX_BYTES,
-  OutboundMessageError,
-  SOAP_FAULT_HTTP_STATUS,
-  outboundMessageDedupeKey,
-  parseOutboundMessage,
-  soapFault,
-  toSalesforceId18,
-} from '../connectors/salesforce/outbound.ts';
+import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../connectors/salesforce/outbound.ts';
+import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
 import type { Logger } from './logger.ts';
 import type { Kysely } from 'kysely';

@@ -3,7 +3,7 @@
 // Salesforce's answers: a 401 refreshes once, REQUEST_LIMIT_EXCEEDED pauses, SaveResults are split per record.
 import Bottleneck from 'bottleneck';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
-import { toSalesforceId18 } from './outbound.ts';
+import { toSalesforceId18 } from './ids.ts';
 import { z } from 'zod';
 import { CrmError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';

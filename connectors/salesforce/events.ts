@@ -24,7 +24,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { describeIssues } from '../../core/enrich/request-errors.ts';
-import { OrganizationIdSchema, SalesforceIdSchema, recordIdMatchesObject } from './outbound.ts';
+import { OrganizationIdSchema, SalesforceIdSchema, recordIdMatchesObject } from './ids.ts';
 
 export const EVENTS_TIMESTAMP_HEADER = 'x-enrichbridge-timestamp';
 export const EVENTS_SIGNATURE_HEADER = 'x-enrichbridge-signature';

@@ -22,7 +22,7 @@ import {
   exchangeJwt,
 } from './auth.ts';
 import { SALESFORCE_PROVIDER } from './connector.ts';
-import { toSalesforceId18 } from './outbound.ts';
+import { toSalesforceId18 } from './ids.ts';
 import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './routes.ts';
 
 /** How long an install link and an OAuth state stay good. */

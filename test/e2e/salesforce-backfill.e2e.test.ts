@@ -13,7 +13,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { SALESFORCE_API_VERSION } from '../../connectors/salesforce/api.ts';
 import type { SalesforceCredentials } from '../../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
-import { toSalesforceId18 } from '../../connectors/salesforce/outbound.ts';
+import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { withBridge } from '../../server/pipeline-cli.ts';
 import { tempDir } from '../support/harness.ts';
 import { REPO } from '../support/processes.ts';

@@ -26,7 +26,7 @@ import {
 } from '../../connectors/salesforce/backfill.ts';
 import { SALESFORCE_PROVIDER, SalesforceConnector, readFields } from '../../connectors/salesforce/connector.ts';
 import type { SalesforceObject } from '../../connectors/salesforce/fields.ts';
-import { toSalesforceId18 } from '../../connectors/salesforce/outbound.ts';
+import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { backfillCommands } from '../../server/backfill-cli.ts';
 import { withBridge } from '../../server/pipeline-cli.ts';
 import { tempDir } from '../support/harness.ts';
