@@ -1,9 +1,9 @@
 // The "Enrich contact" workflow action's output fields: the values a workflow can branch on after the
 // action ran, their HubSpot types (the same as the contact properties holding the same field keys),
 // and the outputFields values of one enrichment. manifests/hubspot/ declares exactly these.
-import type { FieldValue } from '../pipeline/connector.ts';
+import type { CrmValue } from '../pipeline/model.ts';
 import type { HubSpotFieldType, HubSpotPropertyType } from './properties.ts';
-import { formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from './properties.ts';
+import { hubspotProperties, hubspotPropertyFor } from './properties.ts';
 
 /**
  * The output fields, each carrying the value of one field key:
@@ -65,20 +65,17 @@ export function hubspotActionOutputLabels(): Record<HubSpotActionOutputName, str
 }
 
 /**
- * The action's `outputFields` for one enrichment, from the field values it yielded
- * (`fieldsFromResponse(...).values`), formatted as the properties are. The caller adds
- * `hs_execution_state`.
+ * The action's `outputFields` for a contact, from its properties as they stand after our write (the
+ * values we wrote, or those already there): each output's property, formatted as HubSpot stores it;
+ * an empty one is left out. The caller adds `hs_execution_state`.
  */
-export function hubspotActionOutputValues(
-  values: ReadonlyMap<string, FieldValue>,
-): Partial<Record<HubSpotActionOutputName, string | number>> {
-  const out: Partial<Record<HubSpotActionOutputName, string | number>> = {};
+export function hubspotActionOutputs(properties: Readonly<Record<string, CrmValue>>): Partial<Record<HubSpotActionOutputName, string>> {
+  const out: Partial<Record<HubSpotActionOutputName, string>> = {};
   for (const { name, key } of HUBSPOT_ACTION_OUTPUT_FIELDS) {
-    const raw = values.get(key);
-    if (raw === undefined) continue;
-    const value = formatHubSpotValue(key, raw);
-    if (value === null || value === '') continue;
-    out[name] = typeof value === 'boolean' ? String(value) : value;
+    const property = hubspotPropertyFor(key);
+    const value = property === null ? null : properties[property];
+    if (value === undefined || value === null || String(value).trim() === '') continue;
+    out[name] = String(value);
   }
   return out;
 }

@@ -6,11 +6,10 @@
 import { z } from 'zod';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import type { Installations } from '../pipeline/installations.ts';
-import type { CrmValue, Installation } from '../pipeline/model.ts';
+import type { Installation } from '../pipeline/model.ts';
 import { type SettledCallback, enrichJob } from '../pipeline/pipeline.ts';
-import { HUBSPOT_ACTION_OUTPUT_FIELDS } from './action-fields.ts';
+import { hubspotActionOutputs } from './action-fields.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
-import { hubspotPropertyFor } from './properties.ts';
 
 /** How long HubSpot holds a BLOCKed enrollment before it moves on without our outputs. */
 export const ACTION_EXPIRATION = 'PT15M';
@@ -94,17 +93,6 @@ export async function acceptAction(
   return { outputFields: { hs_execution_state: 'BLOCK', hs_expiration_duration: ACTION_EXPIRATION } };
 }
 
-/** The action's output fields from the contact's properties as they stand after our write. */
-export function actionOutputs(properties: Readonly<Record<string, CrmValue>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const { name, key } of HUBSPOT_ACTION_OUTPUT_FIELDS) {
-    const property = hubspotPropertyFor(key);
-    const value = property === null ? null : properties[property];
-    if (value === undefined || value === null || String(value).trim() === '') continue;
-    out[name] = String(value);
-  }
-  return out;
-}
 
 /**
  * The outputs for a settled contact: its values and SUCCESS, or FAIL_CONTINUE when it could not be
@@ -114,7 +102,7 @@ export function actionOutputs(properties: Readonly<Record<string, CrmValue>>): R
 export function settledOutputs(callback: SettledCallback): Record<string, string> {
   return callback.failed || callback.properties === null || callback.outcome === 'skipped:record_deleted'
     ? { hs_execution_state: 'FAIL_CONTINUE' }
-    : { ...actionOutputs(callback.properties), hs_execution_state: 'SUCCESS' };
+    : { ...hubspotActionOutputs(callback.properties), hs_execution_state: 'SUCCESS' };
 }
 
 /**

@@ -9,9 +9,10 @@ import { z } from 'zod';
 import {
   HUBSPOT_ACTION_OUTPUT_FIELDS,
   hubspotActionOutputDefinitions,
-  hubspotActionOutputValues,
+  hubspotActionOutputs,
 } from '../../connectors/hubspot/action-fields.ts';
-import { HUBSPOT_PROPERTY_GROUP, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/properties.ts';
+import { HUBSPOT_PROPERTY_GROUP, formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/properties.ts';
+import type { FieldValue } from '../../connectors/pipeline/connector.ts';
 import {
   HUBSPOT_ENRICH_ACTION_ROUTE,
   HUBSPOT_OAUTH_CALLBACK_ROUTE,
@@ -228,6 +229,9 @@ describe('src/app/workflow-actions/enrich-contact-hsmeta.json', () => {
 
 describe('workflow action output values', () => {
   const enrichedAt = new Date('2026-01-02T03:04:05.678Z');
+  /** The contact's properties after an enrichment wrote these field values, as HubSpot holds them. */
+  const written = (values: ReadonlyMap<string, FieldValue>) =>
+    Object.fromEntries([...values].map(([key, value]) => [hubspotPropertyFor(key) ?? key, formatHubSpotValue(key, value)]));
 
   it('carry the matched flags, net worth, job level and status of an enrichment, formatted as the properties', () => {
     const amanda = PERSONAS.find((p) => p.email === 'amanda.taylor@sandbox.windfall.com');
@@ -237,21 +241,21 @@ describe('workflow action output values', () => {
       0,
       enrichedAt,
     );
-    expect(hubspotActionOutputValues(fields.values)).toEqual({
+    expect(hubspotActionOutputs(written(fields.values))).toEqual({
       household_matched: 'true',
       career_matched: 'true',
-      net_worth: amanda.household.net_worth,
+      net_worth: String(amanda.household.net_worth),
       job_level: amanda.career.job_level,
       job_title: amanda.career.job_title,
       windfall_id: amanda.household.windfall_id,
-      confidence: amanda.household.confidence,
+      confidence: String(amanda.household.confidence),
       enrichment_status: 'enriched',
     });
   });
 
   it('leave out what a no-match does not have', () => {
     const fields = fieldsFromResponse({ household_matched: false, career_matched: false }, 0, enrichedAt);
-    expect(hubspotActionOutputValues(fields.values)).toEqual({
+    expect(hubspotActionOutputs(written(fields.values))).toEqual({
       household_matched: 'false',
       career_matched: 'false',
       enrichment_status: 'no_match',
