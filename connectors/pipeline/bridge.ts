@@ -85,8 +85,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
     if (installation.target.kind === 'remote') {
       return new HttpEnricher({ url: installation.target.url, token: enrichmentToken, ratePerSecond: deps.remoteRatePerSecond });
     }
-    const accountId = installation.target.accountId;
-    const account = (await deps.store.listAccounts()).find((a) => a.id === accountId);
+    // The account's own rate: the service would refuse anything faster.
+    const account = await deps.store.findAccountById(installation.target.accountId);
     return new InProcessEnricher({
       service: deps.service,
       token: enrichmentToken,

@@ -17,9 +17,10 @@ export class InboundDeliveries {
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** The ids not delivered before. */
-  async unseen(provider: string, ids: readonly string[]): Promise<Set<string>> {
+  /** The ids not delivered within the memory window (an older entry awaiting the prune does not count). */
+  async unseen(provider: string, ids: readonly string[], now: Date = new Date()): Promise<Set<string>> {
     const unique = [...new Set(ids)];
+    const since = new Date(now.getTime() - DELIVERY_MEMORY_MS).toISOString();
     const seen = new Set<string>();
     for (let i = 0; i < unique.length; i += CHUNK) {
       const rows = await this.db
@@ -27,6 +28,7 @@ export class InboundDeliveries {
         .select('delivery_id')
         .where('provider', '=', provider)
         .where('delivery_id', 'in', unique.slice(i, i + CHUNK))
+        .where('received_at', '>=', since)
         .execute();
       for (const row of rows) seen.add(row.delivery_id);
     }

@@ -65,7 +65,6 @@ export interface PipelineStore {
   recordStates(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordState>>;
   /** Saves record states and log entries in one transaction: both land, or neither. */
   saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void>;
-  appendLog(entries: readonly LogEntry[]): Promise<void>;
   listLog(query: LogQuery): Promise<LogEntry[]>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
@@ -311,10 +310,6 @@ export class KyselyPipelineStore implements PipelineStore {
       }
       for (const batch of chunks(entries.map(logRow), CHUNK)) await trx.insertInto('enrichment_log').values(batch).execute();
     });
-  }
-
-  async appendLog(entries: readonly LogEntry[]): Promise<void> {
-    await this.saveOutcomes([], entries);
   }
 
   async listLog(query: LogQuery): Promise<LogEntry[]> {

@@ -123,6 +123,11 @@ export class KyselyStore implements Store {
     return row === undefined ? undefined : toAccount(row);
   }
 
+  async findAccountById(id: string): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
   async listAccounts(): Promise<Account[]> {
     const rows = await this.db.selectFrom('accounts').selectAll().orderBy('name').execute();
     return rows.map(toAccount);

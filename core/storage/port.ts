@@ -48,6 +48,7 @@ export interface Store {
   /** Replaces the account's settings (all but id, name and creation time). */
   updateAccount(account: Account): Promise<void>;
   findAccountByName(name: string): Promise<Account | undefined>;
+  findAccountById(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
 

@@ -27,6 +27,8 @@ describe('Inbound deliveries', () => {
     const deliveries = new InboundDeliveries(h.opened.db);
     const long = new Date(Date.now() - DELIVERY_MEMORY_MS - 60_000);
     await deliveries.remember('salesforce', ['old'], long);
+    // Out of the window it no longer counts, even before a prune removes it.
+    expect(await deliveries.unseen('salesforce', ['old'])).toEqual(new Set(['old']));
     // The next remember an hour or more later prunes.
     await deliveries.remember('salesforce', ['new'], new Date(long.getTime() + DELIVERY_MEMORY_MS + 3_700_000));
     expect(await deliveries.unseen('salesforce', ['old', 'new'])).toEqual(new Set(['old']));

@@ -31,6 +31,8 @@ describe('SQLite store', () => {
     expect(await again.store.countAccounts()).toBe(1);
     const account = await again.store.findAccountByName('kept');
     expect(account).toMatchObject({ name: 'kept', careerIntelligence: true, householdFields: ['net_worth'], careerFields: 'all', rateLimit: 5 });
+    expect(await again.store.findAccountById(account?.id ?? '')).toEqual(account);
+    expect(await again.store.findAccountById('acct_missing')).toBeUndefined();
   });
 
   it('refuses a second account with the same name', async () => {
