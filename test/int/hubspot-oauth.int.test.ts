@@ -19,6 +19,7 @@ import { hubspotRouter } from '../../server/hubspot-routes.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type Page, browserGet } from '../support/browser.ts';
 import { tempDir } from '../support/harness.ts';
 
 const PUBLIC_URL = 'https://enrich.example.com';
@@ -98,26 +99,7 @@ function linkFor(rig: Rig, now: Date = new Date()): string {
   return createInstallLink(rig.runtime.box, { kind: 'local', accountName: ACCOUNT }, 'sandbox', now);
 }
 
-interface Page {
-  readonly status: number;
-  readonly text: string;
-  readonly contentType: string;
-  readonly location: URL | null;
-  readonly setCookies: readonly string[];
-}
-
-/** A GET as the admin's browser makes it, without following redirects. */
-async function get(url: string, cookie?: string): Promise<Page> {
-  const response = await fetch(url, { redirect: 'manual', headers: cookie === undefined ? {} : { cookie } });
-  const location = response.headers.get('location');
-  return {
-    status: response.status,
-    text: await response.text(),
-    contentType: response.headers.get('content-type') ?? '',
-    location: location === null ? null : new URL(location),
-    setCookies: response.headers.getSetCookie(),
-  };
-}
+const get = browserGet;
 
 interface Started {
   readonly page: Page;

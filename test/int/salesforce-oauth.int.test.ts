@@ -24,6 +24,7 @@ import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts'
 import { salesforceCommands } from '../../server/salesforce-cli.ts';
 import { SALESFORCE_STATE_COOKIE, salesforceOAuthRouter } from '../../server/salesforce-oauth-routes.ts';
 import { tempDir } from '../support/harness.ts';
+import { type Page, browserGet } from '../support/browser.ts';
 
 const PUBLIC_URL = 'https://enrich.example.com';
 const LOGIN = 'https://login.salesforce.com';
@@ -109,28 +110,7 @@ function linkFor(rig: Rig, options: { org?: SalesforceOrgKind; now?: Date; envir
   return createInstallLink(rig.runtime.box, { kind: 'local', accountName: ACCOUNT }, environment, rest);
 }
 
-interface Page {
-  readonly status: number;
-  readonly text: string;
-  readonly contentType: string;
-  readonly cacheControl: string;
-  readonly location: URL | null;
-  readonly setCookies: readonly string[];
-}
-
-/** A GET as the admin's browser makes it, without following redirects. */
-async function get(url: string, cookie?: string): Promise<Page> {
-  const response = await fetch(url, { redirect: 'manual', headers: cookie === undefined ? {} : { cookie } });
-  const location = response.headers.get('location');
-  return {
-    status: response.status,
-    text: await response.text(),
-    contentType: response.headers.get('content-type') ?? '',
-    cacheControl: response.headers.get('cache-control') ?? '',
-    location: location === null ? null : new URL(location),
-    setCookies: response.headers.getSetCookie(),
-  };
-}
+const get = browserGet;
 
 interface Started {
   readonly page: Page;
