@@ -86,6 +86,8 @@ export class Worker {
   private wakers = new Set<() => void>();
   /** Installations whose batch a lane is working on: the other lanes look elsewhere first. */
   private readonly inHand = new Map<string, number>();
+  /** The lanes claim one at a time, so each claim knows what the others took. */
+  private claiming: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: WorkerOptions) {
     this.workerId = options.workerId ?? newWorkerId();
@@ -124,10 +126,16 @@ export class Worker {
   /** Claims and runs one batch; false when there was nothing to do. */
   async runOnce(): Promise<boolean> {
     const { queue, pipeline } = this.options;
-    const jobs = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs, avoid: [...this.inHand.keys()] });
+    const claim = this.claiming.then(async () => {
+      const claimed = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs, avoid: [...this.inHand.keys()] });
+      const first = claimed[0]?.installationId;
+      if (first !== undefined) this.inHand.set(first, (this.inHand.get(first) ?? 0) + 1);
+      return claimed;
+    });
+    this.claiming = claim.catch(() => undefined);
+    const jobs = await claim;
     const installationId = jobs[0]?.installationId;
     if (installationId === undefined) return false;
-    this.inHand.set(installationId, (this.inHand.get(installationId) ?? 0) + 1);
     const ids = jobs.map((j) => j.id);
     // A batch whose lease was lost (this process stalled past it, and another worker may hold the
     // jobs now) stops sending and gives up its calls in flight: the rest is left to the new holder.
