@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reclaimDeadWorkers } from '../../connectors/pipeline/worker.ts';
+import { Worker, reclaimDeadWorkers } from '../../connectors/pipeline/worker.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 
@@ -82,6 +82,29 @@ describe('worker leases', () => {
     expect(summary.leaseLost).toBe(3);
     // The jobs stay with the worker that holds them now.
     expect((await queue.list()).map((job) => [job.state, job.leaseOwner])).toEqual(ids.map(() => ['running', 'other']));
+  });
+});
+
+describe('worker lease renewal', () => {
+  it('a batch that runs longer than its lease keeps renewing it: no other worker gets its jobs, each record is written once', async () => {
+    const h = await pipeline();
+    // Two enrichments a second: four records take well over the 300 ms lease.
+    const installation = await h.install({ account: { rateLimit: 2 } });
+    const ids = addContacts(h, 4);
+    for (const id of ids) await h.enqueue(installation, { object: 'contact', recordId: id });
+    const worker = new Worker({ queue: h.opened.queue, pipeline: h.bridge.pipeline, leaseMs: 300, workerId: 'long' });
+    let done = false;
+    const run = worker.runOnce().finally(() => (done = true));
+    while ((await h.opened.queue.list({ state: 'running' })).length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const stolen: string[] = [];
+    while (!done) {
+      for (const job of await h.opened.queue.claimBatch({ workerId: 'thief', limit: 10, leaseMs: 60_000 })) stolen.push(job.id);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await run).toBe(true);
+    expect(stolen).toEqual([]);
+    expect(h.crm.writes.map((w) => w.id).sort()).toEqual([...ids].sort());
+    expect((await h.opened.queue.list()).every((job) => job.state === 'done')).toBe(true);
   });
 });
 
