@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import type { OutboundTimeouts } from '../core/client/timeouts.ts';
 
 const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -42,8 +43,18 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   /** Pipeline batches the server works on at once; 0 leaves the queue to `enrichbridge worker` processes. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(32).default(2),
-  /** How long a worker's claim on a batch lasts without renewal; a dead worker's jobs return after it. */
-  WORKER_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
+  /**
+   * How long a worker's claim on a batch lasts without renewal (renewed every third of it while the batch
+   * runs); a dead worker's jobs return after it, or at once when it ran on this host and we restart.
+   */
+  WORKER_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+  /** Per outbound call: a CRM or enrichment endpoint that never answers is given up and retried later. */
+  HUBSPOT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SALESFORCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(1_800_000).default(120_000),
+  /** OAuth token requests (code exchange, refresh, JWT bearer) to HubSpot and Salesforce. */
+  TOKEN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** One attempt at a remote enrichment endpoint. */
+  ENRICH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** The public base URL CRMs call (webhook signatures and OAuth redirects are checked against it). */
   PUBLIC_URL: z.url().optional(),
   /** The HubSpot public app, for OAuth installs (a static-token `hubspot connect` needs none of these). */
@@ -79,6 +90,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly workerConcurrency: number;
   readonly workerLeaseMs: number;
+  readonly timeouts: OutboundTimeouts;
   readonly remoteRatePerSecond: number;
   readonly publicUrl: string | null;
   readonly salesforceAllowAnyHost: boolean;
@@ -135,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerLeaseMs: e.WORKER_LEASE_MS,
+    timeouts: { hubspotMs: e.HUBSPOT_TIMEOUT_MS, salesforceMs: e.SALESFORCE_TIMEOUT_MS, tokenMs: e.TOKEN_TIMEOUT_MS, enrichMs: e.ENRICH_TIMEOUT_MS },
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
     salesforceAllowAnyHost: e.SALESFORCE_ALLOW_ANY_HOST ?? false,
     publicUrl: e.PUBLIC_URL === undefined ? null : e.PUBLIC_URL.replace(/\/+$/, ''),

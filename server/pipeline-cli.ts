@@ -34,7 +34,7 @@ export async function runWorkerProcess(concurrency: number, connectors?: Connect
   const config = loadConfig();
   const logger = createServerLogger(config.logLevel);
   const runtime = await openRuntime(config, logger, connectors);
-  const worker = startWorker(runtime, logger, concurrency, config.workerLeaseMs);
+  const worker = startWorker(runtime, logger, concurrency, config.workerLeaseMs, config.shutdownTimeoutMs);
   logger.info({ worker: worker.workerId, concurrency, data_dir: config.dataDir }, 'worker started');
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

@@ -14,7 +14,8 @@ import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
-import { Worker } from '../connectors/pipeline/worker.ts';
+import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
+import { setOutboundTimeouts } from '../core/client/timeouts.ts';
 import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './hubspot-routes.ts';
@@ -65,6 +66,7 @@ export async function openRuntime(
   logger: Logger,
   connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
 ): Promise<Runtime> {
+  setOutboundTimeouts(config.timeouts);
   const opened = await openDataFolder(config.dataDir);
   const { store, queue, db } = opened;
   const service = new EnrichService({
@@ -110,22 +112,41 @@ export async function openRuntime(
   };
 }
 
-/** A pipeline worker that logs each batch (counts only: no record data, no e-mail, no token). */
-export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number): Worker {
+/**
+ * A pipeline worker that logs each batch (counts only: no record data, no e-mail, no token). It first
+ * takes back at once the leases a dead process on this host held (a restart after a SIGKILL).
+ */
+export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number, stopGraceMs?: number): Worker {
   const worker = new Worker({
     queue: runtime.opened.queue,
     pipeline: runtime.bridge.pipeline,
     concurrency,
     ...(leaseMs === undefined ? {} : { leaseMs }),
+    ...(stopGraceMs === undefined ? {} : { stopGraceMs }),
     onBatch: (summary) => {
-      logger.info(
-        { installation: summary.installationId, jobs: summary.jobs, outcomes: summary.outcomes, released: summary.released, crm_calls: summary.crmCalls },
-        'pipeline batch',
-      );
+      const line = {
+        installation: summary.installationId,
+        jobs: summary.jobs,
+        outcomes: summary.outcomes,
+        released: summary.released,
+        crm_calls: summary.crmCalls,
+        lease_lost: summary.leaseLost,
+      };
+      // Jobs another worker took over mid-batch: a renewal came too late (a stalled process).
+      if (summary.leaseLost > 0) logger.warn(line, 'pipeline batch lost its lease');
+      else logger.info(line, 'pipeline batch');
     },
     onError: (error) => logger.error({ err: error }, 'pipeline worker error'),
   });
   worker.start();
+  reclaimDeadWorkers(runtime.opened.queue).then(
+    (reclaimed) => {
+      if (reclaimed.jobs === 0) return;
+      logger.warn({ workers: reclaimed.workers, jobs: reclaimed.jobs }, 'took back the leases of dead workers on this host');
+      worker.wake();
+    },
+    (error: unknown) => logger.error({ err: error }, 'pipeline worker error'),
+  );
   return worker;
 }
 
@@ -182,7 +203,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
-  worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs) : null;
+  worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs, config.shutdownTimeoutMs) : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

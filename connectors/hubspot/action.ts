@@ -125,7 +125,7 @@ export async function completeHubSpotCallbacks(
     const outputFields = settledOutputs(callback);
     try {
       // https://developers.hubspot.com/docs/api-reference/legacy/automation/workflow-actions/callbacks/complete-callback
-      await api.call('complete workflow callback', (client) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }));
+      await api.call('complete workflow callback', (client, sdk) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }, sdk));
     } catch (error) {
       failures.push(error);
     }

@@ -2,10 +2,13 @@
 // or retries: pacing is ours (one Bottleneck per portal), and so is the reading of HubSpot's answers:
 // TEN_SECONDLY_ROLLING 429s are waited out, DAILY 429s pause the installation, a 401 refreshes the
 // token once, 207s are split per record.
+import http from 'node:http';
+import https from 'node:https';
 import { Client } from '@hubspot/api-client';
 import Bottleneck from 'bottleneck';
 import { z } from 'zod';
-import { CrmError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
+import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
+import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
 
 export const DEFAULT_HUBSPOT_API_BASE = 'https://api.hubapi.com';
@@ -29,6 +32,20 @@ export function portalLimiter(portalId: string, requestsPer10s: number = DEFAULT
   limiter.updateSettings({ minTime: Math.ceil(10_000 / requestsPer10s) });
   return limiter;
 }
+
+/**
+ * The options every SDK call is given as its last argument. The SDK (v13) applies its configured
+ * middleware, the one that puts our per-attempt agent on the request among them, only to calls that
+ * bring middleware of their own ("append": none more). Without them the agent is never used and a
+ * timed-out call's socket stays open.
+ */
+export interface SdkOptions {
+  readonly middleware: never[];
+  readonly middlewareMergeStrategy: 'append';
+}
+
+/** Runs one SDK call with the client of the attempt; it must pass `sdk` as the call's options. */
+export type SdkCall<T> = (client: Client, sdk: SdkOptions) => Promise<T>;
 
 /** What an ApiException of the SDK carries, as far as we read it. */
 interface SdkError {
@@ -94,6 +111,8 @@ export interface HubSpotApiOptions {
   /** Called after a 401: refresh now and return the new token, or null when there is no way to. */
   readonly refreshAccessToken?: () => Promise<string | null>;
   readonly requestsPer10s?: number;
+  /** Per call, the answer's body included (default: the process's HUBSPOT_TIMEOUT_MS). */
+  readonly timeoutMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly now?: () => Date;
 }
@@ -118,21 +137,54 @@ export class HubSpotApi {
     this.now = options.now ?? (() => new Date());
   }
 
-  private client(token: string): Client {
+  private client(token: string, agent: http.Agent): Client {
     // No limiterOptions and no retries: the SDK then adds no decorators, so its process-wide decorator
-    // list cannot leak another portal's limiter into this client.
-    return new Client({ accessToken: token, basePath: this.options.apiBaseUrl ?? DEFAULT_HUBSPOT_API_BASE, numberOfApiCallRetries: 0 });
+    // list cannot leak another portal's limiter into this client. The agent is per-client too.
+    return new Client({ accessToken: token, basePath: this.basePath(), numberOfApiCallRetries: 0, httpAgent: agent });
   }
 
-  /** One API call: paced, with HubSpot's answers turned into what the pipeline acts on. */
-  async call<T>(what: string, run: (client: Client) => Promise<T>): Promise<T> {
+  private basePath(): string {
+    return this.options.apiBaseUrl ?? DEFAULT_HUBSPOT_API_BASE;
+  }
+
+  /**
+   * One attempt, given up after the timeout or when `signal` aborts. The SDK (node-fetch) takes no
+   * signal and sets no timeout, so each attempt gets an agent of its own, destroyed when the attempt
+   * is given up: that closes its socket, and the SDK's request fails instead of waiting forever.
+   */
+  private async attempt<T>(what: string, token: string, run: SdkCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    const timeoutMs = this.options.timeoutMs ?? outboundTimeouts().hubspotMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const agent = this.basePath().startsWith('https:') ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
+    try {
+      return await abortable(run(this.client(token, agent), { middleware: [], middlewareMergeStrategy: 'append' }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
+    } catch (error) {
+      if (timeout.aborted && !(signal?.aborted ?? false)) throw new CrmTimeoutError(`HubSpot ${what}: no answer within ${timeoutMs} ms`);
+      throw error;
+    } finally {
+      agent.destroy();
+    }
+  }
+
+  /**
+   * One API call: paced, each attempt with a timeout, with HubSpot's answers turned into what the
+   * pipeline acts on. `signal` gives it up at once, waiting in the limiter or in flight.
+   */
+  async call<T>(what: string, run: SdkCall<T>, options: CallOptions = {}): Promise<T> {
+    const { signal } = options;
+    return abortable(this.callPaced(what, run, signal), signal);
+  }
+
+  private async callPaced<T>(what: string, run: SdkCall<T>, signal: AbortSignal | undefined): Promise<T> {
     let token = await this.options.accessToken();
     let refreshed = false;
     for (let burst = 0; ; ) {
+      if (signal?.aborted) throw signal.reason as Error;
       try {
         this.calls += 1;
-        return await this.limiter.schedule(() => run(this.client(token)));
+        return await this.limiter.schedule(() => this.attempt(what, token, run, signal));
       } catch (error) {
+        if (error instanceof CrmError || signal?.aborted) throw error;
         const e = sdkError(error);
         if (e === null) throw new CrmError('transient', `HubSpot ${what}: ${error instanceof Error ? error.message : String(error)}`);
         const body = errorBody(e.body);
@@ -166,10 +218,12 @@ export class HubSpotApi {
   }
 
   /** Batch-reads contacts (≤ 100) with exactly `properties`; ids HubSpot does not return are missing. */
-  async readContacts(ids: readonly string[], properties: readonly string[]): Promise<Map<string, Record<string, CrmValue>>> {
+  async readContacts(ids: readonly string[], properties: readonly string[], options: CallOptions = {}): Promise<Map<string, Record<string, CrmValue>>> {
     if (ids.length > HUBSPOT_BATCH_LIMIT) throw new Error(`at most ${HUBSPOT_BATCH_LIMIT} contacts per batch read`);
-    const response = await this.call('batch read contacts', (client) =>
-      client.crm.contacts.batchApi.read({ inputs: ids.map((id) => ({ id })), properties: [...properties], propertiesWithHistory: [] }, false),
+    const response = await this.call(
+      'batch read contacts',
+      (client, sdk) => client.crm.contacts.batchApi.read({ inputs: ids.map((id) => ({ id })), properties: [...properties], propertiesWithHistory: [] }, false, sdk),
+      options,
     );
     const requested = new Set(ids);
     const found = new Map<string, Record<string, CrmValue>>();
@@ -187,7 +241,7 @@ export class HubSpotApi {
    * records; when HubSpot refuses a whole batch for records that no longer exist, those are reported
    * not_found and the rest are sent again.
    */
-  async updateContacts(updates: readonly RecordUpdate[]): Promise<WriteResult[]> {
+  async updateContacts(updates: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
     if (updates.length > HUBSPOT_BATCH_LIMIT) throw new Error(`at most ${HUBSPOT_BATCH_LIMIT} contacts per batch update`);
     if (updates.length === 0) return [];
     const inputs = updates.map((u) => ({
@@ -196,7 +250,7 @@ export class HubSpotApi {
     }));
     let response;
     try {
-      response = await this.call('batch update contacts', (client) => client.crm.contacts.batchApi.update({ inputs }));
+      response = await this.call('batch update contacts', (client, sdk) => client.crm.contacts.batchApi.update({ inputs }, sdk), options);
     } catch (error) {
       if (error instanceof HubSpotApiError && error.ids.length > 0 && error.status >= 400 && error.status < 500) {
         const gone = new Set(error.ids);
@@ -205,7 +259,7 @@ export class HubSpotApi {
           .filter((u) => gone.has(u.id))
           .map((u) => ({ id: u.id, ok: false, reason: 'not_found', message: error.message }));
         if (rest.length === updates.length) throw error;
-        return [...missing, ...(await this.updateContacts(rest))];
+        return [...missing, ...(await this.updateContacts(rest, options))];
       }
       if (error instanceof HubSpotApiError) {
         const reason = error.status >= 500 ? 'transient' : 'rejected';
@@ -234,8 +288,8 @@ export class HubSpotApi {
 
   /** One page of contacts, oldest id first (the list endpoint: no 10,000 cap, unlike search). */
   async listContacts(after: string | null, properties: readonly string[], limit = HUBSPOT_BATCH_LIMIT): Promise<ContactPage> {
-    const page = await this.call('list contacts', (client) =>
-      client.crm.contacts.basicApi.getPage(limit, after ?? undefined, [...properties], undefined, undefined, false),
+    const page = await this.call('list contacts', (client, sdk) =>
+      client.crm.contacts.basicApi.getPage(limit, after ?? undefined, [...properties], undefined, undefined, false, sdk),
     );
     return {
       contacts: page.results.map((r) => ({ id: r.id, properties: Object.fromEntries(properties.map((p) => [p, r.properties[p] ?? null])) })),

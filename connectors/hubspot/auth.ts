@@ -2,6 +2,7 @@
 // source every API call draws from: refreshed ahead of expiry, one refresh per portal at a time, and
 // a rotated refresh token persisted before it is used.
 import { z } from 'zod';
+import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
@@ -40,8 +41,10 @@ export class HubSpotAuthError extends CrmError {
   constructor(
     message: string,
     readonly status: number | null,
+    /** Overrides what the status says (a timeout: transient, nothing is wrong with the credentials). */
+    kind?: CrmErrorKind,
   ) {
-    super(authErrorKind(status), message);
+    super(kind ?? authErrorKind(status), message);
     this.name = 'HubSpotAuthError';
   }
 }
@@ -64,16 +67,27 @@ export const TOKEN_PATHS = ['/oauth/2026-03/token', '/oauth/v1/token'] as const;
 export async function requestToken(apiBaseUrl: string, form: Record<string, string>): Promise<TokenResponse> {
   let lastStatus: number | null = null;
   for (const path of TOKEN_PATHS) {
-    // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK's basePath does.
-    const response = await fetch(new URL(`${apiBaseUrl.replace(/\/+$/, '')}${path}`), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-      signal: AbortSignal.timeout(10_000),
-    });
+    // One signal for the request and its body: a token endpoint that stalls is given up (TOKEN_TIMEOUT_MS).
+    const timeoutMs = outboundTimeouts().tokenMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    let body: unknown;
+    try {
+      // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK's basePath does.
+      response = await fetch(new URL(`${apiBaseUrl.replace(/\/+$/, '')}${path}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams(form).toString(),
+        signal,
+      });
+      body = response.status === 404 ? null : await response.json().catch(() => null);
+    } catch (error) {
+      if (signal.aborted) throw new HubSpotAuthError(`HubSpot token endpoint: no answer within ${timeoutMs} ms`, null, 'transient');
+      throw error;
+    }
+    if (signal.aborted) throw new HubSpotAuthError(`HubSpot token endpoint: no answer within ${timeoutMs} ms`, null, 'transient');
     lastStatus = response.status;
     if (response.status === 404) continue;
-    const body: unknown = await response.json().catch(() => null);
     if (!response.ok) {
       const detail = z.object({ error: z.string().optional(), error_description: z.string().optional(), message: z.string().optional() }).safeParse(body);
       const why = detail.success ? (detail.data.error_description ?? detail.data.message ?? detail.data.error ?? '') : '';

@@ -1,6 +1,6 @@
 // The HubSpot CrmConnector: contacts read and written in batches of 100 through the paced API client,
 // mapped to requests and to `wf_*` properties.
-import type { CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { CrmValue, Installation } from '../pipeline/model.ts';
 import { HUBSPOT_BATCH_LIMIT, HubSpotApi } from './api.ts';
@@ -29,15 +29,15 @@ export class HubSpotConnector implements CrmConnector {
     if (object !== CONTACT) throw new Error(`the HubSpot connector enriches contacts, not ${object}`);
   }
 
-  async read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>> {
+  async read(object: string, ids: readonly string[], options: CallOptions = {}): Promise<Map<string, CrmRecord>> {
     this.check(object);
-    const found = await this.api.readContacts(ids, this.properties);
+    const found = await this.api.readContacts(ids, this.properties, options);
     return new Map([...found].map(([id, properties]) => [id, { id, properties }]));
   }
 
-  async write(object: string, updates: readonly RecordUpdate[]): Promise<WriteResult[]> {
+  async write(object: string, updates: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
     this.check(object);
-    return this.api.updateContacts(updates);
+    return this.api.updateContacts(updates, options);
   }
 
   toRequest(_object: string, record: CrmRecord) {

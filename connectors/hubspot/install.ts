@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Environment } from '../../core/accounts/model.ts';
 import { ENVIRONMENTS } from '../../core/accounts/model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type Installations, type TargetInput } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi } from './api.ts';
@@ -130,7 +131,8 @@ async function portalIdFor(apiBaseUrl: string, accessToken: string, hubId: strin
   // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK does.
   const response = await fetch(`${apiBaseUrl.replace(/\/+$/, '')}/account-info/v3/details`, {
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    signal: AbortSignal.timeout(10_000),
+    // An API call like the others (HUBSPOT_TIMEOUT_MS), the body included.
+    signal: AbortSignal.timeout(outboundTimeouts().hubspotMs),
   });
   if (!response.ok) throw new HubSpotAuthError(`HubSpot account-info answered ${response.status}`, response.status);
   return AccountDetailsSchema.parse(await response.json()).portalId;

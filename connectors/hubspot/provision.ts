@@ -53,7 +53,7 @@ function input(definition: HubSpotPropertyDefinition) {
 
 /** The portal's contact properties (not archived), by name. */
 async function existingProperties(api: HubSpotApi): Promise<Map<string, ExistingProperty>> {
-  const all = await api.call('list properties', (client) => client.crm.properties.coreApi.getAll('contacts', false));
+  const all = await api.call('list properties', (client, sdk) => client.crm.properties.coreApi.getAll('contacts', false, undefined, sdk));
   return new Map<string, ExistingProperty>(
     all.results.map((p) => [
       p.name,
@@ -76,7 +76,7 @@ function isConflicting(definition: HubSpotPropertyDefinition, existing: Existing
 }
 
 export async function provisionHubSpotProperties(api: HubSpotApi): Promise<ProvisionReport> {
-  const groups = await api.call('list property groups', (client) => client.crm.properties.groupsApi.getAll('contacts'));
+  const groups = await api.call('list property groups', (client, sdk) => client.crm.properties.groupsApi.getAll('contacts', sdk));
   let groupCreated = false;
   if (!groups.results.some((g) => g.name === HUBSPOT_PROPERTY_GROUP.name)) {
     try {
@@ -116,13 +116,13 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       formField: definition.formField,
       ...(definition.options === undefined ? {} : { options: input(definition).options }),
     };
-    await api.call(`update property ${definition.name}`, (client) => client.crm.properties.coreApi.update('contacts', definition.name, changes as never));
+    await api.call(`update property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.update('contacts', definition.name, changes as never, sdk));
     updated.push(definition.name);
   }
   if (missing.length > 0) {
     try {
-      const response = await api.call('create properties', (client) =>
-        client.crm.properties.batchApi.create('contacts', { inputs: missing.map((d) => input(d)) as never }),
+      const response = await api.call('create properties', (client, sdk) =>
+        client.crm.properties.batchApi.create('contacts', { inputs: missing.map((d) => input(d)) as never }, sdk),
       );
       const made = new Set(response.results.map((p) => p.name));
       created.push(...missing.filter((d) => made.has(d.name)).map((d) => d.name));
@@ -130,7 +130,7 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       // one by one, a 409 says which, and any other refusal stops the install with its reason.
       for (const definition of missing.filter((d) => !made.has(d.name))) {
         try {
-          await api.call(`create property ${definition.name}`, (client) => client.crm.properties.coreApi.create('contacts', input(definition) as never));
+          await api.call(`create property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.create('contacts', input(definition) as never, sdk));
           created.push(definition.name);
         } catch (inner) {
           if (!(inner instanceof HubSpotApiError && inner.status === 409)) throw inner;
@@ -142,7 +142,7 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       // Some exist already (a concurrent install): create the rest one by one, 409 meaning "exists".
       for (const definition of missing) {
         try {
-          await api.call(`create property ${definition.name}`, (client) => client.crm.properties.coreApi.create('contacts', input(definition) as never));
+          await api.call(`create property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.create('contacts', input(definition) as never, sdk));
           created.push(definition.name);
         } catch (inner) {
           if (!(inner instanceof HubSpotApiError && inner.status === 409)) throw inner;
@@ -166,14 +166,14 @@ export async function removeHubSpotProperties(api: HubSpotApi): Promise<number> 
     const have = existing.get(definition.name);
     if (have === undefined || isConflicting(definition, have)) continue;
     try {
-      await api.call(`archive property ${definition.name}`, (client) => client.crm.properties.coreApi.archive('contacts', definition.name));
+      await api.call(`archive property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.archive('contacts', definition.name, sdk));
       removed += 1;
     } catch (error) {
       if (!(error instanceof HubSpotApiError && error.status === 404)) throw error;
     }
   }
   try {
-    await api.call('archive property group', (client) => client.crm.properties.groupsApi.archive('contacts', HUBSPOT_PROPERTY_GROUP.name));
+    await api.call('archive property group', (client, sdk) => client.crm.properties.groupsApi.archive('contacts', HUBSPOT_PROPERTY_GROUP.name, sdk));
   } catch (error) {
     if (!(error instanceof HubSpotApiError && error.status === 404)) throw error;
   }

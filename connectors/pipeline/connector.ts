@@ -46,15 +46,32 @@ export class CrmError extends Error {
   }
 }
 
+/**
+ * A CRM call that did not answer within its timeout (or whose answer stopped coming): retried with the
+ * queue's backoff, and the rest of the batch waits too.
+ */
+export class CrmTimeoutError extends CrmError {
+  constructor(message: string) {
+    super('transient', message);
+    this.name = 'CrmTimeoutError';
+  }
+}
+
+/** What a caller may pass to every CRM call. */
+export interface CallOptions {
+  /** Aborts the call in flight (a shutdown past its grace, a lost lease): it rejects at once. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 export interface CrmConnector {
   /** Records per read and per write call (HubSpot 100, Salesforce 200). */
   readonly maxBatch: number;
   /** The objects enriched when an installation names none. */
   readonly defaultObjects: readonly string[];
   /** Reads records by id with the properties mapping and write-back need; a missing id is deleted. */
-  read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>>;
+  read(object: string, ids: readonly string[], options?: CallOptions): Promise<Map<string, CrmRecord>>;
   /** Writes properties, one result per update (partial failures are per record, not thrown). */
-  write(object: string, updates: readonly RecordUpdate[]): Promise<WriteResult[]>;
+  write(object: string, updates: readonly RecordUpdate[], options?: CallOptions): Promise<WriteResult[]>;
   /** The enrichment request for a record. */
   toRequest(object: string, record: CrmRecord): EnrichmentRequest;
   /** The CRM property a field key (`household.net_worth`, `status.enriched_at`) goes to; null: not written. */

@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import type { EnrichOutcome, Enricher } from '../../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
-import { CrmError, type CrmConnector, type CrmRecord, type RecordUpdate } from './connector.ts';
+import { type Job, type JobQueue, type NewJob, RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
+import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
 import { type PipelineStore, newLogId } from './store.ts';
@@ -91,6 +91,19 @@ export interface BatchSummary {
   /** Jobs given back untouched (shutdown) or deferred (pause). */
   readonly released: number;
   readonly crmCalls: number;
+  /**
+   * Jobs this worker no longer held when it came to write or settle them (its lease ran out and another
+   * worker may have them): not written, or written but left to their new holder to settle.
+   */
+  readonly leaseLost: number;
+}
+
+/** How a batch is run: its stop signals, as the worker gives them. */
+export interface BatchSignals {
+  /** Stop starting work: what is not yet sent for enrichment is released untouched. */
+  readonly stop?: AbortSignal;
+  /** Give up what is in flight too (outbound calls are aborted): a shutdown past its grace, a lost lease. */
+  readonly cancel?: AbortSignal;
 }
 
 interface Work {
@@ -148,10 +161,13 @@ class BatchRun {
   readonly finalProperties = new Map<string, Record<string, CrmValue>>();
   crmCalls = 0;
   released = 0;
+  leaseLost = 0;
 
   constructor(
     readonly installation: Installation,
+    readonly workerId: string,
     readonly now: () => Date,
+    readonly cancel: AbortSignal | undefined,
   ) {}
 
   log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
@@ -189,19 +205,20 @@ export class Pipeline {
 
   /**
    * Processes jobs leased by `workerId` (one installation's, as the queue hands them out). With
-   * `signal` aborted, records not yet sent for enrichment are released untouched; what is in flight
-   * finishes and is written.
+   * `signals.stop` aborted, records not yet sent for enrichment are released untouched; what is in
+   * flight finishes and is written, unless `signals.cancel` aborts it too (then it is released).
    */
-  async processBatch(jobs: readonly Job[], workerId: string, signal?: AbortSignal): Promise<BatchSummary> {
+  async processBatch(jobs: readonly Job[], workerId: string, signals: BatchSignals | AbortSignal = {}): Promise<BatchSummary> {
+    const { stop: signal, cancel } = signals instanceof AbortSignal ? { stop: signals, cancel: undefined } : signals;
     const first = jobs[0];
-    if (first === undefined) return { installationId: '', jobs: 0, outcomes: {}, released: 0, crmCalls: 0 };
+    if (first === undefined) return { installationId: '', jobs: 0, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
     const installation = await this.deps.store.findInstallation(first.installationId);
     if (installation === undefined) {
       // Disconnected since the jobs were queued: nothing to enrich for, nobody to log for.
       for (const job of jobs) await this.deps.queue.fail(job.id, workerId, 'installation no longer exists', { retryable: false });
-      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length }, released: 0, crmCalls: 0 };
+      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length }, released: 0, crmCalls: 0, leaseLost: 0 };
     }
-    const run = new BatchRun(installation, this.now);
+    const run = new BatchRun(installation, workerId, this.now, cancel);
     try {
       await this.run(run, jobs, signal);
     } catch (error) {
@@ -212,7 +229,7 @@ export class Pipeline {
     }
     await this.deps.store.saveOutcomes(run.states, run.entries);
     await this.settle(run, jobs, workerId);
-    return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls };
+    return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls, leaseLost: run.leaseLost };
   }
 
   private async settle(run: BatchRun, jobs: readonly Job[], workerId: string): Promise<void> {
@@ -226,13 +243,18 @@ export class Pipeline {
     for (const job of jobs) {
       const disposal = run.disposals.get(job.id) ?? { kind: 'fail', error: 'left unsettled by the pipeline', retryable: true };
       let final: 'done' | 'dead' | null = null;
+      // A job this worker no longer holds is its new holder's to settle (and to answer a callback for).
       if (disposal.kind === 'complete') {
         if (completed.has(job.id)) final = 'done';
+        else run.leaseLost += 1;
       } else if (disposal.kind === 'fail') {
-        if ((await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable })) === 'dead') final = 'dead';
-      } else {
+        const failed = await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable });
+        if (failed === 'dead') final = 'dead';
+        if (failed === 'not_leased') run.leaseLost += 1;
+      } else if (await queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt })) {
         run.released += 1;
-        await queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt });
+      } else {
+        run.leaseLost += 1;
       }
       const payload = EnrichJobPayloadSchema.safeParse(job.payload);
       if (final !== null && payload.success && payload.data.callbackId !== undefined) {
@@ -371,6 +393,7 @@ export class Pipeline {
       records = await connector.read(
         object,
         works.map((w) => w.recordId),
+        { signal: run.cancel },
       );
     } catch (error) {
       return this.crmFailure(run, object, works, error);
@@ -409,13 +432,17 @@ export class Pipeline {
 
     // Enrich, paced by the enricher; stop sending at the first 402 or on shutdown.
     let quotaResetsAt: Date | null | undefined;
+    let endpointTimedOut = false;
     const enriched: { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[] = [];
     await forEachLimited(toEnrich, this.concurrency, async (item) => {
-      if (quotaResetsAt !== undefined || signal?.aborted) return;
+      if (quotaResetsAt !== undefined || endpointTimedOut || signal?.aborted) return;
       const started = performance.now();
-      const outcome = await enricher.enrich(item.request);
+      const outcome = await enricher.enrich(item.request, { signal: run.cancel });
       const latencyMs = Math.round(performance.now() - started);
-      if (outcome.kind === 'ok') {
+      if (outcome.kind !== 'ok' && run.cancel?.aborted) {
+        // Given up by us (shutdown, lost lease), not by the endpoint: back untouched.
+        run.dispose(item.work, { kind: 'release' });
+      } else if (outcome.kind === 'ok') {
         enriched.push({ ...item, outcome, latencyMs, at: this.now() });
       } else if (outcome.kind === 'quota_exhausted') {
         quotaResetsAt ??= outcome.resetsAt;
@@ -423,6 +450,8 @@ export class Pipeline {
         run.log(object, item.work, `failed:rejected_${outcome.status}`, { latencyMs, detail: outcome.message });
         run.dispose(item.work, { kind: 'fail', error: `enrichment refused (${outcome.status}): ${outcome.message}`, retryable: false });
       } else {
+        // An endpoint that does not answer: the rest of the slice is not sent to wait for it too.
+        if (outcome.timedOut === true) endpointTimedOut = true;
         run.log(object, item.work, 'failed:enrichment_unavailable', { latencyMs, detail: outcome.message });
         run.dispose(item.work, { kind: 'fail', error: `enrichment failed (${outcome.status ?? 'network'}): ${outcome.message}`, retryable: true });
       }
@@ -442,6 +471,12 @@ export class Pipeline {
       return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
     }
     if (writeStop !== null) return writeStop;
+    if (endpointTimedOut) {
+      // What was not sent waits as long as the timed-out records' first retry, and so does the rest of the batch.
+      const runAt = new Date(this.now().getTime() + RETRY_BASE_MS);
+      for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release', runAt });
+      return { kind: 'release', runAt, outcome: null };
+    }
     if (signal?.aborted) {
       for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release' });
       return { kind: 'release', outcome: null };
@@ -483,13 +518,29 @@ export class Pipeline {
       .filter((p) => Object.keys(p.decision.properties).length > 0)
       .map((p) => ({ id: p.work.recordId, properties: p.decision.properties }));
     for (const slice of chunks(updates, connector.maxBatch)) {
+      const sliceIds = new Set(slice.map((u) => u.id));
+      const sliceWorks = planned.filter((p) => sliceIds.has(p.work.recordId)).map((p) => p.work);
+      // The lease is checked just before the write: a worker whose lease ran out (a renewal came too
+      // late, and another worker may have the jobs now) must not write what the new holder writes too.
+      const held = await this.deps.queue.heldBy(
+        sliceWorks.flatMap((w) => w.jobs.map((j) => j.id)),
+        run.workerId,
+      );
+      const lost = new Set(sliceWorks.filter((w) => w.jobs.some((j) => !held.has(j.id))).map((w) => w.recordId));
+      for (const work of sliceWorks) {
+        if (!lost.has(work.recordId)) continue;
+        run.dispose(work, { kind: 'release' });
+        results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
+      }
+      const sending = slice.filter((u) => !lost.has(u.id));
+      if (sending.length === 0) continue;
       try {
         run.crmCalls += 1;
-        for (const result of await connector.write(object, slice)) {
+        for (const result of await connector.write(object, sending, { signal: run.cancel })) {
           results.set(result.id, result.ok ? { ok: true } : { ok: false, reason: result.reason, message: result.message });
         }
       } catch (error) {
-        const works = planned.filter((p) => slice.some((u) => u.id === p.work.recordId)).map((p) => p.work);
+        const works = sliceWorks.filter((w) => !lost.has(w.recordId));
         // The enrichment is spent either way; the records go back for the write to be tried again.
         stop ??= await this.crmFailure(run, object, works, error);
         for (const work of works) results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
@@ -542,6 +593,11 @@ export class Pipeline {
     works: readonly Work[],
     error: unknown,
   ): Promise<Stop | null> {
+    if (run.cancel?.aborted) {
+      // Given up by us (shutdown past its grace, a lost lease), not by the CRM: back untouched.
+      for (const work of works) run.dispose(work, { kind: 'release' });
+      return { kind: 'release', outcome: null };
+    }
     if (error instanceof CrmError && error.kind === 'rate_limited') {
       const runAt = error.retryAt ?? new Date(this.now().getTime() + 10_000);
       for (const work of works) run.dispose(work, { kind: 'release', runAt });
@@ -560,6 +616,11 @@ export class Pipeline {
     for (const work of works) {
       run.log(object, work, `failed:crm_${kind}`, { detail: describe(error) });
       run.dispose(work, { kind: 'fail', error: `CRM ${kind}: ${describe(error)}`, retryable: true });
+    }
+    if (error instanceof CrmTimeoutError) {
+      // A CRM that does not answer: the rest of the batch waits as long as these jobs' first retry
+      // instead of timing out slice after slice, which would hold this worker for many timeouts.
+      return { kind: 'release', runAt: new Date(this.now().getTime() + RETRY_BASE_MS), outcome: null };
     }
     return null;
   }

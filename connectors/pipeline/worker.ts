@@ -1,10 +1,19 @@
 // A worker: claims batches of one installation's jobs from the durable queue and runs them through
 // the pipeline, keeping its leases alive while it works. Runs inside the server by default, or alone
-// (`enrichbridge worker`). On stop it finishes what is in flight and releases the rest.
+// (`enrichbridge worker`). On stop it finishes what is in flight (within a grace), and releases the rest.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import type { BatchSummary, Pipeline } from './pipeline.ts';
+
+/**
+ * How long a claim lasts without renewal (renewed every third of it while the batch runs): a killed
+ * worker's jobs are back within it, as BullMQ's 30 s lock. A restart on the same host gets them back
+ * at once (reclaimDeadWorkers).
+ */
+export const DEFAULT_LEASE_MS = 30_000;
+/** How long a stopping worker lets in-flight CRM calls and enrichments finish before it aborts them. */
+export const DEFAULT_STOP_GRACE_MS = 10_000;
 
 export interface WorkerOptions {
   readonly queue: JobQueue;
@@ -17,11 +26,49 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /** How long an idle worker waits before looking again (a `wake()` cuts it short). */
   readonly idleMs?: number;
-  /** Batches worked on at once (each a different installation's). */
+  /** Batches worked on at once (each a different installation's while others wait). */
   readonly concurrency?: number;
+  readonly stopGraceMs?: number;
   readonly onBatch?: (summary: BatchSummary) => void;
   readonly onError?: (error: unknown) => void;
   readonly workerId?: string;
+}
+
+/** A worker id names its host and process, so a restart can tell its dead predecessor's leases. */
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/** The host and pid of an id newWorkerId made; null for any other id. */
+export function workerProcess(workerId: string): { host: string; pid: number } | null {
+  const match = /^(.+):(\d+):[0-9a-f]{8}$/.exec(workerId);
+  if (match === null || match[1] === undefined || match[2] === undefined) return null;
+  return { host: match[1], pid: Number(match[2]) };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Ends at once the leases of workers that ran on this host in a process that is gone (a SIGKILL, a
+ * crash), instead of waiting for them to run out. Only this host's processes can be checked; our own
+ * pid is never taken for dead (another worker may run in this process).
+ */
+export async function reclaimDeadWorkers(queue: JobQueue, options: { host?: string; isAlive?: (pid: number) => boolean } = {}): Promise<{ workers: string[]; jobs: number }> {
+  const host = options.host ?? hostname();
+  const isAlive = options.isAlive ?? processAlive;
+  const dead = (await queue.leaseHolders()).filter((owner) => {
+    const proc = workerProcess(owner);
+    return proc !== null && proc.host === host && proc.pid !== process.pid && !isAlive(proc.pid);
+  });
+  return { workers: dead, jobs: await queue.expireLeases(dead) };
 }
 
 export class Worker {
@@ -30,16 +77,25 @@ export class Worker {
   private readonly leaseMs: number;
   private readonly idleMs: number;
   private readonly concurrency: number;
+  private readonly stopGraceMs: number;
+  /** Stop claiming and sending: what is not yet sent is released. */
   private readonly abort = new AbortController();
+  /** Give up what is in flight: the grace is over. */
+  private readonly cancel = new AbortController();
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  /** Installations whose batch a lane is working on: the other lanes look elsewhere first. */
+  private readonly inHand = new Map<string, number>();
+  /** The lanes claim one at a time, so each claim knows what the others took. */
+  private claiming: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: WorkerOptions) {
-    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.workerId = options.workerId ?? newWorkerId();
     this.batchSize = options.batchSize ?? 200;
-    this.leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.idleMs = options.idleMs ?? 500;
     this.concurrency = options.concurrency ?? 2;
+    this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
   }
 
   start(): void {
@@ -52,36 +108,59 @@ export class Worker {
     for (const wake of this.wakers) wake();
   }
 
-  /** Stops claiming, lets in-flight enrichments finish and be written, releases the rest. */
+  /**
+   * Stops claiming, lets in-flight enrichments and CRM calls finish and be written for up to the
+   * grace, then aborts them (a CRM that hangs must not hold the shutdown) and releases the rest.
+   */
   async stop(): Promise<void> {
     this.abort.abort();
     this.wake();
-    await Promise.all(this.loops);
+    const grace = setTimeout(() => this.cancel.abort(new Error('the worker is stopping')), this.stopGraceMs);
+    try {
+      await Promise.all(this.loops);
+    } finally {
+      clearTimeout(grace);
+    }
   }
 
   /** Claims and runs one batch; false when there was nothing to do. */
   async runOnce(): Promise<boolean> {
     const { queue, pipeline } = this.options;
-    const jobs = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs });
-    if (jobs.length === 0) return false;
+    const claim = this.claiming.then(async () => {
+      const claimed = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs, avoid: [...this.inHand.keys()] });
+      const first = claimed[0]?.installationId;
+      if (first !== undefined) this.inHand.set(first, (this.inHand.get(first) ?? 0) + 1);
+      return claimed;
+    });
+    this.claiming = claim.catch(() => undefined);
+    const jobs = await claim;
+    const installationId = jobs[0]?.installationId;
+    if (installationId === undefined) return false;
     const ids = jobs.map((j) => j.id);
     // A batch whose lease was lost (this process stalled past it, and another worker may hold the
-    // jobs now) stops sending: what is not yet enriched is left to the new holder.
+    // jobs now) stops sending and gives up its calls in flight: the rest is left to the new holder.
+    // The pipeline also checks the lease before each CRM write, as a renewal may come too late.
     const lost = new AbortController();
     // Keep the lease well ahead of a long batch (a shared token's limiter can make one slow).
     const heartbeat = setInterval(() => {
       queue.extendLease(ids, this.workerId, this.leaseMs).then(
         (held) => {
-          if (held < ids.length) lost.abort();
+          if (held < ids.length) lost.abort(new Error('the lease was lost'));
         },
         (error: unknown) => this.options.onError?.(error),
       );
     }, Math.max(100, Math.floor(this.leaseMs / 3)));
     try {
-      const summary = await pipeline.processBatch(jobs, this.workerId, AbortSignal.any([this.abort.signal, lost.signal]));
+      const summary = await pipeline.processBatch(jobs, this.workerId, {
+        stop: AbortSignal.any([this.abort.signal, lost.signal]),
+        cancel: AbortSignal.any([this.cancel.signal, lost.signal]),
+      });
       this.options.onBatch?.(summary);
     } finally {
       clearInterval(heartbeat);
+      const lanes = (this.inHand.get(installationId) ?? 1) - 1;
+      if (lanes > 0) this.inHand.set(installationId, lanes);
+      else this.inHand.delete(installationId);
     }
     return true;
   }

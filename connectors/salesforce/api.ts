@@ -5,7 +5,8 @@ import Bottleneck from 'bottleneck';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
 import { toSalesforceId18 } from './ids.ts';
 import { z } from 'zod';
-import { CrmError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
+import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
+import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
 import { type SalesforceSession, checkInstanceUrl, observedTransport } from './auth.ts';
 import { SALESFORCE_API_VERSION } from './version.ts';
@@ -34,8 +35,6 @@ export type SalesforcePacing = { readonly maxConcurrent?: number; readonly minTi
 export const REQUEST_LIMIT_PAUSE_MS = 60 * 60_000;
 /** How long too many long-running concurrent requests hold a batch back (they last 20 s or more). */
 export const CONCURRENT_LIMIT_WAIT_MS = 30_000;
-/** A REST call that has not answered by then is given up as transient (jsforce's own default is 30 minutes). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 /** The field that says a record was enriched (the backfill's `--where-not-enriched`). */
 export const DEFAULT_ENRICHED_AT_FIELD = 'WF_Enriched_At__c';
 
@@ -178,6 +177,7 @@ export interface SalesforceApiOptions {
   readonly pacing?: SalesforcePacing;
   /** Tests and local fakes only: an instance URL on any http(s) host. */
   readonly allowAnyHost?: boolean;
+  /** Per call, the answer's body included (default: the process's SALESFORCE_TIMEOUT_MS). */
   readonly timeoutMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly now?: () => Date;
@@ -220,10 +220,18 @@ export class SalesforceApi {
    * refresh token are given to it; jsforce's retries off), with Salesforce's answers turned into what the
    * pipeline acts on.
    */
-  async send(what: string, request: HttpRequest): Promise<SalesforceAnswer> {
+  async send(what: string, request: HttpRequest, options: CallOptions = {}): Promise<SalesforceAnswer> {
+    const { signal } = options;
+    return abortable(this.sendPaced(what, request, signal), signal);
+  }
+
+  private async sendPaced(what: string, request: HttpRequest, signal: AbortSignal | undefined): Promise<SalesforceAnswer> {
+    const timeoutMs = this.options.timeoutMs ?? outboundTimeouts().salesforceMs;
     let session = await this.options.session();
     let refreshed = false;
     for (;;) {
+      if (signal?.aborted) throw signal.reason as Error;
+      let timeout: AbortSignal | null = null;
       // Set by the transport: jsforce's errors carry neither the status nor the headers.
       const seen: { response: HttpResponse | null } = { response: null };
       try {
@@ -234,15 +242,21 @@ export class SalesforceApi {
           version: SALESFORCE_API_VERSION,
           callOptions: { client: SALESFORCE_CALL_CLIENT },
         });
-        const transport = observedTransport(conn._transport, this.options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, (r) => {
+        // jsforce's own timeout ends at the response headers: ours covers the body too, and fires first
+        // (jsforce's, a second later, then closes the socket of a request still waiting for headers).
+        const transport = observedTransport(conn._transport, timeoutMs + 1_000, (r) => {
           seen.response = r;
           this.usage = parseLimitInfo(r.headers['sforce-limit-info']) ?? this.usage;
         });
         this.calls += 1;
-        const body = await this.limiter.schedule(() => conn.request<unknown>(request, { transport }));
+        const body = await this.limiter.schedule(() => {
+          timeout = AbortSignal.timeout(timeoutMs);
+          return abortable(conn.request<unknown>(request, { transport }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
+        });
         return { body, headers: seen.response?.headers ?? {} };
       } catch (error) {
-        if (error instanceof CrmError) throw error;
+        if (error instanceof CrmError || signal?.aborted) throw error;
+        if ((timeout as AbortSignal | null)?.aborted === true) throw new CrmTimeoutError(`Salesforce ${what}: no answer within ${timeoutMs} ms`);
         const status = seen.response?.statusCode ?? null;
         const api = HttpApiErrorSchema.safeParse(error);
         const errorCode = api.success ? api.data.errorCode : null;
@@ -280,14 +294,14 @@ export class SalesforceApi {
    * retrieve does not document, so such a read is a SOQL query built with jsforce's query builder from validated
    * ids and field names. Always explicit fields: no describe call is ever made.
    */
-  async retrieve(object: string, ids: readonly string[], fields: readonly string[]): Promise<Map<string, Record<string, CrmValue> | null>> {
+  async retrieve(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions = {}): Promise<Map<string, Record<string, CrmValue> | null>> {
     checkNames(object, ids, fields);
     if (ids.length > SALESFORCE_BATCH_LIMIT) throw new Error(`at most ${SALESFORCE_BATCH_LIMIT} records per read`);
     const found = new Map<string, Record<string, CrmValue> | null>();
     if (ids.length === 0) return found;
     // A converted Lead is a Contact now: it is read to tell, and reported gone.
     const asked = object === 'Lead' && !fields.includes('IsConverted') ? [...fields, 'IsConverted'] : [...fields];
-    const lookup = asked.some((f) => f.includes('.')) ? await this.query(object, ids, asked) : await this.collectionsRetrieve(object, ids, asked);
+    const lookup = asked.some((f) => f.includes('.')) ? await this.query(object, ids, asked, options) : await this.collectionsRetrieve(object, ids, asked, options);
     for (const [index, id] of ids.entries()) {
       const record = lookup(id, index);
       found.set(id, record === null || (object === 'Lead' && record['IsConverted'] === true) ? null : pick(record, fields));
@@ -299,13 +313,17 @@ export class SalesforceApi {
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_retrieve_post.htm
    * One sObject or null per id, in the order asked.
    */
-  private async collectionsRetrieve(object: string, ids: readonly string[], fields: readonly string[]): Promise<(id: string, index: number) => Record<string, unknown> | null> {
-    const { body } = await this.send(`retrieve ${object}`, {
-      method: 'POST',
-      url: path(`/composite/sobjects/${object}`),
-      body: JSON.stringify({ ids, fields }),
-      headers: { 'content-type': 'application/json' },
-    });
+  private async collectionsRetrieve(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions): Promise<(id: string, index: number) => Record<string, unknown> | null> {
+    const { body } = await this.send(
+      `retrieve ${object}`,
+      {
+        method: 'POST',
+        url: path(`/composite/sobjects/${object}`),
+        body: JSON.stringify({ ids, fields }),
+        headers: { 'content-type': 'application/json' },
+      },
+      options,
+    );
     const parsed = z.array(SObjectSchema.nullable()).safeParse(body);
     if (!parsed.success || parsed.data.length !== ids.length) throw new CrmError('transient', `Salesforce retrieve ${object}: an answer that is not one record or null per id`);
     const records = parsed.data;
@@ -316,7 +334,7 @@ export class SalesforceApi {
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
    * `SELECT <fields> FROM <object> WHERE Id IN (…)`; an id missing from the answer is gone.
    */
-  private async query(object: string, ids: readonly string[], fields: readonly string[]): Promise<(id: string, index: number) => Record<string, unknown> | null> {
+  private async query(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions): Promise<(id: string, index: number) => Record<string, unknown> | null> {
     const soql = await soqlBuilder
       .sobject(object)
       .find({ Id: { $in: [...ids] } }, fields.includes('Id') ? [...fields] : ['Id', ...fields])
@@ -324,7 +342,7 @@ export class SalesforceApi {
     const byId = new Map<string, Record<string, unknown>>();
     let url: string | null = path(`/query?q=${encodeURIComponent(soql)}`);
     while (url !== null) {
-      const { body } = await this.send(`query ${object}`, { method: 'GET', url });
+      const { body } = await this.send(`query ${object}`, { method: 'GET', url }, options);
       const parsed = QueryResultSchema.safeParse(body);
       if (!parsed.success) throw new CrmError('transient', `Salesforce query ${object}: an answer that is not a query result`);
       for (const record of parsed.data.records) {
@@ -342,7 +360,7 @@ export class SalesforceApi {
    * of ours (a 400 such as INVALID_FIELD) rejects every record; limits, auth and outages are thrown.
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_update.htm
    */
-  async update(object: string, records: readonly RecordUpdate[]): Promise<WriteResult[]> {
+  async update(object: string, records: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
     checkNames(
       object,
       records.map((r) => r.id),
@@ -352,15 +370,19 @@ export class SalesforceApi {
     if (records.length === 0) return [];
     let body: unknown;
     try {
-      ({ body } = await this.send(`update ${object}`, {
-        method: 'PATCH',
-        url: path('/composite/sobjects'),
-        body: JSON.stringify({
-          allOrNone: false,
-          records: records.map((r) => ({ id: r.id, attributes: { type: object }, ...r.properties })),
-        }),
-        headers: { 'content-type': 'application/json' },
-      }));
+      ({ body } = await this.send(
+        `update ${object}`,
+        {
+          method: 'PATCH',
+          url: path('/composite/sobjects'),
+          body: JSON.stringify({
+            allOrNone: false,
+            records: records.map((r) => ({ id: r.id, attributes: { type: object }, ...r.properties })),
+          }),
+          headers: { 'content-type': 'application/json' },
+        },
+        options,
+      ));
     } catch (error) {
       if (error instanceof SalesforceApiError) return records.map((r) => ({ id: r.id, ok: false, reason: 'rejected', message: error.message }));
       throw error;

@@ -4,6 +4,7 @@
 import { createHash, createSign, randomBytes } from 'node:crypto';
 import { type Connection, type HttpRequest, type HttpRequestOptions, type HttpResponse, OAuth2, type OAuth2Config } from 'jsforce';
 import { z } from 'zod';
+import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
 
@@ -16,8 +17,6 @@ export const JWT_MAX_LIFETIME_SECONDS = 180;
 export const DEFAULT_OAUTH_SCOPE = 'api refresh_token';
 /** Refresh when less than this is left (only when the expiry is known: Salesforce's token answers carry none). */
 export const REFRESH_AHEAD_MS = 5 * 60_000;
-/** A token request that has not answered by then is given up (jsforce's own default is 30 minutes). */
-export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 
 const ORG_ID = /^00D[a-zA-Z0-9]{12}(?:[a-zA-Z0-9]{3})?$/;
 const USER_ID = /^005[a-zA-Z0-9]{12}(?:[a-zA-Z0-9]{3})?$/;
@@ -235,13 +234,18 @@ async function tokenRequest(config: OAuth2Config, allowAnyHost: boolean, run: (o
   const oauth2 = new OAuth2(config);
   prepare?.(oauth2);
   let status: number | null = null;
-  oauth2._transport = observedTransport(oauth2._transport, TOKEN_REQUEST_TIMEOUT_MS, (response) => {
+  // TOKEN_TIMEOUT_MS for the answer, its body included; jsforce's own timeout (headers only) a second
+  // later closes the socket of a request still waiting.
+  const timeoutMs = outboundTimeouts().tokenMs;
+  oauth2._transport = observedTransport(oauth2._transport, timeoutMs + 1_000, (response) => {
     status = response.statusCode;
   });
+  const timeout = AbortSignal.timeout(timeoutMs);
   let answer: unknown;
   try {
-    answer = await run(oauth2);
+    answer = await abortable(run(oauth2), timeout);
   } catch (error) {
+    if (timeout.aborted) throw new SalesforceAuthError(`Salesforce token endpoint: no answer within ${timeoutMs} ms`, null, null, 'transient');
     // jsforce throws an Error named after the OAuth `error` with `error_description` as its message
     // (`ERROR_HTTP_<status>` and the raw body when the answer was not JSON).
     const parsed = OAuthErrorSchema.safeParse(error);

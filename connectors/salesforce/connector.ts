@@ -1,7 +1,7 @@
 // The Salesforce CrmConnector: Contacts and Leads read and written 200 at a time through the paced
 // REST client, mapped to requests and to `WF_*__c` fields.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { CrmValue, Installation } from '../pipeline/model.ts';
 import { SALESFORCE_BATCH_LIMIT, SalesforceApi } from './api.ts';
@@ -39,8 +39,8 @@ export class SalesforceConnector implements CrmConnector {
     return object;
   }
 
-  async read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>> {
-    const found = await this.api.retrieve(this.object(object), ids, readFields(this.object(object)));
+  async read(object: string, ids: readonly string[], options: CallOptions = {}): Promise<Map<string, CrmRecord>> {
+    const found = await this.api.retrieve(this.object(object), ids, readFields(this.object(object)), options);
     const records = new Map<string, CrmRecord>();
     for (const [id, fields] of found) {
       if (fields === null) continue; // deleted, or a Lead converted since: gone
@@ -52,8 +52,8 @@ export class SalesforceConnector implements CrmConnector {
     return records;
   }
 
-  async write(object: string, updates: readonly RecordUpdate[]): Promise<WriteResult[]> {
-    return this.api.update(this.object(object), updates);
+  async write(object: string, updates: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
+    return this.api.update(this.object(object), updates, options);
   }
 
   toRequest(object: string, record: CrmRecord): EnrichmentRequest {

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { type EnrichmentRequest, type EnrichmentResponse, EnrichmentResponseSchema } from '../contract/schemas.ts';
+import { abortable, isTimeout } from './timeouts.ts';
 
 /** What one enrichment came to, as the pipeline acts on it. A no-match is an `ok`. */
 export type EnrichOutcome =
@@ -11,11 +12,19 @@ export type EnrichOutcome =
   | { readonly kind: 'quota_exhausted'; readonly resetsAt: Date | null; readonly attempts: number }
   /** 400, 401, 403 and other refusals: retrying cannot help. */
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly attempts: number }
-  /** 429, 5xx or network failures that outlasted every retry. */
-  | { readonly kind: 'failed'; readonly status: number | null; readonly message: string; readonly attempts: number };
+  /**
+   * 429, 5xx or network failures that outlasted every retry; `timedOut` when the endpoint did not answer
+   * within its timeout (not retried here: a hanging endpoint would cost a timeout per retry).
+   */
+  | { readonly kind: 'failed'; readonly status: number | null; readonly message: string; readonly attempts: number; readonly timedOut?: boolean };
+
+export interface EnrichOptions {
+  /** Gives up what is in flight (a shutdown past its grace, a lost lease): a `failed` outcome at once. */
+  readonly signal?: AbortSignal | undefined;
+}
 
 export interface Enricher {
-  enrich(request: EnrichmentRequest): Promise<EnrichOutcome>;
+  enrich(request: EnrichmentRequest, options?: EnrichOptions): Promise<EnrichOutcome>;
 }
 
 /** One attempt as a transport reports it: an HTTP-like status, body and the headers we act on. */
@@ -27,8 +36,8 @@ export interface Attempt {
   readonly dataVersion: string | null;
 }
 
-/** Sends one request once; throws only for a transport failure (network error, timeout). */
-export type Transport = (request: EnrichmentRequest) => Promise<Attempt>;
+/** Sends one request once, stopping when `signal` aborts; throws only for a transport failure (network error, timeout, abort). */
+export type Transport = (request: EnrichmentRequest, signal?: AbortSignal) => Promise<Attempt>;
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -93,15 +102,22 @@ export class PacedEnricher implements Enricher {
     this.sleep = options.sleep ?? realSleep;
   }
 
-  async enrich(request: EnrichmentRequest): Promise<EnrichOutcome> {
+  async enrich(request: EnrichmentRequest, options: EnrichOptions = {}): Promise<EnrichOutcome> {
+    const { signal } = options;
     let lastFailure: { status: number | null; message: string } = { status: null, message: 'not attempted' };
     for (let attempt = 1; attempt <= this.retry.maxAttempts; attempt += 1) {
+      if (signal?.aborted) return { kind: 'failed', status: null, message: 'given up by the caller', attempts: attempt - 1 };
       let result: Attempt;
       try {
         // Every attempt, retries included, goes through the token's limiter: retries are requests too.
-        result = await this.limiter.schedule(() => this.options.transport(request));
+        result = await abortable(
+          this.limiter.schedule(() => this.options.transport(request, signal)),
+          signal,
+        );
       } catch (error) {
         lastFailure = { status: null, message: error instanceof Error ? error.message : String(error) };
+        if (signal?.aborted) return { kind: 'failed', ...lastFailure, attempts: attempt };
+        if (isTimeout(error)) return { kind: 'failed', ...lastFailure, attempts: attempt, timedOut: true };
         if (attempt < this.retry.maxAttempts) await this.sleep(backoffMs(attempt, this.retry));
         continue;
       }

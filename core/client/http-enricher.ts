@@ -2,12 +2,13 @@
 // or the maker's production or sandbox), given its URL and token, behind the shared pacing policy.
 import type { EnrichmentRequest } from '../contract/schemas.ts';
 import { type Attempt, PacedEnricher, type PacingOptions, type Transport } from './enricher.ts';
+import { outboundTimeouts } from './timeouts.ts';
 
 export interface HttpEnricherOptions extends PacingOptions {
   /** The endpoint itself: `https://…/v1/` or `https://…/sandbox/v1`. */
   readonly url: string;
   readonly token: string;
-  /** Per attempt. */
+  /** Per attempt, the answer's body included (default: the process's ENRICH_TIMEOUT_MS). */
   readonly timeoutMs?: number;
 }
 
@@ -26,12 +27,15 @@ function parseDate(value: string | null): Date | null {
 }
 
 export function httpTransport(url: string, token: string, timeoutMs: number): Transport {
-  return async (request: EnrichmentRequest): Promise<Attempt> => {
+  return async (request: EnrichmentRequest, stop?: AbortSignal): Promise<Attempt> => {
+    // One signal for the request and the body read: an endpoint that answers headers and then stalls
+    // times out too.
+    const timeout = AbortSignal.timeout(timeoutMs);
     const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-wf-auth-token': token },
       body: JSON.stringify(request),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: stop === undefined ? timeout : AbortSignal.any([timeout, stop]),
     });
     const text = await response.text();
     let body: unknown = null;
@@ -54,6 +58,6 @@ export class HttpEnricher extends PacedEnricher {
   constructor(options: HttpEnricherOptions) {
     const url = new URL(options.url);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`enrichment endpoint must be http(s): ${url.protocol}`);
-    super({ ...options, transport: httpTransport(url.toString(), options.token, options.timeoutMs ?? 10_000) });
+    super({ ...options, transport: httpTransport(url.toString(), options.token, options.timeoutMs ?? outboundTimeouts().enrichMs) });
   }
 }

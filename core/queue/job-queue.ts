@@ -1,6 +1,6 @@
 // The durable job queue of the CRM pipeline: the port (a pg-boss adapter will implement it on
 // PostgreSQL) and its Kysely implementation on the service database's jobs table, the embedded default.
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { isUniqueViolation } from '../storage/errors.ts';
@@ -46,6 +46,12 @@ export interface ClaimOptions {
   readonly now?: Date;
   /** Only jobs of these kinds (all kinds when absent). */
   readonly kinds?: readonly string[];
+  /**
+   * Installations the worker already has in hand (its other lanes): another installation's ready jobs
+   * are taken first, so one slow or hanging CRM cannot hold every lane while others wait. Taken anyway
+   * when nothing else is ready.
+   */
+  readonly avoid?: readonly string[];
 }
 
 export interface JobQueue {
@@ -74,6 +80,12 @@ export interface JobQueue {
   release(id: string, workerId: string, options?: { runAt?: Date }): Promise<boolean>;
   /** Pushes the lease of jobs still held by this worker out by `leaseMs` from now; returns how many. */
   extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number>;
+  /** Of these jobs, the ones this worker still holds, its lease not run out: what it may act on. */
+  heldBy(ids: readonly string[], workerId: string, now?: Date): Promise<Set<string>>;
+  /** The workers holding leases on running jobs. */
+  leaseHolders(): Promise<string[]>;
+  /** Ends these workers' leases now, as if they had run out (their process is known dead); returns how many. */
+  expireLeases(workerIds: readonly string[], now?: Date): Promise<number>;
   /** Moves every queued job of an installation to `runAt` (a pause until a reset, or a resume now). */
   reschedule(installationId: string, runAt: Date): Promise<number>;
   /** Drops the queued job with this dedupe key (the record it was for is gone); true when one was. */
@@ -224,13 +236,24 @@ export class KyselyJobQueue implements JobQueue {
     const due = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts))`;
     const kinds = options.kinds === undefined || options.kinds.length === 0 ? null : [...options.kinds];
     const ready = kinds === null ? due : sql<boolean>`(${due} AND kind IN (${sql.join(kinds)}))`;
-    // One statement: the installation, its readiest jobs and their lease are picked under the write
-    // lock, so two workers never lease the same job.
+    const avoid = options.avoid === undefined || options.avoid.length === 0 ? null : [...options.avoid];
+    if (avoid !== null) {
+      const rows = await this.claimFrom(options.workerId, options.limit, now, leaseEnd, ready, avoid);
+      if (rows.length > 0) return rows;
+    }
+    return this.claimFrom(options.workerId, options.limit, now, leaseEnd, ready, null);
+  }
+
+  /**
+   * One statement: the installation (the readiest one outside `avoid`), its readiest jobs and their
+   * lease are picked under the write lock, so two workers never lease the same job.
+   */
+  private async claimFrom(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
     const rows = await this.db
       .updateTable('jobs')
       .set((eb) => ({
         state: 'running',
-        lease_owner: options.workerId,
+        lease_owner: workerId,
         lease_expires_at: leaseEnd,
         attempts: eb('attempts', '+', 1),
         updated_at: now,
@@ -243,11 +266,18 @@ export class KyselyJobQueue implements JobQueue {
           .where(
             'installation_id',
             '=',
-            eb.selectFrom('jobs').select('installation_id').where(ready).orderBy('run_at').orderBy('created_at').limit(1),
+            eb
+              .selectFrom('jobs')
+              .select('installation_id')
+              .where(ready)
+              .$if(avoid !== null, (qb) => qb.where('installation_id', 'not in', avoid ?? []))
+              .orderBy('run_at')
+              .orderBy('created_at')
+              .limit(1),
           )
           .orderBy('run_at')
           .orderBy('created_at')
-          .limit(options.limit),
+          .limit(limit),
       )
       .returningAll()
       .execute();
@@ -342,6 +372,39 @@ export class KyselyJobQueue implements JobQueue {
       .where('id', 'in', [...ids])
       .where('state', '=', 'running')
       .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async heldBy(ids: readonly string[], workerId: string, now: Date = new Date()): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
+      const rows = await this.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + ENQUEUE_CHUNK))
+        .where('state', '=', 'running')
+        .where('lease_owner', '=', workerId)
+        .where('lease_expires_at', '>', now.toISOString())
+        .execute();
+      for (const row of rows) held.add(row.id);
+    }
+    return held;
+  }
+
+  async leaseHolders(): Promise<string[]> {
+    const rows = await this.db.selectFrom('jobs').select('lease_owner').distinct().where('state', '=', 'running').where('lease_owner', 'is not', null).execute();
+    return rows.flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner]));
+  }
+
+  async expireLeases(workerIds: readonly string[], now: Date = new Date()): Promise<number> {
+    if (workerIds.length === 0) return 0;
+    const result = await this.db
+      .updateTable('jobs')
+      // Just before now: a claim in the same millisecond already sees it ran out.
+      .set({ lease_expires_at: new Date(now.getTime() - 1).toISOString(), updated_at: now.toISOString() })
+      .where('state', '=', 'running')
+      .where('lease_owner', 'in', [...workerIds])
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }

@@ -92,15 +92,17 @@ afterEach(async () => {
 });
 
 /**
- * A data folder with a fixed secret key, a local account at `rate`/s, a `memcrm-http` installation in
+ * A data folder with a fixed secret key (a 2 s worker lease unless `defaultLease`), a local account at `rate`/s, a `memcrm-http` installation in
  * the sandbox whose sealed CRM credentials point at a served MemoryCrm, and `count` contacts (the
  * sandbox personas in turn, each under its own record id) queued for enrichment.
  */
-async function setUp(count: number, rate: number): Promise<Folder> {
+async function setUp(count: number, rate: number, options: { defaultLease?: boolean } = {}): Promise<Folder> {
   const dataDir = tempDir('enrichbridge-crash-');
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const key = randomBytes(32).toString('hex');
-  const env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, WORKER_LEASE_MS: '2000', LOG_LEVEL: 'info' };
+  // A short lease unless the test is about the default one (WORKER_LEASE_MS unset, also in our own env).
+  const env: Record<string, string> = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, LOG_LEVEL: 'info', WORKER_LEASE_MS: '2000' };
+  if (options.defaultLease === true) delete env['WORKER_LEASE_MS'];
   const opened = await openDataFolder(dataDir);
   cleanups.push(() => opened.store.close());
   const { store, queue, db } = opened;
@@ -265,6 +267,24 @@ describe('a pipeline worker in its own process', () => {
       `crash test: ${killedAfter.size} records written before the SIGKILL; ${rewritten.length} of ${folder.records.length} records written more than once, none more than twice`,
     );
 
+    killGroup(second, 'SIGTERM');
+    expect(await second.exited()).toBe(0);
+  });
+
+  it('a killed worker\'s jobs come back in seconds: with the default lease, every queued contact is enriched within 60 s of the restart', { timeout: 120_000 }, async () => {
+    expect(process.env['WORKER_LEASE_MS'], 'this test is about the default lease').toBeUndefined();
+    const folder = await setUp(300, 50, { defaultLease: true });
+    const first = startWorker(folder, { concurrency: 2, maxBatch: 25 });
+    folder.crm.tripOn('write', 3, () => killGroup(first, 'SIGKILL'));
+    expect(await first.exited()).toBeNull();
+    const leased = (await jobs(folder)).filter((job) => job.state === 'running');
+    expect(leased.length).toBeGreaterThan(0); // leases the dead worker held
+
+    const second = startWorker(folder, { concurrency: 2, maxBatch: 25 });
+    // A hang limit, not a speed measure: with the old 5-minute lease the dead worker's jobs stayed
+    // leased far past it.
+    await waitUntil('every job done within 60 s of the restart', () => allDone(folder), 60_000);
+    await expectFinalState(folder);
     killGroup(second, 'SIGTERM');
     expect(await second.exited()).toBe(0);
   });

@@ -2,10 +2,10 @@
 // HubSpot's documented answer shapes with nock): the group and every property on first install, nothing
 // sent on a second run, drift repaired, a same-named property of another type reported and left alone,
 // a concurrent install's properties (207 or 409 on batch create) counted as existing, and removal.
-import type { Client } from '@hubspot/api-client';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HubSpotApi, HubSpotApiError } from '../../connectors/hubspot/api.ts';
+import { HubSpotApi, HubSpotApiError, type SdkCall } from '../../connectors/hubspot/api.ts';
+import type { CallOptions } from '../../connectors/pipeline/connector.ts';
 import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from '../../connectors/hubspot/properties.ts';
 import { provisionHubSpotProperties, removeHubSpotProperties } from '../../connectors/hubspot/provision.ts';
 import { type FakeHubSpot, type FakeProperty, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';
@@ -57,9 +57,9 @@ class RacedApi extends HubSpotApi {
     super(apiOptions(fake));
   }
 
-  override call<T>(what: string, run: (client: Client) => Promise<T>): Promise<T> {
+  override call<T>(what: string, run: SdkCall<T>, options?: CallOptions): Promise<T> {
     if (what === this.before) this.race();
-    return super.call(what, run);
+    return super.call(what, run, options);
   }
 }
 

@@ -26,4 +26,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ TLS_CERT_FILE: 'cert.pem' })).toThrow(/TLS_CERT_FILE and TLS_KEY_FILE/);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
+
+  it('every outbound call has a timeout, and a killed worker\'s lease lasts 30 s, by default; each can be set', () => {
+    expect(loadConfig({})).toMatchObject({ workerLeaseMs: 30_000, timeouts: { hubspotMs: 30_000, salesforceMs: 120_000, tokenMs: 15_000, enrichMs: 10_000 } });
+    const set = loadConfig({ HUBSPOT_TIMEOUT_MS: '5000', SALESFORCE_TIMEOUT_MS: '6000', TOKEN_TIMEOUT_MS: '7000', ENRICH_TIMEOUT_MS: '8000' });
+    expect(set.timeouts).toEqual({ hubspotMs: 5000, salesforceMs: 6000, tokenMs: 7000, enrichMs: 8000 });
+    expect(() => loadConfig({ HUBSPOT_TIMEOUT_MS: '0' })).toThrow(/HUBSPOT_TIMEOUT_MS/);
+  });
 });
