@@ -111,7 +111,20 @@ export function buildOpenApiDocument() {
       title: 'enrichbridge enrichRecord API',
       version: '1.0.0',
       description: 'One person record in, household wealth data and career data out, in real time.',
+      // The service is hosted by an operator for its customers: terms and support come from them.
+      license: { name: 'Proprietary: use under your agreement with the operator of this service' },
+      contact: { name: 'API support of the operator of this service (see your account agreement)' },
     },
+    tags: [
+      {
+        name: 'production',
+        description: 'Matching against the weekly household and career data snapshot; billed against the account quota.',
+      },
+      {
+        name: 'sandbox',
+        description: 'Deterministic answers from 15 fictitious personas (and the maker\'s own sandbox example); never billed.',
+      },
+    ],
     servers: [{ url: '/' }],
     security: [{ apiToken: [] }],
     components: {

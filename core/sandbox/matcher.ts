@@ -37,6 +37,14 @@ function buildIndexes(personas: readonly Persona[]) {
     }
     byEmail.set(email, persona);
     byAddress.set(addressKey(street.number, street.street, zip), persona);
+    for (const other of persona.alsoAt ?? []) {
+      const otherStreet = parseStreetLine(other.address);
+      const otherZip = normalizePostalCode(other.zipcode);
+      if (otherStreet === null || otherZip === null) {
+        throw new Error(`sandbox persona ${persona.n} has a further address its own matcher cannot read`);
+      }
+      byAddress.set(addressKey(otherStreet.number, otherStreet.street, otherZip), persona);
+    }
     byPhoneName.set(phoneNameKey(phone, name.first, name.last), persona);
   }
   return { byEmail, byAddress, byPhoneName };

@@ -21,6 +21,12 @@ export interface Persona {
   readonly state: string;
   /** 5 digits, a real zip of that city. */
   readonly zipcode: string;
+  /**
+   * Further addresses the address matcher answers this persona to: the maker's own sandbox example
+   * (Jane Doe at `100 Sandbox Ln`, `80201`), so a QA suite written against the maker's sandbox runs
+   * unchanged here. The README table and the `N00 Demo St` pattern name the primary address only.
+   */
+  readonly alsoAt?: readonly { readonly address: string; readonly zipcode: string }[];
   /** Present for household_and_career and household_only. */
   readonly household?: Household;
   /** Present for household_and_career and career_only. */
@@ -412,6 +418,7 @@ export const PERSONAS: readonly Persona[] = [
     city: 'Denver',
     state: 'CO',
     zipcode: '80202',
+    alsoAt: [{ address: '100 Sandbox Ln', zipcode: '80201' }],
     household: {
       windfall_id: 'a2329033f8256249ea726ec3460397e1',
       confidence: 0.62,

@@ -31,8 +31,16 @@ const ResponseDoc = z.object({
 });
 const OpenApiDoc = z.object({
   openapi: z.string(),
-  info: z.object({ version: z.string() }),
-  paths: z.record(z.string(), z.object({ post: z.object({ responses: z.record(z.string(), ResponseDoc) }) })),
+  info: z.object({
+    version: z.string(),
+    license: z.object({ name: z.string() }).optional(),
+    contact: z.object({ name: z.string() }).optional(),
+  }),
+  tags: z.array(z.object({ name: z.string(), description: z.string().optional() })).optional(),
+  paths: z.record(
+    z.string(),
+    z.object({ post: z.object({ tags: z.array(z.string()).optional(), responses: z.record(z.string(), ResponseDoc) }) }),
+  ),
   components: z.object({ schemas: z.record(z.string(), JsonObject) }),
 });
 type OpenApiDoc = z.infer<typeof OpenApiDoc>;
@@ -304,6 +312,15 @@ describe('GET /openapi.json', () => {
     for (const [path, statuses] of Object.entries(DOCUMENTED_STATUSES)) {
       expect(Object.keys(doc.paths[path]?.post.responses ?? {}).sort(), path).toEqual([...statuses].sort());
     }
+  });
+
+  it('declares every tag its operations use, each with a description, and a license and a contact', () => {
+    const declared = new Map((doc.tags ?? []).map((tag) => [tag.name, tag.description]));
+    const used = Object.values(doc.paths).flatMap((item) => item.post.tags ?? []);
+    expect(used.length).toBeGreaterThan(0);
+    for (const tag of used) expect(declared.get(tag), tag).toMatch(/\w/);
+    expect(doc.info.license?.name).toMatch(/\w/);
+    expect(doc.info.contact?.name).toMatch(/\w/);
   });
 
   it('validates against the OpenAPI 3.1 schema', async () => {

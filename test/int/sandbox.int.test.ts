@@ -83,6 +83,24 @@ describe('Sandbox rule 3: a request matches a persona when one of the matchers r
   });
 });
 
+describe("Sandbox: the maker's own sandbox example matches here too", () => {
+  it("matches Jane Doe from the maker's sandbox page request (100 Sandbox Ln, 80201), byte for byte", async () => {
+    // The exact body of the curl example on the maker's sandbox page (../shared/reference/maker/maker.json,
+    // sandbox.curl_request), so a QA suite written against the maker's sandbox runs unchanged.
+    const makerExample = { first_name: 'Jane', last_name: 'Doe', addresses: [{ address: '100 Sandbox Ln', zipcode: '80201' }] };
+    const reply = await ask(makerExample);
+    expect(reply.status).toBe(200);
+    const jane = persona('Jane Doe');
+    expect(reply.body).toMatchObject({ household_matched: true, career_matched: false, household: { windfall_id: jane.household?.windfall_id } });
+    expect(reply.body).not.toHaveProperty('career');
+  });
+
+  it("needs the maker's zipcode with that street, as every address does", async () => {
+    const wrongZip = await ask({ first_name: 'Jane', last_name: 'Doe', addresses: [{ address: '100 Sandbox Ln', zipcode: '80202' }] });
+    expect(wrongZip.body).toMatchObject({ household_matched: false, career_matched: false });
+  });
+});
+
 describe('Sandbox rule 4: name alone and partial addresses do not match; extra non-matching fields are harmless', () => {
   it('does not match on name alone, street without zipcode, zipcode alone, or phone without name', async () => {
     const misses = [
