@@ -1,7 +1,7 @@
 // Brings the service up from a Config: the data folder and its database, the enrichment service with
 // its data snapshots, the CRM pipeline and its workers, the HTTP or HTTPS listener, and a graceful
 // stop that lets in-flight requests and enrichments finish.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
+import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
@@ -30,9 +31,20 @@ import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
-export async function openDataFolder(dataDir: string): Promise<OpenedStore> {
-  mkdirSync(snapshotsDir(dataDir), { recursive: true });
+/**
+ * Opens the data folder: 0700 with every file in it 0600 (an older, looser folder is tightened, and
+ * `onTightened` hears which paths were), then its database.
+ */
+export async function openDataFolder(dataDir: string, onTightened: (paths: string[]) => void = warnOnStderr): Promise<OpenedStore> {
+  const tightened = securePrivateFolder(dataDir);
+  ensurePrivateDir(snapshotsDir(dataDir));
+  if (tightened.length > 0) onTightened(tightened);
   return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+}
+
+/** The CLI's way to say it: one line on stderr. */
+function warnOnStderr(paths: string[]): void {
+  process.stderr.write(`tightened the modes of ${paths.join(', ')} in the data folder: group and others could read them\n`);
 }
 
 /** Where data snapshots live: one SQLite file each. */
@@ -67,7 +79,9 @@ export async function openRuntime(
   connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
 ): Promise<Runtime> {
   setOutboundTimeouts(config.timeouts);
-  const opened = await openDataFolder(config.dataDir);
+  const opened = await openDataFolder(config.dataDir, (paths) =>
+    logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
+  );
   const { store, queue, db } = opened;
   const service = new EnrichService({
     store,

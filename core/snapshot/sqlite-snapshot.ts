@@ -2,6 +2,7 @@
 // read-only reader production matching queries with prepared statements, one indexed lookup each.
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { ensurePrivateFile } from '../storage/data-folder.ts';
 
 export interface PersonRow {
   readonly p: number;
@@ -86,6 +87,8 @@ export class SqliteSnapshotWriter {
   private pending = 0;
 
   constructor(readonly file: string) {
+    // Hundreds of thousands of e-mails, phones and net worths: readable by the owner only.
+    ensurePrivateFile(file);
     this.db = new Database(file);
     // A snapshot is written once, by one process, and thrown away if the load fails: no journal.
     this.db.pragma('journal_mode = OFF');

@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
+import { ensurePrivateFile } from './data-folder.ts';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
 import { type Database as Tables, migrationProvider } from './schema.ts';
@@ -97,6 +98,8 @@ export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
 }
 
 export async function openSqliteStore(file: string): Promise<OpenedStore> {
+  // SQLite creates a new file with the umask's mode and gives -wal and -shm the database's mode.
+  ensurePrivateFile(file);
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connect(file) }) });
   await migrateToLatest(db);
   return { store: new SqliteStore(db, connect(file)), queue: new KyselyJobQueue(db), db };
