@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createDemo } from '../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
+import { cleanAbandonedLoads } from '../core/snapshot/loader.ts';
 import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
@@ -102,6 +103,10 @@ export async function openRuntime(
       }
     },
   );
+  const cleaned = await cleanAbandonedLoads(store, snapshotsDir(config.dataDir));
+  if (cleaned.abandoned.length > 0 || cleaned.strayFiles.length > 0) {
+    logger.warn({ abandoned: cleaned.abandoned, stray_files: cleaned.strayFiles }, 'cleaned up after data loads that were killed');
+  }
   await snapshots.refresh();
   snapshots.start();
   const box = loadSecretBox({ dataDir: config.dataDir });

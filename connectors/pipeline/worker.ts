@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
+import { ownerKnownDead } from '../../core/storage/owners.ts';
 import type { BatchSummary, Pipeline } from './pipeline.ts';
 
 /**
@@ -46,28 +47,13 @@ export function workerProcess(workerId: string): { host: string; pid: number } |
   return { host: match[1], pid: Number(match[2]) };
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Ends at once the leases of workers that ran on this host in a process that is gone (a SIGKILL, a
  * crash), instead of waiting for them to run out. Only this host's processes can be checked; our own
  * pid is never taken for dead (another worker may run in this process).
  */
 export async function reclaimDeadWorkers(queue: JobQueue, options: { host?: string; isAlive?: (pid: number) => boolean } = {}): Promise<{ workers: string[]; jobs: number }> {
-  const host = options.host ?? hostname();
-  const isAlive = options.isAlive ?? processAlive;
-  const dead = (await queue.leaseHolders()).filter((owner) => {
-    const proc = workerProcess(owner);
-    return proc !== null && proc.host === host && proc.pid !== process.pid && !isAlive(proc.pid);
-  });
+  const dead = (await queue.leaseHolders()).filter((owner) => workerProcess(owner) !== null && ownerKnownDead(owner, options));
   return { workers: dead, jobs: await queue.expireLeases(dead) };
 }
 

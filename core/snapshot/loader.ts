@@ -1,13 +1,13 @@
 // `data load`: validates, normalizes and indexes a snapshot folder into a new SQLite file beside the
 // active one, then makes it active in one registry transaction. A failed load leaves the active one be.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ZodType } from 'zod';
 import { normalizeName } from '../normalize/name.ts';
+import { ownerKnownDead, processOwner } from '../storage/owners.ts';
 import type { Store } from '../storage/port.ts';
 import {
   HouseholdRecordSchema,
@@ -24,6 +24,12 @@ import { SqliteSnapshotWriter } from './sqlite-snapshot.ts';
 /** A snapshot with more bad lines than this share of all its lines is refused whole. */
 export const MAX_BAD_LINE_RATIO = 0.001;
 const REPORTED_BAD_LINES = 20;
+/**
+ * The longest data line read, in bytes: a real record is a few kilobytes, so a line past this is a
+ * broken file (a missing newline, a binary blob) and the load is refused with its line number instead
+ * of buffering hundreds of megabytes.
+ */
+export const MAX_LINE_BYTES = 1 << 20;
 /** Ready snapshots kept besides the active one, for `data rollback`. */
 export const KEPT_SNAPSHOTS = 2;
 
@@ -88,10 +94,46 @@ interface LineSource {
   readonly bytesRead: () => number;
 }
 
-function openLines(file: string): LineSource {
+function openLines(file: string, maxLineBytes: number): LineSource {
   const raw = createReadStream(file, { highWaterMark: 1 << 20 });
   const stream: Readable = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
-  return { lines: createInterface({ input: stream, crlfDelay: Infinity }), bytesRead: () => raw.bytesRead };
+  return { lines: boundedLines(stream, file, maxLineBytes), bytesRead: () => raw.bytesRead };
+}
+
+/**
+ * The stream's lines (LF or CRLF), every one of them, blank ones included, so line numbers are the
+ * file's. Unlike readline it holds at most `maxBytes` of one line: a longer one ends the read with
+ * its line number.
+ */
+async function* boundedLines(stream: Readable, file: string, maxBytes: number): AsyncGenerator<string> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let lineNo = 0;
+  const tooLong = () =>
+    new SnapshotLoadError(`${path.basename(file)}: line ${lineNo + 1} is longer than ${maxBytes.toLocaleString('en-US')} bytes: snapshot refused`);
+  const text = (bytes: Buffer) => {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
+    return bytes.toString('utf8', 0, end);
+  };
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let newline = chunk.indexOf(0x0a, start); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+      const piece = chunk.subarray(start, newline);
+      if (pendingBytes + piece.length > maxBytes) throw tooLong();
+      const line = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece]);
+      pending = [];
+      pendingBytes = 0;
+      lineNo += 1;
+      yield text(line);
+      start = newline + 1;
+    }
+    if (start < chunk.length) {
+      pendingBytes += chunk.length - start;
+      if (pendingBytes > maxBytes) throw tooLong();
+      pending.push(chunk.subarray(start));
+    }
+  }
+  if (pendingBytes > 0) yield text(Buffer.concat(pending));
 }
 
 class BadLines {
@@ -120,6 +162,8 @@ export interface LoadOptions {
   readonly onProgress?: (progress: LoadProgress) => void;
   /** Aborting stops the load between lines; it then fails like any other, leaving nothing behind. */
   readonly signal?: AbortSignal;
+  /** The longest line accepted, in bytes (MAX_LINE_BYTES). */
+  readonly maxLineBytes?: number;
 }
 
 /**
@@ -138,7 +182,10 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
   const id = `${manifest.version}-${stamp}-${randomBytes(2).toString('hex')}`;
   const location = `${id}.db`;
   const file = path.join(snapshotsDir, location);
-  await store.beginSnapshot({ id, version: manifest.version, location, createdAt: manifest.created_at });
+  // A load killed earlier left its entry and partial file: tidy them before adding ours.
+  await cleanAbandonedLoads(store, snapshotsDir);
+  await store.beginSnapshot({ id, version: manifest.version, location, createdAt: manifest.created_at, loader: processOwner() });
+  const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
 
   const bad = new BadLines();
   let lines = 0;
@@ -160,7 +207,7 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
     const interrupted = () => {
       if (options.signal?.aborted === true) throw new SnapshotLoadError('the load was interrupted');
     };
-    await readLines(householdsFile, (text, lineNo, bytesRead) => {
+    await readLines(householdsFile, maxLineBytes, (text, lineNo, bytesRead) => {
       interrupted();
       lines += 1;
       const parsed = parseLine<HouseholdRecord>(text, HouseholdRecordSchema);
@@ -177,7 +224,7 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
     bytesBefore = statSync(householdsFile).size;
 
     const personIds = new Set<string>();
-    await readLines(peopleFile, (text, lineNo, bytesRead) => {
+    await readLines(peopleFile, maxLineBytes, (text, lineNo, bytesRead) => {
       interrupted();
       lines += 1;
       const parsed = parseLine<PersonRecord>(text, PersonRecordSchema);
@@ -237,8 +284,8 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
 }
 
 /** Calls `onLine` for every non-blank line; a read or decompression failure names the file. */
-async function readLines(file: string, onLine: (text: string, lineNo: number, bytesRead: number) => void): Promise<void> {
-  const source = openLines(file);
+async function readLines(file: string, maxLineBytes: number, onLine: (text: string, lineNo: number, bytesRead: number) => void): Promise<void> {
+  const source = openLines(file, maxLineBytes);
   let lineNo = 0;
   try {
     for await (const text of source.lines) {
@@ -290,6 +337,54 @@ function removeFile(file: string): void {
   } catch {
     // Nothing was written yet; there is nothing to remove.
   }
+}
+
+/** The name loadSnapshot gives a snapshot file: `<version>-<yyyymmddThhmmss>-<4 hex>.db`. */
+const SNAPSHOT_FILE_NAME = /-\d{8}T\d{6}-[0-9a-f]{4}\.db$/;
+
+export interface CleanedLoads {
+  /** Entries of loads whose process is gone, now marked failed, their partial files removed. */
+  readonly abandoned: string[];
+  /** Files in the snapshots folder that no registry entry names (a kill between two steps). */
+  readonly strayFiles: string[];
+}
+
+/**
+ * Cleans up after loads whose loader is known dead (a `data load` killed or crashed on this host):
+ * marks their `loading` entries failed and removes their partial files, and removes snapshot files no
+ * entry names. A load still running, or one on another host (whose process cannot be checked), is
+ * left alone. Runs at the start of every load and at server start.
+ */
+export async function cleanAbandonedLoads(
+  store: Store,
+  snapshotsDir: string,
+  options: { host?: string; isAlive?: (pid: number) => boolean } = {},
+): Promise<CleanedLoads> {
+  // The folder first, the registry second: a load registers its entry before it creates its file, so
+  // a file seen here has its entry in the list read after, unless it really is a stray.
+  let files: string[] = [];
+  try {
+    files = readdirSync(snapshotsDir).filter((name) => SNAPSHOT_FILE_NAME.test(name));
+  } catch {
+    // No snapshots folder yet: nothing to clean.
+  }
+  const snapshots = await store.listSnapshots();
+  const abandoned: string[] = [];
+  for (const snapshot of snapshots) {
+    if (snapshot.state !== 'loading') continue;
+    // An entry from before loaders were recorded (null) cannot belong to a load running now.
+    const dead = snapshot.loader === null || ownerKnownDead(snapshot.loader, options);
+    if (!dead) continue;
+    const reason = `its loader (${snapshot.loader ?? 'an earlier version'}) died before finishing; the partial file was removed`;
+    if (await store.abandonSnapshot(snapshot.id, reason)) {
+      removeFile(path.join(snapshotsDir, snapshot.location));
+      abandoned.push(snapshot.id);
+    }
+  }
+  const named = new Set(snapshots.map((s) => s.location));
+  const strayFiles = files.filter((name) => !named.has(name));
+  for (const name of strayFiles) removeFile(path.join(snapshotsDir, name));
+  return { abandoned, strayFiles };
 }
 
 /**

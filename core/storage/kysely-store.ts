@@ -43,6 +43,7 @@ function toSnapshot(row: Selectable<SnapshotsTable>): SnapshotRecord {
     createdAt: row.created_at,
     loadedAt: row.loaded_at,
     activatedAt: row.activated_at,
+    loader: row.loader,
     active: Number(row.active) === 1,
   };
 }
@@ -239,7 +240,7 @@ export class KyselyStore implements Store {
     return row === undefined ? 0 : Number(row.used);
   }
 
-  async beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string }): Promise<void> {
+  async beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string; loader: string }): Promise<void> {
     await this.db
       .insertInto('snapshots')
       .values({
@@ -255,6 +256,7 @@ export class KyselyStore implements Store {
         loaded_at: null,
         activated_at: null,
         active: 0,
+        loader: snapshot.loader,
       })
       .execute();
   }
@@ -281,6 +283,16 @@ export class KyselyStore implements Store {
 
   async failSnapshot(id: string, failure: string): Promise<void> {
     await this.db.updateTable('snapshots').set({ state: 'failed', failure, active: 0 }).where('id', '=', id).execute();
+  }
+
+  async abandonSnapshot(id: string, failure: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('snapshots')
+      .set({ state: 'failed', failure, active: 0 })
+      .where('id', '=', id)
+      .where('state', '=', 'loading')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async activeSnapshot(): Promise<SnapshotRecord | undefined> {

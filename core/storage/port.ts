@@ -41,6 +41,8 @@ export interface SnapshotRecord {
   readonly loadedAt: string | null;
   readonly activatedAt: string | null;
   readonly active: boolean;
+  /** `host:pid` of the process that loads (or loaded) it. */
+  readonly loader: string | null;
 }
 
 export interface Store {
@@ -69,10 +71,12 @@ export interface Store {
   quotaUsed(tokenId: string, periodKey: string): Promise<number>;
 
   /** Registers a snapshot whose load is starting. */
-  beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string }): Promise<void>;
+  beginSnapshot(snapshot: { id: string; version: string; location: string; createdAt: string; loader: string }): Promise<void>;
   /** Marks a loaded snapshot ready and makes it the active one, in one transaction. */
   activateLoadedSnapshot(id: string, counts: { households: number; people: number; skippedLines: number }): Promise<void>;
   failSnapshot(id: string, failure: string): Promise<void>;
+  /** Marks a snapshot failed only while it is still `loading` (its loader is gone); false otherwise. */
+  abandonSnapshot(id: string, failure: string): Promise<boolean>;
   activeSnapshot(): Promise<SnapshotRecord | undefined>;
   /** Newest first. */
   listSnapshots(): Promise<SnapshotRecord[]>;

@@ -46,6 +46,8 @@ export interface SnapshotsTable {
   loaded_at: string | null;
   activated_at: string | null;
   active: number;
+  /** `host:pid` of the process loading it (while `loading`), so a dead loader's entry can be cleaned up. */
+  loader: string | null;
 }
 
 export interface JobsTable {
@@ -398,6 +400,14 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('leases').execute();
+    },
+  },
+  '0013_snapshot_loader': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('snapshots').addColumn('loader', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('snapshots').dropColumn('loader').execute();
     },
   },
 };

@@ -90,7 +90,9 @@ function connect(file: string): Database.Database {
 }
 
 export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+  // Unordered: migrations are numbered when a change starts and land in any order, so a database that
+  // already ran a later number still takes an earlier one that landed after it.
+  const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
   const { error } = await migrator.migrateToLatest();
   if (error !== undefined) {
     throw new Error('database migration failed', { cause: error });

@@ -1,10 +1,10 @@
 // The weekly refresh as operators run it, across processes: a server answering production requests
 // while `data load` and `data rollback` switch snapshots under it, with no failed or mixed answer.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post, tempDir } from '../support/harness.ts';
-import { type Proc, cli, startServerProcess } from '../support/processes.ts';
+import { type Proc, REPO, cli, killProcess, startProcess, startServerProcess } from '../support/processes.ts';
 import { sleep } from '../support/requests.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 
@@ -99,5 +99,65 @@ describe('A newcomer following the README', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers.get('x-data-version')).toBe('2026-11-16');
     expect(reply.body).toMatchObject({ household_matched: true, household: { windfall_id: first.expected.windfall_id } });
+  });
+});
+
+describe('A killed data load', () => {
+  const status = async (env: Record<string, string>) =>
+    JSON.parse((await cli(['data', 'status', '--json'], env)).stdout) as { id: string; state: string; location: string; failure: string | null }[];
+
+  /** Starts `data load` on a generated snapshot of `people` and SIGKILLs it once it has read a tenth. */
+  async function killedLoad(env: Record<string, string>, source: string): Promise<{ id: string; file: string }> {
+    const load = startProcess(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), 'data', 'load', source], env);
+    running.push(load);
+    await load.waitFor(/load: [1-9]0%/);
+    await killProcess(load);
+    const entry = (await status(env)).find((s) => s.state === 'loading');
+    expect(entry, 'the killed load left its entry').toBeDefined();
+    const file = path.join(env.DATA_DIR ?? '', 'snapshots', entry?.location ?? '');
+    expect(existsSync(file), 'and its partial file').toBe(true);
+    return { id: entry?.id ?? '', file };
+  }
+
+  it('is cleaned up at server start, once its loader is known dead', async () => {
+    const root = tempDir();
+    const env = { DATA_DIR: path.join(root, 'data') };
+    await cli(['data', 'generate', path.join(root, 'big'), '--people', '60000'], env);
+    const killed = await killedLoad(env, path.join(root, 'big'));
+
+    const { proc } = await startServerProcess(env, 'node');
+    running.push(proc);
+    const line = (await proc.waitFor(/\{[^\n]*cleaned up after data loads that were killed[^\n]*\}/))[0];
+    expect(JSON.parse(line)).toMatchObject({ level: 40, abandoned: [killed.id] });
+    expect((await status(env)).find((s) => s.id === killed.id)).toMatchObject({ state: 'failed', failure: expect.stringMatching(/died before finishing/) });
+    expect(existsSync(killed.file)).toBe(false);
+  });
+
+  it('is cleaned up by the next load, which then succeeds', async () => {
+    const root = tempDir();
+    const env = { DATA_DIR: path.join(root, 'data') };
+    await cli(['data', 'generate', path.join(root, 'big'), '--people', '60000'], env);
+    const killed = await killedLoad(env, path.join(root, 'big'));
+
+    await cli(['data', 'load', version('week-2', 1_000_000, path.join(root, 'week-2'))], env);
+    const after = await status(env);
+    // Marked failed, then pruned with the other failed loads once the new one is active.
+    expect(after.filter((s) => s.state === 'loading')).toEqual([]);
+    expect(after.filter((s) => s.state === 'ready').map((s) => s.id)).toHaveLength(1);
+    expect(existsSync(killed.file)).toBe(false);
+  });
+
+  it('a load still running is not touched by a server starting beside it', async () => {
+    const root = tempDir();
+    const env = { DATA_DIR: path.join(root, 'data') };
+    await cli(['data', 'generate', path.join(root, 'big'), '--people', '200000'], env);
+    const load = startProcess(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), 'data', 'load', path.join(root, 'big')], env);
+    running.push(load);
+    await load.waitFor(/load: [1-9]0%/);
+    const { proc } = await startServerProcess(env, 'node');
+    running.push(proc);
+    expect(await load.exited()).toBe(0);
+    expect(proc.output()).not.toMatch(/cleaned up after data loads/);
+    expect((await status(env)).filter((s) => s.state === 'ready')).toHaveLength(1);
   });
 });

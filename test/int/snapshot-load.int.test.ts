@@ -1,9 +1,10 @@
 // `data load` on real files into a real registry: plain and gzipped snapshots, bad lines reported with
 // file and line, the 0.1% refusal that leaves the active snapshot untouched, retention and rollback.
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KEPT_SNAPSHOTS, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
+import { KEPT_SNAPSHOTS, MAX_LINE_BYTES, SnapshotLoadError, cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/loader.ts';
 import { openSqliteStore } from '../../core/storage/sqlite.ts';
 import { tempDir } from '../support/harness.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
@@ -145,6 +146,58 @@ describe('data load', () => {
     expect((await store.rollbackSnapshot())?.version).toBe('s3');
     expect(await store.rollbackSnapshot()).toBeUndefined();
     expect((await store.activeSnapshot())?.version).toBe('s3');
+    await store.close();
+  });
+});
+
+describe('data load: a huge line and a killed loader', () => {
+  it('refuses a line longer than the cap with its file and line number, leaving the active snapshot and no file behind', async () => {
+    const { root, store } = await setup();
+    const active = await loadSnapshot(store, root, writeSnapshot(path.join(root, 'ok'), { version: 'ok', ...world(20) }));
+    const source = writeSnapshot(path.join(root, 'long'), { version: 'long', ...world(20) });
+    const file = path.join(source, 'households.jsonl');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.splice(2, 0, JSON.stringify({ windfall_id: 'x', note: 'y'.repeat(5000) }));
+    writeFileSync(file, lines.join('\n'));
+    await expect(loadSnapshot(store, root, source, { maxLineBytes: 4096 })).rejects.toThrow(/households\.jsonl: line 3 is longer than 4,096 bytes/);
+    expect((await store.activeSnapshot())?.id).toBe(active.id);
+    expect(readdirSync(root).filter((name) => name.endsWith('.db') && name !== 'state.db')).toEqual([`${active.id}.db`]);
+    await store.close();
+  });
+
+  it('refuses a real line of tens of megabytes with no newline under the default cap', async () => {
+    const { root, store } = await setup();
+    const source = writeSnapshot(path.join(root, 'blob'), { version: 'blob', ...world(5) });
+    const file = path.join(source, 'people.jsonl');
+    const out = createWriteStream(file, { flags: 'a' });
+    const block = Buffer.alloc(1 << 20, 0x61);
+    for (let i = 0; i < 40; i += 1) out.write(block); // 40 MiB, no newline: a binary blob or a lost line ending
+    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    const lineOfBlob = readFileSync(file, 'utf8').split('\n').length;
+    const error = await loadSnapshot(store, root, source).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SnapshotLoadError);
+    expect((error as Error).message).toBe(`people.jsonl: line ${lineOfBlob} is longer than ${MAX_LINE_BYTES.toLocaleString('en-US')} bytes: snapshot refused`);
+    await store.close();
+  });
+
+  it("cleans up a dead loader's entry and partial file, and stray snapshot files, but never a live loader's", async () => {
+    const { root, store } = await setup();
+    const dir = path.join(root, 'snapshots');
+    const begin = async (id: string, loader: string) => {
+      await store.beginSnapshot({ id, version: 'v', location: `${id}.db`, createdAt: '2026-11-01T00:00:00Z', loader });
+      writeFileSync(path.join(dir, `${id}.db`), 'partial');
+    };
+    mkdirSync(dir);
+    await begin('v-20261101T000000-dead', `${hostname()}:999001`);
+    await begin('v-20261101T000000-live', `${hostname()}:999002`);
+    await begin('v-20261101T000000-away', 'another-host:999003');
+    writeFileSync(path.join(dir, 'v-20261101T000000-abcd.db'), 'stray');
+    writeFileSync(path.join(dir, 'notes.db'), 'not ours');
+    const cleaned = await cleanAbandonedLoads(store, dir, { isAlive: (pid) => pid === 999002 });
+    expect(cleaned).toEqual({ abandoned: ['v-20261101T000000-dead'], strayFiles: ['v-20261101T000000-abcd.db'] });
+    const states = Object.fromEntries((await store.listSnapshots()).map((s) => [s.id, s.state]));
+    expect(states).toEqual({ 'v-20261101T000000-dead': 'failed', 'v-20261101T000000-live': 'loading', 'v-20261101T000000-away': 'loading' });
+    expect(readdirSync(dir).sort()).toEqual(['notes.db', 'v-20261101T000000-away.db', 'v-20261101T000000-live.db']);
     await store.close();
   });
 });
