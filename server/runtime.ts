@@ -129,6 +129,20 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
   return worker;
 }
 
+/**
+ * The listener's bounds on a connection. Node checks the headers and request timeouts only every
+ * `connectionsCheckingInterval` (30 s by default), so a 10 s headers timeout could hold a socket for
+ * 40 s: check at least every second, and more often when a timeout is shorter.
+ */
+function connectionLimits(config: Config): http.ServerOptions {
+  const { headersTimeoutMs, requestTimeoutMs } = config.http;
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+  };
+}
+
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
@@ -160,10 +174,20 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     requireHttps: config.requireHttps,
     routers: [hubspot, action, salesforce, salesforceOAuth],
   });
+  const limits = connectionLimits(config);
   const server =
     config.tls === null
-      ? http.createServer(app)
-      : https.createServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app);
+      ? http.createServer(limits, app)
+      : https.createServer({ ...limits, cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app);
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+  server.maxConnections = config.http.maxConnections;
+  let dropsLogged = 0;
+  server.on('drop', () => {
+    // Once a minute at most: a flood must not become a flood of log lines too.
+    if (Date.now() - dropsLogged < 60_000) return;
+    dropsLogged = Date.now();
+    logger.warn({ max_connections: config.http.maxConnections }, 'connection refused: MAX_CONNECTIONS reached');
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
