@@ -12,7 +12,8 @@ import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
-import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
+import { isDatabaseBusy } from '../core/storage/errors.ts';
+import { type OpenedStore, SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { Worker } from '../connectors/pipeline/worker.ts';
 import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
@@ -29,9 +30,9 @@ import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
-export async function openDataFolder(dataDir: string): Promise<OpenedStore> {
+export async function openDataFolder(dataDir: string, options: { readonly busyTimeoutMs?: number } = {}): Promise<OpenedStore> {
   mkdirSync(snapshotsDir(dataDir), { recursive: true });
-  return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+  return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME), options);
 }
 
 /** Where data snapshots live: one SQLite file each. */
@@ -65,7 +66,8 @@ export async function openRuntime(
   logger: Logger,
   connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
 ): Promise<Runtime> {
-  const opened = await openDataFolder(config.dataDir);
+  // A server or worker process must not stand still while another holds the write lock.
+  const opened = await openDataFolder(config.dataDir, { busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
   const { store, queue, db } = opened;
   const service = new EnrichService({
     store,
@@ -123,7 +125,9 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
         'pipeline batch',
       );
     },
-    onError: (error) => logger.error({ err: error }, 'pipeline worker error'),
+    // A locked database is another process's long write, not a fault of ours: the worker backs off.
+    onError: (error) =>
+      isDatabaseBusy(error) ? logger.warn('pipeline worker: database busy, backing off') : logger.error({ err: error }, 'pipeline worker error'),
   });
   worker.start();
   return worker;
