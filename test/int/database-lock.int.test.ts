@@ -13,7 +13,7 @@ import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { loadSnapshot } from '../../core/snapshot/loader.ts';
 import { KyselyJobQueue } from '../../core/queue/job-queue.ts';
 import type { Database as Tables } from '../../core/storage/schema.ts';
-import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
@@ -26,6 +26,7 @@ import { type RunningServer, defaultConnectors, openRuntime, snapshotsDir, start
 import { hubspotV3Signature } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from '../support/memory-crm.ts';
+import { startPipeline } from '../support/pipeline-harness.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 
 interface LogLine {
@@ -171,5 +172,44 @@ describe('a database locked by another connection', () => {
     expect(crm.writes[0]).toMatchObject({ object: CONTACT, id: 'c-1' });
     expect((await call('/v1', tokens.production, { first_name: 'Ann', last_name: 'Lee', address: '1 Elm Street', zipcode: '30301' })).status).toBe(200);
     await lockerDb.destroy();
+  });
+});
+
+describe('a batch whose results meet a locked database', () => {
+  it('records its outcomes and settles its jobs once the lock is released, instead of leaving them to the lease', async () => {
+    const h = await startPipeline({ busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
+    try {
+      const inst = await h.install();
+      h.crm.create(CONTACT, 'c-2', { first_name: persona.first_name, last_name: persona.last_name, email: persona.email });
+      await h.enqueue(inst, { object: CONTACT, recordId: 'c-2' });
+      // Another process takes the write lock while the batch writes to the CRM, and lets go a moment later.
+      const locker = new Database(path.join(h.dataDir, SQLITE_FILE_NAME));
+      const write = h.crm.write.bind(h.crm);
+      let released: Promise<void> | undefined;
+      h.crm.write = (object, updates) => {
+        if (released === undefined) {
+          locker.exec('BEGIN IMMEDIATE');
+          released = new Promise((resolve) => {
+            setTimeout(() => {
+              locker.exec('COMMIT');
+              resolve();
+            }, 200);
+          });
+        }
+        return write(object, updates);
+      };
+
+      const batches = await h.drain();
+
+      expect(batches).toBe(1);
+      expect(released).toBeDefined();
+      expect(h.crm.writes.map((w) => w.id)).toEqual(['c-2']);
+      expect((await h.opened.queue.list()).map((job) => job.state)).toEqual(['done']);
+      expect((await h.bridge.pipelineStore.listLog({ installationId: inst.id, recordId: 'c-2' })).map((entry) => entry.outcome)).toHaveLength(1);
+      locker.close();
+    } finally {
+      await h.close();
+      rmSync(h.dataDir, { recursive: true, force: true });
+    }
   });
 });
