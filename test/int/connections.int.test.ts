@@ -102,6 +102,16 @@ describe('connection limits', () => {
     expect(endedByServer).toBe(true);
   });
 
+  it('cuts off a client whose body has not all arrived once HTTP_REQUEST_TIMEOUT_MS has passed', async () => {
+    const server = await start({ HTTP_HEADERS_TIMEOUT_MS: '300', HTTP_REQUEST_TIMEOUT_MS: '600' });
+    // Complete headers, then 2 of the 100 bytes promised.
+    const slow = await connect(server, 'POST /sandbox/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"');
+
+    const { endedByServer } = await slow.closed;
+
+    expect(endedByServer).toBe(true);
+  });
+
   it('closes connections beyond MAX_CONNECTIONS at once, and /healthz answers as soon as the others go', async () => {
     const server = await start({ MAX_CONNECTIONS: '3' });
     const held = [await connect(server, HALF_A_HEADER), await connect(server, HALF_A_HEADER), await connect(server, HALF_A_HEADER)];
