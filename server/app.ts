@@ -6,6 +6,7 @@ import { EnrichError, errorBody } from '../core/contract/errors.ts';
 import { buildOpenApiDocument } from '../core/contract/openapi.ts';
 import { SANDBOX_ERROR_HEADERS } from '../core/enrich/sandbox-errors.ts';
 import type { EnrichResult, EnrichService } from '../core/enrich/service.ts';
+import { readBody } from './body.ts';
 import type { Logger } from './logger.ts';
 
 /** contract.md: a body over 64 KiB is malformed (400). */
@@ -33,6 +34,8 @@ const BODY_ERROR_MESSAGES: Readonly<Record<string, string>> = {
   'encoding.unsupported': 'Request body has an unsupported Content-Encoding.',
   'charset.unsupported': 'Request body must be UTF-8.',
   'request.size.invalid': 'Request body length does not match Content-Length.',
+  'encoding.invalid': 'Request body does not decode with its Content-Encoding.',
+  'utf8.invalid': 'Request body must be UTF-8.',
 };
 
 function readJsonBody(req: Request, bodyError: string | undefined): unknown {
@@ -137,8 +140,6 @@ export function createApp(options: AppOptions): express.Express {
     res.type('application/json').send(openApiDocument);
   });
 
-  const rawBody = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
-
   const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
     res.setHeader('Cache-Control', 'no-store');
     if (options.requireHttps && !req.secure) {
@@ -171,17 +172,10 @@ export function createApp(options: AppOptions): express.Express {
   ] as const) {
     app.post(
       path,
-      rawBody,
+      // Unreadable bodies (too large, bad encoding, not UTF-8) still go through the pipeline, so a bad
+      // token gets its 401 before anyone is told the body was malformed: contract.md's order of checks.
+      readBody({ limit: BODY_LIMIT_BYTES, refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next) }),
       (req: Request, res: Response) => enrich(environment, req, res),
-      // Body-parser refusals (too large, bad encoding) still go through the pipeline, so a bad token
-      // gets its 401 before anyone is told the body was malformed: contract.md's order of checks.
-      (error: unknown, req: Request, res: Response, next: NextFunction) => {
-        if (!isBodyParserError(error) || error.type === 'request.aborted') {
-          next(error);
-          return;
-        }
-        enrich(environment, req, res, BODY_ERROR_MESSAGES[error.type] ?? 'Request body could not be read.').catch(next);
-      },
     );
     app.all(path, (_req, res) => {
       res.setHeader('Allow', 'POST');

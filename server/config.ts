@@ -41,6 +41,23 @@ const EnvSchema = z.object({
     .optional(),
   REQUIRE_HTTPS: flag.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * How long a client may take to send its request headers: a CRM or a proxy sends them at once, so
+   * 10 s is generous, and a client trickling them (or connecting and sending nothing) is cut off.
+   */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  /** How long a whole request may take to arrive: the largest body is about 1 MiB, and CRMs give up after 5-10 s. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(30_000),
+  /**
+   * How long an idle keep-alive connection stays open (Node's own default). Behind a load balancer
+   * that reuses connections, set it above the balancer's idle timeout. 0 (never) is refused.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  /**
+   * Open connections at most; more are closed at once. Below the usual 1,024-descriptor soft limit,
+   * so the database, snapshots and outbound CRM calls always have descriptors left.
+   */
+  MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   /** Pipeline batches the server works on at once; 0 leaves the queue to `enrichbridge worker` processes. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(32).default(2),
   /**
@@ -88,6 +105,13 @@ export interface Config {
   readonly trustProxy: string | false;
   readonly requireHttps: boolean;
   readonly shutdownTimeoutMs: number;
+  /** What bounds a connection, so slow or idle clients cannot hold every descriptor. */
+  readonly http: {
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    readonly maxConnections: number;
+  };
   readonly workerConcurrency: number;
   readonly workerLeaseMs: number;
   readonly timeouts: OutboundTimeouts;
@@ -133,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (jwtSettings.some((value) => value !== undefined) && jwtSettings.some((value) => value === undefined)) {
     throw new ConfigError('invalid configuration: SALESFORCE_JWT_CONSUMER_KEY, SALESFORCE_JWT_USERNAME and SALESFORCE_JWT_PRIVATE_KEY_FILE go together');
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  }
   const trustProxy = e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY.split(',').map((entry) => entry.trim()).join(',');
   return {
     production,
@@ -145,6 +172,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     requireHttps: e.REQUIRE_HTTPS ?? production,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.MAX_CONNECTIONS,
+    },
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerLeaseMs: e.WORKER_LEASE_MS,
     timeouts: { hubspotMs: e.HUBSPOT_TIMEOUT_MS, salesforceMs: e.SALESFORCE_TIMEOUT_MS, tokenMs: e.TOKEN_TIMEOUT_MS, enrichMs: e.ENRICH_TIMEOUT_MS },

@@ -9,6 +9,7 @@ import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/routes.ts';
 import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
+import { readBody } from './body.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
@@ -35,7 +36,7 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
   const { config, bridge, logger } = deps;
   const router = express.Router();
   const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
-  router.post(HUBSPOT_ENRICH_ACTION_ROUTE, express.raw({ type: () => true, limit: '256kb' }), async (req: Request, res: Response) => {
+  router.post(HUBSPOT_ENRICH_ACTION_ROUTE, readBody({ limit: '256kb' }), async (req: Request, res: Response) => {
     if (config.publicUrl === null) {
       res.status(503).json({ message: 'PUBLIC_URL is not configured; request signatures cannot be verified' });
       return;

@@ -20,6 +20,7 @@ import {
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../connectors/hubspot/routes.ts';
 import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
 import { HubSpotBatchSchema, queueHubSpotBatch } from '../connectors/hubspot/webhooks.ts';
+import { readBody } from './body.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
@@ -88,7 +89,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
   const { config, bridge, box, logger } = deps;
   const now = deps.now ?? (() => new Date());
   const router = express.Router();
-  const raw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
+  const raw = readBody({ limit: WEBHOOK_BODY_LIMIT });
   const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
   // Portal → installation for a second: HubSpot sends up to 10 batches at once per portal, and each
   // needs the installation before anything else. A disconnect or a disable is seen within a second.

@@ -14,7 +14,8 @@ import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
-import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
+import { isDatabaseBusy } from '../core/storage/errors.ts';
+import { type OpenedStore, SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
 import { setOutboundTimeouts } from '../core/client/timeouts.ts';
@@ -36,11 +37,14 @@ import type { Logger } from './logger.ts';
  * Opens the data folder: 0700 with every file in it 0600 (an older, looser folder is tightened, and
  * `onTightened` hears which paths were), then its database.
  */
-export async function openDataFolder(dataDir: string, onTightened: (paths: string[]) => void = warnOnStderr): Promise<OpenedStore> {
+export async function openDataFolder(
+  dataDir: string,
+  options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {},
+): Promise<OpenedStore> {
   const tightened = securePrivateFolder(dataDir);
   ensurePrivateDir(snapshotsDir(dataDir));
-  if (tightened.length > 0) onTightened(tightened);
-  return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+  if (tightened.length > 0) (options.onTightened ?? warnOnStderr)(tightened);
+  return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
 }
 
 /** The CLI's way to say it: one line on stderr. */
@@ -80,9 +84,11 @@ export async function openRuntime(
   connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
 ): Promise<Runtime> {
   setOutboundTimeouts(config.timeouts);
-  const opened = await openDataFolder(config.dataDir, (paths) =>
-    logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
-  );
+  // A server or worker process must not stand still while another holds the write lock.
+  const opened = await openDataFolder(config.dataDir, {
+    busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS,
+    onTightened: (paths) => logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
+  });
   const { store, queue, db } = opened;
   const service = new EnrichService({
     store,
@@ -155,7 +161,9 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
       if (summary.leaseLost > 0) logger.warn(line, 'pipeline batch lost its lease');
       else logger.info(line, 'pipeline batch');
     },
-    onError: (error) => logger.error({ err: error }, 'pipeline worker error'),
+    // A locked database is another process's long write, not a fault of ours: the worker backs off.
+    onError: (error) =>
+      isDatabaseBusy(error) ? logger.warn('pipeline worker: database busy, backing off') : logger.error({ err: error }, 'pipeline worker error'),
   });
   worker.start();
   reclaimDeadWorkers(runtime.opened.queue).then(
@@ -167,6 +175,20 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
     (error: unknown) => logger.error({ err: error }, 'pipeline worker error'),
   );
   return worker;
+}
+
+/**
+ * The listener's bounds on a connection. Node checks the headers and request timeouts only every
+ * `connectionsCheckingInterval` (30 s by default), so a 10 s headers timeout could hold a socket for
+ * 40 s: check at least every second, and more often when a timeout is shorter.
+ */
+function connectionLimits(config: Config): http.ServerOptions {
+  const { headersTimeoutMs, requestTimeoutMs } = config.http;
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+  };
 }
 
 export interface RunningServer {
@@ -200,10 +222,20 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     requireHttps: config.requireHttps,
     routers: [hubspot, action, salesforce, salesforceOAuth],
   });
+  const limits = connectionLimits(config);
   const server =
     config.tls === null
-      ? http.createServer(app)
-      : https.createServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app);
+      ? http.createServer(limits, app)
+      : https.createServer({ ...limits, cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app);
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+  server.maxConnections = config.http.maxConnections;
+  let dropsLogged = 0;
+  server.on('drop', () => {
+    // Once a minute at most: a flood must not become a flood of log lines too.
+    if (Date.now() - dropsLogged < 60_000) return;
+    dropsLogged = Date.now();
+    logger.warn({ max_connections: config.http.maxConnections }, 'connection refused: MAX_CONNECTIONS reached');
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -12,6 +12,7 @@ import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../connectors/
 import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../connectors/salesforce/outbound.ts';
 import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
+import { readBody } from './body.ts';
 import type { Logger } from './logger.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../core/storage/schema.ts';
@@ -55,7 +56,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
   router.post(
     SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
     // A little over the parser's own cap, so an oversized message gets its SOAP fault, not a 413.
-    express.raw({ type: () => true, limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024 }),
+    readBody({ limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024, refuse: (res, f) => void res.status(f.status).type(OUTBOUND_CONTENT_TYPE).send(soapFault(f.message, 'Client')) }),
     async (req: Request, res: Response) => {
       const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       let message;
@@ -110,7 +111,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
 
   router.post(
     SALESFORCE_EVENTS_ROUTE,
-    express.raw({ type: () => true, limit: EVENTS_MAX_BODY_BYTES + 1024 }),
+    readBody({ limit: EVENTS_MAX_BODY_BYTES + 1024 }),
     async (req: Request, res: Response) => {
       const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const parsed = parseEvents(body);

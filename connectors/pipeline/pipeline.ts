@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { EnrichOutcome, Enricher } from '../../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { type Job, type JobQueue, type NewJob, RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
+import { retryWhileBusy } from '../../core/storage/errors.ts';
 import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
@@ -227,7 +228,9 @@ export class Pipeline {
         if (!run.disposals.has(job.id)) run.disposals.set(job.id, { kind: 'fail', error: describe(error), retryable: true });
       }
     }
-    await this.deps.store.saveOutcomes(run.states, run.entries);
+    // The CRM has been written: what we did must be recorded, so a locked database is waited out
+    // (asynchronously) rather than leaving the batch to its lease and a second round of writes.
+    await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries));
     await this.settle(run, jobs, workerId);
     return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls, leaseLost: run.leaseLost };
   }
@@ -236,9 +239,11 @@ export class Pipeline {
     const { queue } = this.deps;
     const callbacks: SettledCallback[] = [];
     // The completed ones in one statement: a batch of 100 is one write, not 100.
-    const completed = await queue.completeMany(
-      jobs.filter((job) => run.disposals.get(job.id)?.kind === 'complete').map((job) => job.id),
-      workerId,
+    const completed = await retryWhileBusy(() =>
+      queue.completeMany(
+        jobs.filter((job) => run.disposals.get(job.id)?.kind === 'complete').map((job) => job.id),
+        workerId,
+      ),
     );
     for (const job of jobs) {
       const disposal = run.disposals.get(job.id) ?? { kind: 'fail', error: 'left unsettled by the pipeline', retryable: true };
@@ -248,10 +253,10 @@ export class Pipeline {
         if (completed.has(job.id)) final = 'done';
         else run.leaseLost += 1;
       } else if (disposal.kind === 'fail') {
-        const failed = await queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable });
+        const failed = await retryWhileBusy(() => queue.fail(job.id, workerId, disposal.error, { retryable: disposal.retryable }));
         if (failed === 'dead') final = 'dead';
         if (failed === 'not_leased') run.leaseLost += 1;
-      } else if (await queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt })) {
+      } else if (await retryWhileBusy(() => queue.release(job.id, workerId, disposal.runAt === undefined ? {} : { runAt: disposal.runAt }))) {
         run.released += 1;
       } else {
         run.leaseLost += 1;

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
+import { isDatabaseBusy } from '../../core/storage/errors.ts';
 import { ownerKnownDead } from '../../core/storage/owners.ts';
 import type { BatchSummary, Pipeline } from './pipeline.ts';
 
@@ -152,25 +153,30 @@ export class Worker {
   }
 
   private async loop(): Promise<void> {
+    let busy = 0;
     while (!this.abort.signal.aborted) {
       let worked = false;
       try {
         worked = await this.runOnce();
+        busy = 0;
       } catch (error) {
         this.options.onError?.(error);
+        // Another process holds the write lock: look again later and later (up to 10 s), on a timer,
+        // so the event loop (the server's requests) is not spent knocking.
+        if (isDatabaseBusy(error)) busy += 1;
       }
-      if (!worked && !this.abort.signal.aborted) await this.idle();
+      if (!worked && !this.abort.signal.aborted) await this.idle(busy === 0 ? this.idleMs : Math.min(10_000, this.idleMs * 2 ** busy));
     }
   }
 
-  private idle(): Promise<void> {
+  private idle(ms = this.idleMs): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, this.idleMs);
+      const timer = setTimeout(done, ms);
       this.wakers.add(done);
     });
   }

@@ -17,7 +17,8 @@ import {
 import { currentPeriod } from '../limits/quota-period.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.ts';
 import { matchPersona } from '../sandbox/matcher.ts';
-import type { Store } from '../storage/port.ts';
+import { isDatabaseBusy } from '../storage/errors.ts';
+import type { QuotaTake, Store } from '../storage/port.ts';
 import { type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
 import { simulatedError } from './sandbox-errors.ts';
 import { describeIssues } from './request-errors.ts';
@@ -125,7 +126,15 @@ export class EnrichService {
     }
     const { account, token } = credential;
     const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
-    const take = await this.store.takeQuota(token.id, period.key, account.quotaLimit);
+    let take: QuotaTake;
+    try {
+      take = await this.store.takeQuota(token.id, period.key, account.quotaLimit);
+    } catch (error) {
+      // Another process holds the database's write lock past the store's retries: nothing was
+      // taken, and the caller may retry in a moment.
+      if (!isDatabaseBusy(error)) throw error;
+      return this.fail(call, credential, rate, new EnrichError('service_unavailable', 'The service is busy; retry in a moment.'));
+    }
     const quota: QuotaState = {
       limit: account.quotaLimit,
       remaining: Math.max(0, account.quotaLimit - take.used),

@@ -5,3 +5,32 @@ export function isUniqueViolation(error: unknown): boolean {
   if (!(error instanceof Error) || !('code' in error)) return false;
   return error.code === 'SQLITE_CONSTRAINT_UNIQUE' || error.code === '23505';
 }
+
+/**
+ * Another connection holds the write lock and did not let go within busy_timeout (SQLITE_BUSY and
+ * its extended codes), or PostgreSQL's lock_not_available: retry later, the request was not wrong.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return false;
+  return error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_') || error.code === '55P03';
+}
+
+/** About 3 s in all: longer than any write the server or a CLI command holds the lock for. */
+const BUSY_RETRY_MS = [10, 20, 40, 80, 160, 320, 640, 1280] as const;
+
+/**
+ * Runs an atomic unit of storage work (one statement, or one transaction, which SQLite rolls back
+ * whole on SQLITE_BUSY) again while the database is locked by another connection, waiting on a timer
+ * in between so the event loop serves others meanwhile. Anything but a busy database is thrown at once.
+ */
+export async function retryWhileBusy<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      const delay = BUSY_RETRY_MS[attempt];
+      if (delay === undefined || !isDatabaseBusy(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

@@ -4,11 +4,23 @@ import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
 import { ensurePrivateFile } from './data-folder.ts';
+import { isDatabaseBusy } from './errors.ts';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
 import { type Database as Tables, migrationProvider } from './schema.ts';
 
 export const SQLITE_FILE_NAME = 'enrichbridge.db';
+
+/**
+ * How long a statement waits for another connection's write lock. better-sqlite3 waits synchronously,
+ * so in a server this is time the whole event loop stands still: the server and its workers give up
+ * after a few tens of milliseconds and retry asynchronously (or answer 503). A one-shot CLI command
+ * has nothing else to serve and keeps the long wait.
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+export const SERVER_BUSY_TIMEOUT_MS = 50;
+/** The quota take's asynchronous retries while the file is locked: about 0.3 s in all, then 503. */
+const QUOTA_BUSY_RETRY_MS = [10, 20, 40, 80, 160] as const;
 
 export interface OpenedStore {
   readonly store: KyselyStore;
@@ -62,15 +74,26 @@ class SqliteStore extends KyselyStore {
     return { granted: false, used: await this.quotaUsed(tokenId, periodKey) };
   }
 
-  private flush(): void {
-    const batch = this.pending;
-    this.pending = [];
+  private flush(batch: PendingTake[] = this.takeBatch(), attempt = 0): void {
     try {
       const results = this.takeAll(batch);
       batch.forEach((take, i) => take.resolve(results[i]));
     } catch (error) {
+      // Locked by another connection: the transaction rolled back whole, so running it again later
+      // is safe. Waiting off the event loop lets the holder (maybe this process) finish meanwhile.
+      const delay = QUOTA_BUSY_RETRY_MS[attempt];
+      if (isDatabaseBusy(error) && delay !== undefined) {
+        setTimeout(() => this.flush(batch, attempt + 1), delay);
+        return;
+      }
       for (const take of batch) take.reject(error);
     }
+  }
+
+  private takeBatch(): PendingTake[] {
+    const batch = this.pending;
+    this.pending = [];
+    return batch;
   }
 
   override async close(): Promise<void> {
@@ -79,13 +102,13 @@ class SqliteStore extends KyselyStore {
   }
 }
 
-function connect(file: string): Database.Database {
+function connect(file: string, busyTimeoutMs: number): Database.Database {
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  // The CLI and the server write the same file; wait for the other's write lock instead of failing.
-  sqlite.pragma('busy_timeout = 5000');
+  // The CLI and the server write the same file; wait a while for the other's write lock instead of failing.
+  sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   return sqlite;
 }
 
@@ -99,10 +122,14 @@ export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
   }
 }
 
-export async function openSqliteStore(file: string): Promise<OpenedStore> {
+export async function openSqliteStore(file: string, options: { readonly busyTimeoutMs?: number } = {}): Promise<OpenedStore> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   // SQLite creates a new file with the umask's mode and gives -wal and -shm the database's mode.
   ensurePrivateFile(file);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connect(file) }) });
+  const main = connect(file, DEFAULT_BUSY_TIMEOUT_MS);
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: main }) });
+  // Migrating at start may wait the long time (nothing is served yet); serving may not.
   await migrateToLatest(db);
-  return { store: new SqliteStore(db, connect(file)), queue: new KyselyJobQueue(db), db };
+  main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+  return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), queue: new KyselyJobQueue(db), db };
 }

@@ -217,9 +217,9 @@ const FaultSchema = z.object({
   }),
 });
 
-/** A SOAP 1.1 fault with HTTP 500 and text/xml; its faultcode without the prefix. */
-function faultCodeOf(reply: Reply): string {
-  expect(reply.status).toBe(500);
+/** A SOAP 1.1 fault with HTTP 500 (or the 4xx of a body never read) and text/xml; its faultcode without the prefix. */
+function faultCodeOf(reply: Reply, status = 500): string {
+  expect(reply.status).toBe(status);
   expect(reply.contentType).toMatch(/^text\/xml\b/);
   const fault = FaultSchema.parse(faultParser.parse(reply.text))['soapenv:Envelope']['soapenv:Body']['soapenv:Fault'];
   expect(fault.faultcode).toMatch(/^soapenv:/);
@@ -396,7 +396,8 @@ describe('POST /webhooks/salesforce/outbound-message: what it refuses', () => {
     const farOver = await deliver(rig.origin, padded(3 * OUTBOUND_MESSAGE_MAX_BYTES));
 
     expect(faultCodeOf(justOver)).toBe('Client');
-    expect(faultCodeOf(farOver)).toBe('Client');
+    // Far over, the body is not even read: the fault comes with 413, as every route answers an unreadable body.
+    expect(faultCodeOf(farOver, 413)).toBe('Client');
     expect(await jobsTable(rig.runtime)).toEqual([]);
     expectAck(await deliver(rig.origin, contact));
   });

@@ -36,9 +36,9 @@ export interface PipelineHarness {
   close(): Promise<void>;
 }
 
-export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<PipelineHarness> {
+export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: number) => Promise<void>; busyTimeoutMs?: number } = {}): Promise<PipelineHarness> {
   const dataDir = tempDir('enrichbridge-pipeline-');
-  const opened = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+  const opened = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
   const clock = { now: new Date() };
   const now = () => clock.now;
   const service = new EnrichService({ store: opened.store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new PersonaProductionMatcher() });

@@ -33,4 +33,27 @@ describe('configuration', () => {
     expect(set.timeouts).toEqual({ hubspotMs: 5000, salesforceMs: 6000, tokenMs: 7000, enrichMs: 8000 });
     expect(() => loadConfig({ HUBSPOT_TIMEOUT_MS: '0' })).toThrow(/HUBSPOT_TIMEOUT_MS/);
   });
+
+  it('bounds every connection by default: headers within 10 s, the whole request within 30 s, idle keep-alive 5 s, at most 1,000 connections', () => {
+    expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 });
+  });
+
+  it('takes the connection limits from HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS and MAX_CONNECTIONS', () => {
+    const config = loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '4000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000', MAX_CONNECTIONS: '50' });
+    expect(config.http).toEqual({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 1_000, maxConnections: 50 });
+  });
+
+  it.each([
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '0'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
+    ['MAX_CONNECTIONS', '0'],
+    ['MAX_CONNECTIONS', 'many'],
+  ])('refuses a connection limit that would leave connections unbounded: %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('refuses a headers timeout longer than the request timeout, which would never apply', () => {
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/);
+  });
 });

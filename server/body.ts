@@ -1,0 +1,76 @@
+// The one way a POST route reads its body: the raw bytes (signatures are computed over them), inflated
+// if the client compressed them, capped, and checked to be UTF-8. A body that cannot be read is the
+// client's fault, answered with a 4xx in the route's own error format before anything else runs
+// (before authentication, so it must be cheap and quiet): never a 500, never an error-level log line.
+import { isUtf8 } from 'node:buffer';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+
+export interface BodyFault {
+  /** 413 over the cap, 415 an encoding we do not read, 400 bytes that do not decode. */
+  readonly status: 400 | 413 | 415;
+  /** body-parser's error type where it has one, else ours (`encoding.invalid`, `utf8.invalid`). */
+  readonly type: string;
+  readonly message: string;
+}
+
+/** Answers a fault in the route's format; `next` for a route that defers the answer (the enrichment endpoints). */
+export type RefuseBody = (res: Response, fault: BodyFault, req: Request, next: NextFunction) => void;
+
+/** The webhook routes' format for a client error: JSON `{ message }`. */
+const answerJson: RefuseBody = (res, fault) => {
+  res.status(fault.status).json({ message: fault.message });
+};
+
+function faultOf(error: unknown): BodyFault | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const type = 'type' in error && typeof error.type === 'string' ? error.type : undefined;
+  const status = 'status' in error && typeof error.status === 'number' ? error.status : undefined;
+  switch (type) {
+    case 'entity.too.large':
+      return { status: 413, type, message: 'the body is larger than this endpoint accepts' };
+    case 'encoding.unsupported':
+      return { status: 415, type, message: 'the body has a Content-Encoding this endpoint does not read' };
+    case 'charset.unsupported':
+      return { status: 415, type, message: 'the body must be UTF-8' };
+    case 'request.size.invalid':
+      return { status: 400, type, message: 'the body length does not match Content-Length' };
+    case undefined:
+      // The inflater's own error (a gzip or deflate stream that is corrupt), which body-parser hands
+      // on with a 400 status but no type.
+      return status !== undefined && status >= 400 && status < 500
+        ? { status: 400, type: 'encoding.invalid', message: 'the body does not decode with its Content-Encoding' }
+        : undefined;
+    default:
+      // request.aborted (nobody to answer) and body-parser's own bugs go to the app's last handler.
+      return undefined;
+  }
+}
+
+const NOT_UTF8: BodyFault = { status: 400, type: 'utf8.invalid', message: 'the body is not valid UTF-8' };
+
+/**
+ * Middleware that leaves the body in `req.body` as a Buffer (empty when there was none), or answers
+ * with `refuse`. `limit` is express's: bytes, or a string such as '1mb'; it counts inflated bytes.
+ */
+export function readBody(options: { readonly limit: number | string; readonly refuse?: RefuseBody }): RequestHandler {
+  const raw = express.raw({ type: () => true, limit: options.limit });
+  const refuse = options.refuse ?? answerJson;
+  return (req, res, next) => {
+    const afterRaw = (error?: unknown): void => {
+      if (error !== undefined && error !== null) {
+        const fault = faultOf(error);
+        if (fault === undefined) next(error);
+        else refuse(res, fault, req, next);
+        return;
+      }
+      // isUtf8 is what a fatal TextDecoder checks, without making the string: the routes still
+      // need the bytes themselves (signatures), and decode later.
+      if (Buffer.isBuffer(req.body) && !isUtf8(req.body)) {
+        refuse(res, NOT_UTF8, req, next);
+        return;
+      }
+      next();
+    };
+    void raw(req, res, afterRaw as NextFunction);
+  };
+}
