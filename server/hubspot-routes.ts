@@ -18,7 +18,7 @@ import {
   verifyOAuthState,
 } from '../connectors/hubspot/install.ts';
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../connectors/hubspot/routes.ts';
-import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
+import { constantTimeEqual, hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
 import { HubSpotBatchSchema, queueHubSpotBatch } from '../connectors/hubspot/webhooks.ts';
 import { readBody } from './body.ts';
 import type { Config } from './config.ts';
@@ -200,10 +200,10 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
     }
     const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
-    const verified = secrets.some(
+    const verifiedBy = secrets.find(
       (clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v3'], now: now().getTime() }).ok,
     );
-    if (!verified) {
+    if (verifiedBy === undefined) {
       res.status(401).json({ message: 'invalid or missing HubSpot signature' });
       return;
     }
@@ -218,13 +218,24 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
     }
     try {
       // Durable as one job per portal before the 200; a worker expands it moments later.
+      // Tenant isolation: the batch speaks only for the installations whose secret verified it (the
+      // app's for portals installed through the public app, a static-token portal's own for that
+      // portal). Events of other portals are dropped with a warning, not refused: HubSpot retries a
+      // refused batch whole, and a genuine one never mixes secrets, so only a forgery is affected.
       const queued = await queueHubSpotBatch(events.data, {
         store: bridge.pipelineStore,
         queue: deps.queue,
         installationFor: installationOf,
+        verifiedFor: async (installation) => {
+          const credentials = await credentialsCache.get(installation);
+          return credentials !== null && constantTimeEqual(credentials.clientSecret, verifiedBy);
+        },
       });
+      if (queued.foreignPortals !== undefined) {
+        logger.warn({ portals: queued.foreignPortals }, "hubspot webhook batch carried events of portals its signature's secret does not verify: dropped");
+      }
       if (queued.queued > 0) deps.wake();
-      res.status(200).json(queued);
+      res.status(200).json({ received: queued.received, queued: queued.queued, ignored: queued.ignored });
     } catch (error) {
       // Not durably queued: a 5xx makes HubSpot deliver again (duplicates are harmless).
       logger.error({ err: error }, 'hubspot webhook batch could not be queued');

@@ -150,8 +150,10 @@ export interface QueuedBatch {
   readonly received: number;
   /** Portals whose events were queued (one job each). */
   readonly queued: number;
-  /** Events of portals we do not know, or whose installation is disabled. */
+  /** Events of portals we do not know, whose installation is disabled, or that the batch's secret does not speak for. */
   readonly ignored: number;
+  /** Portals with an installation that the secret which verified the batch does not verify (dropped). */
+  readonly foreignPortals?: readonly string[];
 }
 
 const EventsPayloadSchema = z.object({ events: z.array(HubSpotEventSchema).min(1).max(MAX_EVENTS_PER_BATCH) });
@@ -162,11 +164,21 @@ const EventsPayloadSchema = z.object({ events: z.array(HubSpotEventSchema).min(1
  */
 export async function queueHubSpotBatch(
   events: readonly HubSpotEvent[],
-  deps: { store: PipelineStore; queue: JobQueue; installationFor?: (portalId: string) => Promise<Installation | undefined> },
+  deps: {
+    store: PipelineStore;
+    queue: JobQueue;
+    installationFor?: (portalId: string) => Promise<Installation | undefined>;
+    /**
+     * Whether the secret that verified the batch is this installation's own: events of any other
+     * installation are dropped, so one tenant's secret cannot act on another tenant's portal.
+     */
+    verifiedFor?: (installation: Installation) => Promise<boolean>;
+  },
 ): Promise<QueuedBatch> {
   const byPortal = new Map<string, HubSpotEvent[]>();
   for (const event of events) byPortal.set(event.portalId, [...(byPortal.get(event.portalId) ?? []), event]);
   const jobs: NewJob[] = [];
+  const foreignPortals: string[] = [];
   let ignored = 0;
   for (const [portalId, ofPortal] of byPortal) {
     const installation = await (deps.installationFor ?? ((p: string) => deps.store.findInstallationByAccount(HUBSPOT_PROVIDER, p)))(portalId);
@@ -174,11 +186,16 @@ export async function queueHubSpotBatch(
       ignored += ofPortal.length;
       continue;
     }
+    if (deps.verifiedFor !== undefined && !(await deps.verifiedFor(installation))) {
+      foreignPortals.push(portalId);
+      ignored += ofPortal.length;
+      continue;
+    }
     // The events as received (they passed the schema): the expansion parses them again.
     jobs.push({ installationId: installation.id, kind: HUBSPOT_EVENTS_JOB, payload: { events: ofPortal }, maxAttempts: 10 });
   }
   await deps.queue.enqueueMany(jobs);
-  return { received: events.length, queued: jobs.length, ignored };
+  return { received: events.length, queued: jobs.length, ignored, ...(foreignPortals.length > 0 ? { foreignPortals } : {}) };
 }
 
 /** The worker's handler for HUBSPOT_EVENTS_JOB: applies each stored batch. */

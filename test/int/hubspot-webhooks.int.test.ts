@@ -632,6 +632,76 @@ describe('POST /webhooks/hubspot: what each event does', () => {
   });
 });
 
+describe('POST /webhooks/hubspot: a batch acts only on the portals its secret verifies', () => {
+  // Two static-token portals with secrets of their own, and two installed through the public app
+  // (whose stored secret is the app's): whoever holds one portal's secret signs for that portal only.
+  const SECRET_A = 'portal-a-secret-1111';
+  const SECRET_B = 'portal-b-secret-2222';
+  const A = '70001';
+  const B = '70002';
+  const Q = '70003';
+
+  async function tenants() {
+    const rig = await startRig();
+    const fake = await startFake(rig);
+    const a = await install(rig, fake, { portalId: A, clientSecret: SECRET_A });
+    const b = await install(rig, fake, { portalId: B, clientSecret: SECRET_B });
+    const p = await install(rig, fake); // the fake's portal, through the public app
+    const q = await install(rig, fake, { portalId: Q });
+    const store = rig.runtime.bridge.pipelineStore;
+    await store.saveOutcomes([state(b, '900', 'wf-b-900'), state(b, '901', 'wf-b-901'), state(p, '800', 'wf-p-800')], []);
+    return { rig, store, a, b, p, q };
+  }
+  const on = (portal: string, type: string, objectId: number, extra: Partial<WebhookEvent> = {}) =>
+    event(type, objectId, { portalId: Number(portal), ...extra });
+
+  it("a batch signed with one static-token portal's secret does not erase, merge or queue anything of another portal", async () => {
+    const { rig, store, a, b, p } = await tenants();
+    const batch = [
+      on(A, 'contact.creation', 1),
+      on(B, 'contact.creation', 2),
+      on(B, 'contact.privacyDeletion', 900, { changeFlag: 'DELETED' }),
+      on(B, 'contact.merge', 901, { primaryObjectId: 555, mergedObjectIds: [901] }),
+      on(B, 'contact.propertyChange', 3, { propertyName: 'email', propertyValue: 'x@example.com', changeSource: 'CRM' }),
+      on(PORTAL_ID, 'contact.privacyDeletion', 800, { changeFlag: 'DELETED' }),
+    ];
+
+    const reply = await deliver(rig.target, JSON.stringify(batch), { secret: SECRET_A });
+
+    expect(reply.status).toBe(200);
+    expect(AckSchema.parse(reply.json)).toEqual({ received: 6, queued: 1, ignored: 5 });
+    const jobs = await jobsTable(rig);
+    expect(jobs.map((j) => [j.installationId, j.recordId])).toEqual([[a.id, '1']]);
+    expect([...(await store.recordStates(b.id, CONTACT, ['900', '901'])).keys()].sort()).toEqual(['900', '901']);
+    expect([...(await store.recordStates(p.id, CONTACT, ['800'])).keys()]).toEqual(['800']);
+  });
+
+  it("a batch signed with the public app's secret does not act on a static-token portal, whatever portal comes first", async () => {
+    const { rig, store, b, p } = await tenants();
+    const batch = [on(PORTAL_ID, 'contact.creation', 10), on(B, 'contact.privacyDeletion', 900, { changeFlag: 'DELETED' }), on(A, 'contact.creation', 11)];
+
+    const reply = await deliver(rig.target, JSON.stringify(batch), { secret: CLIENT_SECRET });
+
+    expect(reply.status).toBe(200);
+    expect(AckSchema.parse(reply.json)).toEqual({ received: 3, queued: 1, ignored: 2 });
+    expect((await jobsTable(rig)).map((j) => [j.installationId, j.recordId])).toEqual([[p.id, '10']]);
+    expect([...(await store.recordStates(b.id, CONTACT, ['900'])).keys()]).toEqual(['900']);
+  });
+
+  it("a batch of several public-app portals, signed with the app's secret, acts on each of them", async () => {
+    const { rig, p, q } = await tenants();
+    const batch = [on(PORTAL_ID, 'contact.creation', 20), on(Q, 'contact.creation', 21)];
+
+    const reply = await deliver(rig.target, JSON.stringify(batch), { secret: CLIENT_SECRET });
+
+    expect(AckSchema.parse(reply.json)).toEqual({ received: 2, queued: 2, ignored: 0 });
+    expect((await jobsTable(rig)).map((j) => [j.installationId, j.recordId])).toEqual([
+      [p.id, '20'],
+      [q.id, '21'],
+    ]);
+  });
+});
+
 describe('POST /webhooks/hubspot: answers 5xx when the batch is not durably queued', () => {
   it('answers 503 while the database refuses writes, and queues the batch when HubSpot retries', async () => {
     const rig = await startRig();
