@@ -17,13 +17,18 @@ import {
   type SalesforceFieldDefinition,
   type SalesforceObject,
 } from '../connectors/salesforce/fields.ts';
-import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
 import { SALESFORCE_API_VERSION } from '../connectors/salesforce/version.ts';
 
 export const SALESFORCE_MANIFEST_DIR = path.resolve(import.meta.dirname, '../manifests/salesforce');
 
 /** The operator replaces these before deploying (manifests/salesforce/README.md). */
 export const PUBLIC_BASE_PLACEHOLDER = 'https://YOUR_PUBLIC_HOST';
+/**
+ * The installation's outbound secret, part of the endpoint URL: outbound messages carry no signature,
+ * so the URL does. `enrichbridge salesforce outbound-url <installation>` prints the whole URL.
+ */
+export const OUTBOUND_SECRET_PLACEHOLDER = 'YOUR_OUTBOUND_SECRET';
 /** The Salesforce user outbound messages are sent as (`integrationUser`, a username of the org). */
 export const INTEGRATION_USER_PLACEHOLDER = 'YOUR_INTEGRATION_USERNAME';
 /** Who Salesforce contacts about the External Client App. */
@@ -55,7 +60,7 @@ export const workflowFile = (object: SalesforceObject): string => `${SOURCE_DIR}
 export const ECA_FILE = `${SOURCE_DIR}/externalClientApps/${ECA_NAME}.eca-meta.xml`;
 export const ECA_OAUTH_FILE = `${SOURCE_DIR}/extlClntAppOauthSettings/${ECA_OAUTH_SETTINGS_NAME}.ecaOauth-meta.xml`;
 
-export const outboundMessageEndpoint = (): string => `${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`;
+export const outboundMessageEndpoint = (): string => `${PUBLIC_BASE_PLACEHOLDER}${salesforceOutboundMessagePath(OUTBOUND_SECRET_PLACEHOLDER)}`;
 export const oauthCallbackUrl = (): string => `${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OAUTH_CALLBACK_ROUTE}`;
 
 type XmlValue = string | number | boolean | XmlElement | readonly XmlValue[];

@@ -93,6 +93,10 @@ const EnvSchema = z.object({
   SALESFORCE_LOGIN_URL: z.url().default('https://login.salesforce.com'),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
+  /** Also accept outbound messages at the old path without the installation's secret (during a migration). */
+  SALESFORCE_OUTBOUND_LEGACY_PATH: flag.optional(),
+  /** Outbound-message requests per second taken from one source address (Salesforce's IPs are shared by orgs). */
+  SALESFORCE_OUTBOUND_RATE: z.coerce.number().int().positive().max(100_000).default(50),
 });
 
 export interface Config {
@@ -118,6 +122,7 @@ export interface Config {
   readonly remoteRatePerSecond: number;
   readonly publicUrl: string | null;
   readonly salesforceAllowAnyHost: boolean;
+  readonly salesforceOutbound: { readonly legacyPath: boolean; readonly ratePerAddress: number };
   readonly hubspot: {
     readonly clientId: string | null;
     readonly clientSecret: string | null;
@@ -183,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeouts: { hubspotMs: e.HUBSPOT_TIMEOUT_MS, salesforceMs: e.SALESFORCE_TIMEOUT_MS, tokenMs: e.TOKEN_TIMEOUT_MS, enrichMs: e.ENRICH_TIMEOUT_MS },
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
     salesforceAllowAnyHost: e.SALESFORCE_ALLOW_ANY_HOST ?? false,
+    salesforceOutbound: { legacyPath: e.SALESFORCE_OUTBOUND_LEGACY_PATH ?? false, ratePerAddress: e.SALESFORCE_OUTBOUND_RATE },
     publicUrl: e.PUBLIC_URL === undefined ? null : e.PUBLIC_URL.replace(/\/+$/, ''),
     hubspot: {
       clientId: e.HUBSPOT_CLIENT_ID ?? null,

@@ -213,7 +213,15 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     wake: () => worker?.wake(),
   });
   const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
-  const salesforce = salesforceRouter({ bridge: runtime.bridge, queue: runtime.opened.queue, db: runtime.opened.db, logger, wake: () => worker?.wake() });
+  const salesforce = salesforceRouter({
+    bridge: runtime.bridge,
+    queue: runtime.opened.queue,
+    db: runtime.opened.db,
+    logger,
+    wake: () => worker?.wake(),
+    outboundLegacyPath: config.salesforceOutbound.legacyPath,
+    outboundRatePerAddress: config.salesforceOutbound.ratePerAddress,
+  });
   const salesforceOAuth = salesforceOAuthRouter({ config, bridge: runtime.bridge, box: runtime.box, logger });
   const app = createApp({
     service: runtime.service,

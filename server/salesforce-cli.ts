@@ -12,6 +12,12 @@ import { requireAccount } from '../core/accounts/admin.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { loadConfig } from './config.ts';
 import { withBridge } from './pipeline-cli.ts';
+import { salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
+
+/** The full outbound-message URL of an installation; without PUBLIC_URL, the path behind a placeholder host. */
+function outboundUrl(publicUrl: string | null, secret: string): string {
+  return `${publicUrl ?? 'https://YOUR_PUBLIC_HOST'}${salesforceOutboundMessagePath(secret)}`;
+}
 
 interface ConnectFlags {
   orgId: string;
@@ -100,6 +106,7 @@ export function salesforceCommands(): Command {
         });
         const secret = await installations.webhookSecret(installation.id);
         console.error(`connected org ${orgId} (${installation.environment}); deploy manifests/salesforce to create the fields and flows`);
+        console.error(`outbound messages go to: ${outboundUrl(config.publicUrl, await installations.outboundSecret(installation.id))}`);
         console.error(`signing secret for the JSON callout (shown once; the Apex class needs it): ${secret}`);
         console.log(installation.id);
       });
@@ -157,7 +164,20 @@ export function salesforceCommands(): Command {
           `${result.created ? 'connected' : 'renewed the credentials of'} org ${installation.externalAccountId} (${installation.environment}) with the JWT bearer flow as ${key.username}; deploy manifests/salesforce to create the fields and flows`,
         );
         if (result.newWebhookSecret !== null) console.error(`signing secret for the JSON callout (shown once; the Apex class needs it): ${result.newWebhookSecret}`);
+        console.error(`outbound messages go to: ${outboundUrl(config.publicUrl, await installations.outboundSecret(installation.id))}`);
         console.log(installation.id);
+      });
+    });
+
+  salesforce
+    .command('outbound-url <installation>')
+    .description("the URL this org's outbound messages must be sent to (the endpointUrl of manifests/salesforce's workflows), with the installation's secret in it")
+    .action(async (id: string) => {
+      const config = loadConfig();
+      await withBridge(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        console.log(outboundUrl(config.publicUrl, await installations.outboundSecret(id)));
       });
     });
 

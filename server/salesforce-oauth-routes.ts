@@ -16,7 +16,7 @@ import {
   orgKindFor,
   verifyOAuthState,
 } from '../connectors/salesforce/install.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from '../connectors/salesforce/routes.ts';
+import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
@@ -168,6 +168,7 @@ export function salesforceOAuthRouter(deps: SalesforceOAuthRouteDeps): Router {
         );
       }
       lines.push(
+        `Outbound messages from this org go to ${app.publicUrl}${salesforceOutboundMessagePath(await bridge.installations.outboundSecret(installation.id))}: put it in the endpointUrl of the two workflows (it replaces https://YOUR_PUBLIC_HOST/webhooks/salesforce/outbound-message/YOUR_OUTBOUND_SECRET) and keep it private, since it lets whoever has it send records to enrich.`,
         'Next, deploy the metadata in manifests/salesforce (sf project deploy start --manifest manifest/package.xml): the WF_* fields on Contact and Lead, the permission set, and the record-triggered flows whose outbound messages send new Contacts and Leads here. Assign the Enrichbridge permission set to the integration user. See manifests/salesforce/README.md.',
         installation.settings.enrichOnCreate ? 'New Contacts and Leads are then enriched within seconds.' : 'Automatic enrichment of new records is off for this installation.',
       );

@@ -9,7 +9,9 @@ import type { Installation } from '../connectors/pipeline/model.ts';
 import { enrichJob } from '../connectors/pipeline/pipeline.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from '../connectors/salesforce/connector.ts';
 import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../connectors/salesforce/events.ts';
-import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../connectors/salesforce/outbound.ts';
+import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from '../connectors/salesforce/outbound.ts';
+import { constantTimeEqual } from '../core/secrets/constant-time.ts';
+import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
 import { readBody } from './body.ts';
@@ -23,6 +25,10 @@ export interface SalesforceRouteDeps {
   readonly db: Kysely<Database>;
   readonly logger: Logger;
   readonly wake: () => void;
+  /** Accept outbound messages at the bare path, without an installation's secret (default: refused). */
+  readonly outboundLegacyPath?: boolean;
+  /** Outbound-message requests per second from one source address (default 50). */
+  readonly outboundRatePerAddress?: number;
 }
 
 function fault(res: Response, message: string, code: 'Client' | 'Server' = 'Client'): void {
@@ -53,12 +59,52 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
     return canonical === null ? undefined : bridge.pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, canonical);
   };
 
+  // Outbound messages carry no signature and anyone can post one, so what a refusal costs is kept
+  // small: a rate per source address first (the socket's, or the proxy's client address only where
+  // TRUST_PROXY says so), then the org id read from the first bytes and the URL's secret checked, and
+  // only then the full XML parse.
+  const limiter = new MemoryRateLimiter();
+  const ratePerAddress = deps.outboundRatePerAddress ?? 50;
+  const outboundPaths = deps.outboundLegacyPath === true ? [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`, SALESFORCE_OUTBOUND_MESSAGE_ROUTE] : [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`];
+  if (deps.outboundLegacyPath !== true) {
+    router.post(SALESFORCE_OUTBOUND_MESSAGE_ROUTE, (_req: Request, res: Response) => {
+      res.status(404).type(OUTBOUND_CONTENT_TYPE).send(soapFault("this endpoint needs the installation's secret in its URL: run `enrichbridge salesforce outbound-url <installation>` and update the outbound messages", 'Client'));
+    });
+  }
   router.post(
-    SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
+    outboundPaths,
+    (req: Request, res: Response, next: NextFunction) => {
+      if (limiter.takeNow(`outbound:${req.ip ?? req.socket.remoteAddress ?? ''}`, ratePerAddress).allowed) {
+        next();
+        return;
+      }
+      res.status(429).type(OUTBOUND_CONTENT_TYPE).send(soapFault('too many outbound messages from this address; Salesforce will retry', 'Server'));
+    },
     // A little over the parser's own cap, so an oversized message gets its SOAP fault, not a 413.
     readBody({ limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024, refuse: (res, f) => void res.status(f.status).type(OUTBOUND_CONTENT_TYPE).send(soapFault(f.message, 'Client')) }),
     async (req: Request, res: Response) => {
       const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const claimedOrg = scanOrganizationId(body);
+      if (claimedOrg === null) {
+        fault(res, 'not an outbound message this endpoint accepts (no OrganizationId)');
+        return;
+      }
+      const secret = typeof req.params.secret === 'string' ? req.params.secret : undefined;
+      let installation: Installation | undefined;
+      try {
+        // Looked up inside the try: a database that fails here must still answer a Server fault.
+        installation = await installationOf(claimedOrg);
+        const expected = installation === undefined || secret === undefined ? undefined : (await bridge.installations.secrets(installation.id)).outboundSecret;
+        if (installation === undefined || (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret)))) {
+          logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE, known_org: installation !== undefined }, 'outbound message refused before parsing: an organization that is not connected, or a wrong secret');
+          fault(res, 'this organization is not connected to enrichbridge at this address');
+          return;
+        }
+      } catch (error) {
+        logger.error({ err: error }, 'salesforce outbound message: the installation could not be read');
+        fault(res, 'could not read the installation; Salesforce will retry', 'Server');
+        return;
+      }
       let message;
       try {
         message = parseOutboundMessage(body);
@@ -67,15 +113,11 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         fault(res, `not an outbound message this endpoint accepts (${error.code})`);
         return;
       }
+      if (toSalesforceId18(message.organizationId) !== installation.externalAccountId) {
+        fault(res, 'the envelope names two organizations');
+        return;
+      }
       try {
-        // Outbound messages carry no signature: the organization must be one we are connected to.
-        // Looked up inside the try: a database that fails here must still answer a Server fault.
-        const installation = await installationOf(message.organizationId);
-        if (installation === undefined) {
-          logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE }, 'outbound message from an organization that is not connected');
-          fault(res, 'this organization is not connected to enrichbridge');
-          return;
-        }
         if (installation.status !== 'disabled' && installation.settings.enrichOnCreate) {
           const keys = message.notifications.map((n) => outboundMessageDedupeKey(message.organizationId, n.id));
           const fresh = await deliveries.unseen(SALESFORCE_PROVIDER, keys);

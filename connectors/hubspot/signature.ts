@@ -4,7 +4,8 @@
 // We do not call @hubspot/api-client's `Signature` here: it compares with `===`, throws on a stale
 // timestamp, and does not decode the URI for v3 (see ../shared/reference/crm-platforms.md, section 2).
 // The tests cross-check our signatures against it.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 
 /** How far `X-HubSpot-Request-Timestamp` may be from our clock, either way (HubSpot: 5 minutes). */
 export const HUBSPOT_SIGNATURE_MAX_AGE_MS = 5 * 60_000;
@@ -54,15 +55,7 @@ function single(value: HeaderValue): string | null {
   return null;
 }
 
-/**
- * Equal strings, in time that depends on neither their contents nor their lengths: both sides are
- * hashed to 32 bytes first, so `timingSafeEqual` never sees unequal lengths.
- */
-export function constantTimeEqual(expected: string, given: string): boolean {
-  const a = createHash('sha256').update(expected, 'utf8').digest();
-  const b = createHash('sha256').update(given, 'utf8').digest();
-  return timingSafeEqual(a, b);
-}
+export { constantTimeEqual };
 
 // The escapes HubSpot decodes before signing a v3 request, and only these: `%20`, `%2B`, `%25` and
 // every other escape stay as sent.

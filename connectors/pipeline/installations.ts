@@ -126,11 +126,24 @@ export class Installations {
 
   /** The installation's webhook signing secret, made (256 random bits) and sealed on first use. */
   async webhookSecret(id: string): Promise<string> {
+    return this.secretOnFirstUse(id, 'webhookSecret');
+  }
+
+  /**
+   * The secret in the URL of the installation's unsigned webhook (Salesforce outbound messages carry no
+   * signature), made (256 random bits, URL-safe) and sealed on first use.
+   */
+  async outboundSecret(id: string): Promise<string> {
+    return this.secretOnFirstUse(id, 'outboundSecret');
+  }
+
+  private async secretOnFirstUse(id: string, field: 'webhookSecret' | 'outboundSecret'): Promise<string> {
     const current = await this.secrets(id);
-    if (current.webhookSecret !== undefined) return current.webhookSecret;
-    const webhookSecret = randomBytes(32).toString('base64url');
-    await this.pipeline.updateInstallation(id, { sealedSecrets: this.box.seal(JSON.stringify({ ...current, webhookSecret }), secretsContext(id)) });
-    return webhookSecret;
+    const existing = current[field];
+    if (existing !== undefined) return existing;
+    const made = randomBytes(32).toString('base64url');
+    await this.pipeline.updateInstallation(id, { sealedSecrets: this.box.seal(JSON.stringify({ ...current, [field]: made }), secretsContext(id)) });
+    return made;
   }
 
   /**

@@ -65,6 +65,8 @@ export const InstallationSecretsSchema = z.object({
   crm: z.record(z.string(), z.unknown()).default({}),
   /** The secret a CRM signs our webhook requests with, when the CRM does not bring its own (Salesforce callouts). */
   webhookSecret: z.string().min(1).optional(),
+  /** The secret in the URL a CRM posts unsigned messages to (Salesforce outbound messages). */
+  outboundSecret: z.string().min(1).optional(),
 });
 export type InstallationSecrets = z.infer<typeof InstallationSecretsSchema>;
 

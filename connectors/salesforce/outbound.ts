@@ -20,13 +20,27 @@ export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
 export const MAX_NOTIFICATIONS_PER_MESSAGE = 100;
 
 /**
- * The largest envelope we read. 100 notifications of the fields our flows send come to about 40 KB,
- * and stay under 350 KB with every field at its maximum length in a 3-byte script; 1 MiB leaves room
- * for fields an admin adds (a refused message is lost after Salesforce's 24 hours of retries). The
- * cost of the worst input this lets through, 1 MiB of well-formed XML, is about 0.5 s of CPU: the
- * route should rate-limit. A real 100-notification message parses in under 10 ms.
+ * The largest envelope we read: near what a 100-notification message needs. 100 notifications of the
+ * fields our flows send come to about 40 KB (test/fixtures/salesforce/outbound-contact-100.xml: 38 KB),
+ * and stay under 350 KB with every field at its maximum length in a 3-byte script; 384 KiB takes that
+ * worst case. Nothing this large is parsed before the org and the URL's secret check out (the route
+ * reads the org id with scanOrganizationId first). A real 100-notification message parses in under 10 ms.
  */
-export const OUTBOUND_MESSAGE_MAX_BYTES = 1024 * 1024;
+export const OUTBOUND_MESSAGE_MAX_BYTES = 384 * 1024;
+
+/** How far into the body the organization id is looked for: it comes before the first notification. */
+const ORGANIZATION_ID_SCAN_BYTES = 4096;
+const ORGANIZATION_ID_ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?OrganizationId>\s*([A-Za-z0-9]{15}(?:[A-Za-z0-9]{3})?)\s*<\//;
+
+/**
+ * The organization id an envelope names, read from its first 4 KiB with one regular expression and no
+ * XML parse: cheap enough to run before anything is known about the sender, so an unknown org or a
+ * wrong secret is refused without parsing. The full parse later must agree with it.
+ */
+export function scanOrganizationId(body: Buffer): string | null {
+  const head = body.subarray(0, ORGANIZATION_ID_SCAN_BYTES).toString('latin1');
+  return ORGANIZATION_ID_ELEMENT.exec(head)?.[1] ?? null;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // The message

@@ -5,8 +5,15 @@
 export const SALESFORCE_OAUTH_INSTALL_ROUTE = '/oauth/salesforce/install';
 /** The OAuth redirect URL; the External Client App's callback URL must be exactly this on the public host. */
 export const SALESFORCE_OAUTH_CALLBACK_ROUTE = '/oauth/salesforce/callback';
-/** Outbound Messages (SOAP) from the record-triggered flows; `endpointUrl` of the workflow outbound messages. */
+/**
+ * Outbound Messages (SOAP) from the record-triggered flows. The `endpointUrl` of the workflow outbound
+ * messages is this followed by `/<the installation's outbound secret>` (salesforceOutboundMessagePath);
+ * the bare path is accepted only where an operator enables it (SALESFORCE_OUTBOUND_LEGACY_PATH).
+ */
 export const SALESFORCE_OUTBOUND_MESSAGE_ROUTE = '/webhooks/salesforce/outbound-message';
+
+/** The path an installation's outbound messages are posted to, its secret included. */
+export const salesforceOutboundMessagePath = (secret: string): string => `${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/${secret}`;
 /** The signed JSON variant (`{orgId, object, ids[]}`) for Apex or Flow HTTP callouts. */
 export const SALESFORCE_EVENTS_ROUTE = '/webhooks/salesforce/events';
 

@@ -13,6 +13,9 @@
 //     the messages arrive; as a backlog (queued with the workers off, drained by the default workers of the
 //     same data folder's next server), where every claim is 200 jobs; and that backlog with every Contact's
 //     message before any Lead's, where every claim of 200 is of one object.
+// (c) A flood of unauthenticated envelopes of the largest size the route reads, 16 in flight for 5 s, naming
+//     an org nobody connected, then the connected org with a wrong secret in the URL, while one client asks
+//     /healthz: its p99 must stay under 50 ms. Once with the default per-address rate, once with it lifted.
 // Fails (exit 1) when an answer is not the Ack or a record is lost (not enriched, a job not done).
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +27,7 @@ import { z } from 'zod';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, type FakeValue, personaContact, readOutboundAnswer, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
 import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 /** The Ack Salesforce waits for, byte for byte (../shared/reference/crm-platforms.md, section 7), not the code's constant. */
@@ -38,7 +42,10 @@ const WARM_UP_MESSAGES = 10;
 const PARALLEL_IN_FLIGHT = 5;
 /** Enrichment itself is not what is measured: the account's rate limit is set far above what a drain needs. */
 const ACCOUNT_RATE_LIMIT = 1_000;
-const TARGETS = { ackP99Ms: 100, callsPerRecord: 0.02 } as const;
+const TARGETS = { ackP99Ms: 100, callsPerRecord: 0.02, healthzUnderFloodP99Ms: 50 } as const;
+/** (c): how long each flood lasts, and how many requests it keeps in flight. */
+const FLOOD_SECONDS = 5;
+const FLOOD_IN_FLIGHT = 16;
 const DRAIN_TIMEOUT_MS = 120_000;
 
 const { values } = parseArgs({ options: { messages: { type: 'string', default: '100' }, records: { type: 'string', default: '2000' } } });
@@ -83,6 +90,8 @@ interface DataFolder {
   readonly dir: string;
   readonly env: Record<string, string>;
   readonly installationId: string;
+  /** The org's outbound-message path, its secret included, as `salesforce outbound-url` prints it. */
+  readonly outboundPath: string;
 }
 
 async function connectedDataFolder(fake: FakeSalesforce, name: string): Promise<DataFolder> {
@@ -96,7 +105,8 @@ async function connectedDataFolder(fake: FakeSalesforce, name: string): Promise<
     )
   ).trim();
   if (!/^\S+$/.test(installationId)) throw new Error(`salesforce connect printed no installation id: ${JSON.stringify(installationId)}`);
-  return { dir, env, installationId };
+  const outboundPath = new URL((await cli(['salesforce', 'outbound-url', installationId], env)).trim()).pathname;
+  return { dir, env, installationId, outboundPath };
 }
 
 interface Server {
@@ -108,19 +118,19 @@ interface Server {
 }
 
 /** `npm start`'s command line on a data folder; `workers` null leaves WORKER_CONCURRENCY at its default. */
-async function startServer(folder: DataFolder, name: string, workers: number | null, logDir: string): Promise<Server> {
+async function startServer(folder: DataFolder, name: string, workers: number | null, logDir: string, extraEnv: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const logFile = path.join(logDir, `server-${name}.log`);
   const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], {
     cwd: ROOT,
-    env: { ...baseEnv(), ...folder.env, PORT: String(port), LOG_LEVEL: 'info', ...(workers === null ? {} : { WORKER_CONCURRENCY: String(workers) }) },
+    env: { ...baseEnv(), ...folder.env, PORT: String(port), LOG_LEVEL: 'info', ...(workers === null ? {} : { WORKER_CONCURRENCY: String(workers) }), ...extraEnv },
     stdio: ['ignore', log, log],
   });
   closeSync(log);
   await waitHealthy(`server (${name})`, child, `${url}/healthz`);
-  return { child, url, outboundUrl: `${url}${ROUTE}`, logFile, stop: () => stopChild(child) };
+  return { child, url, outboundUrl: `${url}${folder.outboundPath}`, logFile, stop: () => stopChild(child) };
 }
 
 function logLines(file: string): Record<string, unknown>[] {
@@ -254,6 +264,55 @@ function ackLines(label: string, run: AckRun, handling: readonly number[], seria
       serial ? `target p99 <= ${TARGETS.ackP99Ms} ms: ${verdict(s.p99 <= TARGETS.ackP99Ms)}` : `(the target is for one message at a time, as Salesforce sends)`
     }`,
     `    the server's own handling time (its request log): p50 ${h.p50.toFixed(1)} ms   p99 ${h.p99.toFixed(1)} ms   max ${h.max.toFixed(1)} ms`,
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (c) A flood of unauthenticated envelopes
+
+/**
+ * Floods the outbound-message route with envelopes of the largest size it reads (OUTBOUND_MESSAGE_MAX_BYTES),
+ * `FLOOD_IN_FLIGHT` at a time for FLOOD_SECONDS, while one client asks /healthz over and over: what an
+ * unauthenticated request costs, seen from a health check. Returns the /healthz latencies and the flood's statuses.
+ */
+async function flood(server: Server, url: string, body: Buffer): Promise<{ healthz: number[]; statuses: Map<string, number>; sent: number }> {
+  const until = performance.now() + FLOOD_SECONDS * 1000;
+  const statuses = new Map<string, number>();
+  let sent = 0;
+  const flooder = async () => {
+    while (performance.now() < until) {
+      try {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' }, body, signal: AbortSignal.timeout(30_000) });
+        await response.arrayBuffer();
+        statuses.set(String(response.status), (statuses.get(String(response.status)) ?? 0) + 1);
+      } catch (error) {
+        const key = error instanceof Error ? error.name : 'error';
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+      sent += 1;
+    }
+  };
+  const healthz: number[] = [];
+  const prober = async () => {
+    while (performance.now() < until) {
+      const started = performance.now();
+      const response = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      await response.arrayBuffer();
+      healthz.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  await Promise.all([...Array.from({ length: FLOOD_IN_FLIGHT }, flooder), prober()]);
+  return { healthz, statuses, sent };
+}
+
+function floodLines(label: string, run: Awaited<ReturnType<typeof flood>>): string {
+  const h = latencyStats(run.healthz);
+  const statuses = [...run.statuses].map(([status, n]) => `${status}: ${n}`).join(', ');
+  return [
+    `  ${label}`,
+    `    ${run.sent} envelopes of ${(OUTBOUND_MESSAGE_MAX_BYTES / 1024).toFixed(0)} KiB in ${FLOOD_SECONDS} s, ${FLOOD_IN_FLIGHT} in flight (answers ${statuses})`,
+    `    /healthz meanwhile (${run.healthz.length} asks)  p50 ${h.p50.toFixed(1)} ms   p99 ${h.p99.toFixed(1)} ms   max ${h.max.toFixed(1)} ms   target p99 < ${TARGETS.healthzUnderFloodP99Ms} ms: ${verdict(h.p99 < TARGETS.healthzUnderFloodP99Ms)}`,
   ].join('\n');
 }
 
@@ -533,6 +592,29 @@ async function main(): Promise<void> {
     console.log(`  the same backlog, but every Contact's message before any Lead's, so that each claim of 200 holds one object:`);
     await backlogRun(org, serve, await folder('backlog-grouped'), 'grouped');
     console.log('');
+    // (c) the flood the hardening issue measured: envelopes as large as the route reads, naming an org
+    // nobody connected or carrying a wrong secret, no credentials; the default server, then the same
+    // with the per-address rate limit lifted, so the pre-parse refusal alone is measured.
+    console.log(`(c) a flood of unauthenticated outbound messages, and /healthz during it (the default server: WORKER_CONCURRENCY=2)`);
+    const floodFolder = await folder('flood');
+    const padTo = (xml: string) => Buffer.from(xml.replace('?>\n', `?>\n${' '.repeat(OUTBOUND_MESSAGE_MAX_BYTES - Buffer.byteLength(xml) - 16)}`));
+    const [sample] = await messages(org, 1);
+    if (sample === undefined) throw new Error('no sample message');
+    const unknownOrg = padTo(sample.body.replace(/<OrganizationId>[^<]+</, '<OrganizationId>00D3t000004WbXyEAK<'));
+    const known = padTo(sample.body);
+    for (const [label, env] of [
+      ['the default rate per source address (SALESFORCE_OUTBOUND_RATE=50)', {}],
+      ['the rate limit lifted (SALESFORCE_OUTBOUND_RATE=100000): the org and secret checks before the parse alone', { SALESFORCE_OUTBOUND_RATE: '100000' }],
+    ] as const) {
+      const floodServer = await startServer(floodFolder, 'flood', null, logDir, env);
+      servers.push(floodServer);
+      const base = `${floodServer.url}${ROUTE}`;
+      console.log(floodLines(`${label}, an org nobody connected:`, await flood(floodServer, `${base}/not-a-secret`, unknownOrg)));
+      console.log(floodLines(`${label}, the connected org with a wrong secret:`, await flood(floodServer, `${base}/not-the-secret`, known)));
+      await floodServer.stop();
+    }
+    console.log('');
+
     console.log(`total ${((performance.now() - benchStarted) / 1000).toFixed(0)} s; server logs (LOG_LEVEL=info): ${logDir}`);
     if (failures.length > 0) {
       console.error(`bench:salesforce: ${failures.length} problem(s):`);

@@ -42,7 +42,7 @@ async function run(args: readonly string[]): Promise<{ stdout: string; stderr: s
 beforeAll(async () => {
   const port = await freePort();
   serverUrl = `http://127.0.0.1:${port}`;
-  fake = await startFakeSalesforce({ outboundUrl: `${serverUrl}/webhooks/salesforce/outbound-message` });
+  fake = await startFakeSalesforce();
   dataDir = tempDir('enrichbridge-salesforce-e2e-');
   env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'), SALESFORCE_ALLOW_ANY_HOST: 'true', LOG_LEVEL: 'info' };
   await run(['accounts', 'create', 'e2e', '--career-intelligence']);
@@ -54,6 +54,11 @@ beforeAll(async () => {
   expect(installationId).toMatch(/^\S+$/);
   signingSecret = /signing secret[^:]*: (\S+)/.exec(connected.stderr)?.[1] ?? '';
   expect(signingSecret).not.toBe('');
+  // The outbound-message URL, as `connect` tells the admin (no PUBLIC_URL here: a placeholder host), and as outbound-url prints it.
+  const told = /outbound messages go to: https:\/\/YOUR_PUBLIC_HOST(\/webhooks\/salesforce\/outbound-message\/\S+)/.exec(connected.stderr)?.[1] ?? '';
+  expect(told).not.toBe('');
+  expect((await run(['salesforce', 'outbound-url', installationId])).stdout.trim()).toBe(`https://YOUR_PUBLIC_HOST${told}`);
+  fake.setOutboundUrl(`${serverUrl}${told}`);
   server = startProcess(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], { ...env, PORT: String(port), WORKER_CONCURRENCY: '2' });
   await server.waitFor(/"msg":"listening"/);
 });

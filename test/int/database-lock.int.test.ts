@@ -18,7 +18,7 @@ import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
-import { SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
+import { salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
 import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
@@ -48,6 +48,8 @@ const tokens = { production: '', sandbox: '' };
 let dataDir: string;
 let server: RunningServer;
 let installation: Installation;
+/** The Salesforce org's outbound-message path, its secret included. */
+let outboundPath: string;
 
 beforeAll(async () => {
   dataDir = tempDir('enrichbridge-lock-');
@@ -74,13 +76,14 @@ beforeAll(async () => {
     target: { kind: 'local', accountName: 'locked' },
     crmCredentials: { kind: 'static', accessToken: 't', clientSecret: HUBSPOT_SECRET, appId: '1160452', apiBaseUrl: 'http://127.0.0.1:9' },
   });
-  await setup.bridge.installations.create({
+  const org = await setup.bridge.installations.create({
     provider: SALESFORCE_PROVIDER,
     externalAccountId: ORG_ID,
     environment: 'sandbox',
     target: { kind: 'local', accountName: 'locked' },
     crmCredentials: { kind: 'static', instanceUrl: 'https://example.my.salesforce.com', accessToken: 't', orgId: ORG_ID },
   });
+  outboundPath = salesforceOutboundMessagePath(await setup.bridge.installations.outboundSecret(org.id));
   const home = household([{ address: '1 Elm Street', zipcode: '30301' }]);
   await loadSnapshot(setup.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(dataDir, 'source'), { version: 'v1', households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
   await setup.close();
@@ -121,7 +124,7 @@ async function hubspotWebhook(): Promise<number> {
 }
 
 async function outboundMessage(): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${server.url}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`, {
+  const response = await fetch(`${server.url}${outboundPath}`, {
     method: 'POST',
     headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' },
     body: OUTBOUND_CONTACT,

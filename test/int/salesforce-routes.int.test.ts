@@ -17,7 +17,7 @@ import { ENRICH_JOB } from '../../connectors/pipeline/pipeline.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
+import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
 import { createApp } from '../../server/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
@@ -75,8 +75,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The routes as startServer mounts them, on a real data folder, listening on a loopback port. */
-async function startRig(): Promise<Rig> {
+/**
+ * The routes as startServer mounts them, on a real data folder, listening on a loopback port. The
+ * envelope tests below post to the bare path, as an operator who enabled SALESFORCE_OUTBOUND_LEGACY_PATH
+ * lets them (what they check does not depend on the URL); the secret in the URL has tests of its own.
+ */
+async function startRig(options: { legacyPath?: boolean; ratePerAddress?: number } = {}): Promise<Rig> {
   const dataDir = tempDir('enrichbridge-salesforce-routes-');
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '0' });
   const wakes = { count: 0 };
@@ -95,6 +99,8 @@ async function startRig(): Promise<Rig> {
           wake: () => {
             wakes.count += 1;
           },
+          outboundLegacyPath: options.legacyPath ?? true,
+          ...(options.ratePerAddress === undefined ? {} : { outboundRatePerAddress: options.ratePerAddress }),
         }),
       ],
     });
@@ -198,9 +204,9 @@ async function post(url: string, body: string | Buffer, headers: Record<string, 
   return { status: response.status, contentType: response.headers.get('content-type') ?? '', bytes, text: bytes.toString('utf8') };
 }
 
-/** Posts an envelope as Salesforce does: text/xml and an empty SOAPAction. */
-function deliver(origin: string, body: string | Buffer): Promise<Reply> {
-  return post(`${origin}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`, body, { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' });
+/** Posts an envelope as Salesforce does: text/xml and an empty SOAPAction; to the bare path unless given another. */
+function deliver(origin: string, body: string | Buffer, route: string = SALESFORCE_OUTBOUND_MESSAGE_ROUTE): Promise<Reply> {
+  return post(`${origin}${route}`, body, { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' });
 }
 
 function expectAck(reply: Reply): void {
@@ -412,6 +418,92 @@ describe('POST /webhooks/salesforce/outbound-message: what it refuses', () => {
     expect(faultCodeOf(empty)).toBe('Client');
     expect(faultCodeOf(json)).toBe('Client');
     expect(await jobsTable(rig.runtime)).toEqual([]);
+  });
+});
+
+describe('POST /webhooks/salesforce/outbound-message/<secret>: the secret in the URL, checked before parsing', () => {
+  /** The recorded contact envelope with everything after the org id made unparseable: only a parse would notice. */
+  const unparseableAfterOrg = (orgId: string) => {
+    const contact = fixtureText('outbound-contact.xml').replace(ORG_ID, orgId);
+    const cut = contact.indexOf('</OrganizationId>') + '</OrganizationId>'.length;
+    return `${contact.slice(0, cut)}<<<not xml &&& ${'x'.repeat(1000)}`;
+  };
+
+  it("queues a message posted to the installation's own secret URL", async () => {
+    const rig = await startRig({ legacyPath: false });
+    const inst = await install(rig.runtime);
+    const secret = await rig.runtime.bridge.installations.outboundSecret(inst.id);
+
+    expectAck(await deliver(rig.origin, fixture('outbound-contact.xml'), salesforceOutboundMessagePath(secret)));
+    expect(recordIdsOf(await jobsTable(rig.runtime))).toEqual([CONTACT_RECORD]);
+  });
+
+  it('refuses a wrong secret, another org\'s secret and the bare path before the body is parsed, and queues nothing', async () => {
+    const rig = await startRig({ legacyPath: false });
+    const inst = await install(rig.runtime);
+    const other = await install(rig.runtime, { orgId: OTHER_ORG_ID });
+    await rig.runtime.bridge.installations.outboundSecret(inst.id);
+    const othersSecret = await rig.runtime.bridge.installations.outboundSecret(other.id);
+    const body = unparseableAfterOrg(ORG_ID);
+
+    const wrong = await deliver(rig.origin, body, salesforceOutboundMessagePath('not-the-secret'));
+    const others = await deliver(rig.origin, body, salesforceOutboundMessagePath(othersSecret));
+    const bare = await deliver(rig.origin, body);
+
+    // Not "malformed": the body after the org id was never parsed.
+    for (const reply of [wrong, others]) {
+      expect(faultCodeOf(reply)).toBe('Client');
+      expect(reply.text).toContain('not connected to enrichbridge at this address');
+    }
+    expect(faultCodeOf(bare, 404)).toBe('Client');
+    expect(bare.text).toContain('outbound-url');
+    expect(await jobsTable(rig.runtime)).toEqual([]);
+  });
+
+  it('refuses an organization that is not connected before the body is parsed', async () => {
+    const rig = await startRig({ legacyPath: false });
+    await install(rig.runtime);
+
+    const reply = await deliver(rig.origin, unparseableAfterOrg(OTHER_ORG_ID), salesforceOutboundMessagePath('anything'));
+
+    expect(faultCodeOf(reply)).toBe('Client');
+    expect(reply.text).toContain('not connected to enrichbridge at this address');
+  });
+
+  it('refuses an installation that has no outbound secret yet, and does not make one', async () => {
+    const rig = await startRig({ legacyPath: false });
+    const inst = await install(rig.runtime);
+
+    const reply = await deliver(rig.origin, fixture('outbound-contact.xml'), salesforceOutboundMessagePath('guess'));
+
+    expect(faultCodeOf(reply)).toBe('Client');
+    expect((await rig.runtime.bridge.installations.secrets(inst.id)).outboundSecret).toBeUndefined();
+  });
+
+  it('caps the body near what 100 notifications need: a full recorded message fits, a body over the cap gets 413 unread', async () => {
+    const rig = await startRig({ legacyPath: false });
+    const inst = await install(rig.runtime);
+    const path100 = salesforceOutboundMessagePath(await rig.runtime.bridge.installations.outboundSecret(inst.id));
+    const full = fixture('outbound-contact-100.xml');
+    // Near the ~350 KB of a 100-notification message with every field at full length, not 1 MiB.
+    expect(OUTBOUND_MESSAGE_MAX_BYTES).toBeLessThanOrEqual(400 * 1024);
+
+    expectAck(await deliver(rig.origin, full, path100));
+    const over = await deliver(rig.origin, Buffer.concat([full, Buffer.alloc(OUTBOUND_MESSAGE_MAX_BYTES + 4096, 0x20)]), path100);
+    expect(faultCodeOf(over, 413)).toBe('Client');
+  });
+
+  it('rate-limits the route per source address: past the rate, 429 with a Server fault (Salesforce retries)', async () => {
+    const rig = await startRig({ legacyPath: false, ratePerAddress: 5 });
+    await install(rig.runtime);
+    const body = unparseableAfterOrg(OTHER_ORG_ID);
+
+    const replies = await Promise.all(Array.from({ length: 8 }, () => deliver(rig.origin, body, salesforceOutboundMessagePath('x'))));
+
+    expect(replies.map((r) => r.status).sort()).toEqual([429, 429, 429, 500, 500, 500, 500, 500]);
+    const limited = replies.find((r) => r.status === 429);
+    expect(limited).toBeDefined();
+    if (limited !== undefined) expect(faultCodeOf(limited, 429)).toBe('Server');
   });
 });
 
@@ -811,6 +903,7 @@ describe('the Salesforce routes on the real server', () => {
     const setup = await openRuntime(loadConfig(env), logger);
     const inst = await install(setup);
     const secret = await setup.bridge.installations.webhookSecret(inst.id);
+    const outboundSecret = await setup.bridge.installations.outboundSecret(inst.id);
     await setup.close();
     const server = await startServer(loadConfig(env), logger);
     let stopped = false;
@@ -819,14 +912,17 @@ describe('the Salesforce routes on the real server', () => {
     });
     const leads = fixtureText('events-lead.json');
 
-    const outbound = await deliver(server.url, fixture('outbound-contact.xml'));
-    const malformed = await deliver(server.url, fixture('outbound-malformed.xml'));
+    const outbound = await deliver(server.url, fixture('outbound-contact.xml'), salesforceOutboundMessagePath(outboundSecret));
+    const malformed = await deliver(server.url, fixture('outbound-malformed.xml'), salesforceOutboundMessagePath(outboundSecret));
+    // The bare path is off unless an operator turns it on.
+    const bare = await deliver(server.url, fixture('outbound-contact.xml'));
     const events = await sendEvents(server.url, leads, signed(secret, leads));
     stopped = true;
     await server.stop();
 
     expectAck(outbound);
     expect(faultCodeOf(malformed)).toBe('Client');
+    expect(faultCodeOf(bare, 404)).toBe('Client');
     expect(CountsSchema.parse(events.json)).toEqual({ queued: 2, duplicates: 0 });
     const after = await openRuntime(loadConfig(env), logger);
     cleanups.push(() => after.close());

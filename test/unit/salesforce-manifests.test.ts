@@ -29,6 +29,7 @@ import {
   PACKAGE_XML,
   PERMISSION_SET_FILE,
   PERMISSION_SET_NAME,
+  OUTBOUND_SECRET_PLACEHOLDER,
   PUBLIC_BASE_PLACEHOLDER,
   SALESFORCE_MANIFEST_DIR,
   SFDX_PROJECT,
@@ -401,8 +402,8 @@ describe('outbound messages', () => {
       const expected = ['Id', ...SALESFORCE_IDENTITY_FIELDS[object].filter((f) => !f.includes('.'))];
       expect([...(message?.fields ?? [])].sort()).toEqual(expected.sort());
       expect(message?.fields).not.toContain('Account.Name');
-      expect(message?.endpointUrl).toBe(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`);
-      expect(message?.endpointUrl.endsWith(SALESFORCE_OUTBOUND_MESSAGE_ROUTE)).toBe(true);
+      // The route, then the installation's secret: outbound messages carry no signature, the URL does.
+      expect(message?.endpointUrl).toBe(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/${OUTBOUND_SECRET_PLACEHOLDER}`);
       expect(message?.endpointUrl.startsWith('https://')).toBe(true);
       expect(message?.includeSessionId).toBe('false');
       expect(message?.integrationUser).toBe(INTEGRATION_USER_PLACEHOLDER);
@@ -476,7 +477,8 @@ describe('manifests/salesforce/README.md', () => {
       expect(readme).toContain(OUTBOUND_MESSAGE_NAMES[object]);
       expect(readme).toContain(`${object}.workflow-meta.xml`);
     }
-    expect(readme).toContain(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}`);
+    expect(readme).toContain(`${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/${OUTBOUND_SECRET_PLACEHOLDER}`);
+    expect(readme).toContain('enrichbridge salesforce outbound-url');
   });
 
   it('names every outbound message field', () => {
