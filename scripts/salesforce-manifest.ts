@@ -240,6 +240,9 @@ export function packageMembers(): ReadonlyMap<string, readonly string[]> {
     ['Flow', SALESFORCE_OBJECTS.map((object) => FLOW_NAMES[object])],
     ['PermissionSet', [PERMISSION_SET_NAME]],
     ['Settings', ['LeadConvert']],
+    // The object's Workflow as well as the outbound messages in it: `sf project deploy start --manifest`
+    // refuses child members whose parent is not listed (what source-deploy-retrieve derives, checked in its test).
+    ['Workflow', [...SALESFORCE_OBJECTS]],
     ['WorkflowOutboundMessage', SALESFORCE_OBJECTS.map((object) => `${object}.${OUTBOUND_MESSAGE_NAMES[object]}`)],
   ]);
   return new Map([...members].sort(([a], [b]) => a.localeCompare(b)).map(([type, list]) => [type, [...list].sort()]));

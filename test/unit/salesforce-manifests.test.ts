@@ -333,7 +333,10 @@ describe('manifest/package.xml', () => {
       else if (single?.[1] === 'extlClntAppOauthSettings') add('ExtlClntAppOauthSettings', single[2] ?? '');
       else if (single?.[1] === 'settings') add('Settings', single[2] ?? '');
       else if (single?.[1] === 'workflows') {
+        // The Workflow itself is a member as well as each outbound message in it: without it,
+        // `sf project deploy start --manifest` refuses the outbound messages.
         const object = single[2] ?? '';
+        add('Workflow', object);
         for (const message of parseRoot(file, 'Workflow', WorkflowFile).outboundMessages) add('WorkflowOutboundMessage', `${object}.${message.fullName}`);
       } else throw new Error(`no package.xml type for ${file}`);
     }
@@ -346,6 +349,22 @@ describe('manifest/package.xml', () => {
     for (const [type, members] of onDisk) expect(listed.get(type), type).toEqual(members);
     expect(listed.get('CustomField')).toHaveLength(2 * 62);
   });
+
+  // @salesforce/source-deploy-retrieve (what `sf project deploy start` uses) loads undici 8, which needs
+  // Node 22 or later; CI runs the suite on 22, 24 and 26 as well, so this check runs there.
+  it.skipIf(Number(process.versions.node.split('.')[0]) < 22)(
+    'lists exactly what @salesforce/source-deploy-retrieve derives from the source folder, Workflow members included',
+    async () => {
+      const { ComponentSet } = await import('@salesforce/source-deploy-retrieve');
+      const set = ComponentSet.fromSource(path.join(SALESFORCE_MANIFEST_DIR, SOURCE_DIR));
+      // Given, so SDR does not ask the network for the newest API version.
+      set.apiVersion = SALESFORCE_API_VERSION;
+      set.sourceApiVersion = SALESFORCE_API_VERSION;
+      const derived = await set.getObject();
+      const sdr = new Map(derived.Package.types.map((t) => [t.name, [...t.members].sort()]));
+      expect(listed).toEqual(sdr);
+    },
+  );
 
   it('is what packageMembers() says, each type once', () => {
     expect(new Set(pkg.types.map((t) => t.name)).size).toBe(pkg.types.length);
