@@ -64,6 +64,22 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
   // TRUST_PROXY says so), then the org id read from the first bytes and the URL's secret checked, and
   // only then the full XML parse.
   const limiter = new MemoryRateLimiter();
+  // One warning a second at most, with the counts: a flood must not become a flood of log lines.
+  const refusals = {
+    unknownOrg: 0,
+    wrongSecret: 0,
+    timer: undefined as NodeJS.Timeout | undefined,
+    note(knownOrg: boolean): void {
+      if (knownOrg) this.wrongSecret += 1;
+      else this.unknownOrg += 1;
+      this.timer ??= setTimeout(() => {
+        logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE, unknown_org: this.unknownOrg, wrong_secret: this.wrongSecret }, 'outbound messages refused before parsing in the last second');
+        this.unknownOrg = 0;
+        this.wrongSecret = 0;
+        this.timer = undefined;
+      }, 1000).unref();
+    },
+  };
   const ratePerAddress = deps.outboundRatePerAddress ?? 50;
   const outboundPaths = deps.outboundLegacyPath === true ? [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`, SALESFORCE_OUTBOUND_MESSAGE_ROUTE] : [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`];
   if (deps.outboundLegacyPath !== true) {
@@ -96,7 +112,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         installation = await installationOf(claimedOrg);
         const expected = installation === undefined || secret === undefined ? undefined : (await bridge.installations.secrets(installation.id)).outboundSecret;
         if (installation === undefined || (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret)))) {
-          logger.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE, known_org: installation !== undefined }, 'outbound message refused before parsing: an organization that is not connected, or a wrong secret');
+          refusals.note(installation !== undefined);
           fault(res, 'this organization is not connected to enrichbridge at this address');
           return;
         }
