@@ -1,10 +1,13 @@
 // POST /webhooks/hubspot/actions/enrich: the "Enrich contact" workflow action. HubSpot signs these
-// requests with the v2 scheme; the answer is the outputs when the contact is settled within 2.5 s,
+// requests with the v2 scheme (and v3 beside it, which we verify when it is there); a callback id is
+// acted on once; the answer is the outputs when the contact is settled within 2.5 s,
 // else BLOCK, and the pipeline completes the callback.
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../core/queue/job-queue.ts';
 import type { Bridge } from '../connectors/pipeline/bridge.ts';
-import { ActionRequestSchema, acceptAction } from '../connectors/hubspot/action.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../core/storage/schema.ts';
+import { ActionCallbacks, ActionRequestSchema, acceptAction } from '../connectors/hubspot/action.ts';
 import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/routes.ts';
@@ -19,6 +22,10 @@ export interface HubSpotActionRouteDeps {
   readonly queue: JobQueue;
   readonly logger: Logger;
   readonly wake: () => void;
+  /** Where callback ids are remembered, so a replayed request queues nothing. */
+  readonly db: Kysely<Database>;
+  /** The clock the v3 timestamp window is checked against (tests). */
+  readonly now?: () => number;
 }
 
 function portalOf(raw: Buffer): string | null {
@@ -36,6 +43,8 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
   const { config, bridge, logger } = deps;
   const router = express.Router();
   const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
+  const callbacks = new ActionCallbacks(deps.db);
+  const now = deps.now ?? (() => Date.now());
   router.post(HUBSPOT_ENRICH_ACTION_ROUTE, readBody({ limit: '256kb' }), async (req: Request, res: Response) => {
     if (config.publicUrl === null) {
       res.status(503).json({ message: 'PUBLIC_URL is not configured; request signatures cannot be verified' });
@@ -50,7 +59,9 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
       if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
     }
     const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
-    if (!secrets.some((clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v2'] }).ok)) {
+    // v3 (timestamped, so a replay goes stale in 5 minutes) when HubSpot sends it, as it does beside
+    // the older versions; otherwise v2, whose replays the callback ids catch.
+    if (!secrets.some((clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v3', 'v2'], now: now() }).ok)) {
       res.status(401).json({ message: 'invalid or missing HubSpot signature' });
       return;
     }
@@ -71,7 +82,7 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
       return;
     }
     try {
-      const answer = await acceptAction(request.data, installation, deps.queue, { wake: deps.wake });
+      const answer = await acceptAction(request.data, installation, deps.queue, { wake: deps.wake, callbacks });
       res.status(200).json(answer);
     } catch (error) {
       logger.error({ err: error }, 'hubspot workflow action could not be queued');

@@ -1,5 +1,6 @@
 // HubSpot's routes: the OAuth install and callback an admin goes through, and the webhook HubSpot
 // calls with batches of contact events. HTTP only: the work is in connectors/hubspot/.
+import { randomUUID } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../core/queue/job-queue.ts';
@@ -11,6 +12,7 @@ import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import {
   type HubSpotAppConfig,
   HubSpotInstallError,
+  OAUTH_STATE_TTL_MS,
   authorizeUrl,
   beginOAuth,
   completeOAuth,
@@ -154,6 +156,12 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
     }
     try {
       const state = verifyOAuthState(box, sealed, parseCookies(req.headers.cookie ?? '')[STATE_COOKIE], now());
+      // One state, one install: a replayed callback (the same URL opened twice, or sent by someone
+      // else) is refused before the code is spent. The claim outlives the state, which expires first.
+      if (!(await bridge.pipelineStore.acquireLease(`oauth-state:${state.nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS))) {
+        page(res, 400, 'This install was already completed', ['This sign-in link has been used for an install already. Start the install again from your install link.']);
+        return;
+      }
       const result = await completeOAuth({
         app,
         code,

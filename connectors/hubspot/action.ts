@@ -3,8 +3,10 @@
 // 2.5 s: when the pipeline settles it in time, the answer carries the output fields a workflow can
 // branch on; otherwise the answer is BLOCK (HubSpot holds the enrollment) and the callback is
 // completed with those fields as soon as the contact is settled.
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Database } from '../../core/storage/schema.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { type SettledCallback, enrichJob } from '../pipeline/pipeline.ts';
@@ -20,6 +22,52 @@ export const ACTION_EXPIRATION = 'PT15M';
  * contact in well under a second.
  */
 export const ACTION_WAIT_MS = 2_500;
+
+/**
+ * How long a callback id is remembered: HubSpot retries an action request that failed for up to three
+ * days, and the v2 signature has no timestamp, so a replay of the same bytes verifies for ever.
+ */
+export const CALLBACK_MEMORY_MS = 4 * 24 * 3600_000;
+
+/**
+ * The callback ids already taken and what they were answered. A v2-signed action request can be
+ * replayed byte for byte; the first request for a callback id queues the work, and every later one
+ * (HubSpot's own retry, or a replay) gets the stored answer, or BLOCK while the enrollment waits, and
+ * queues nothing.
+ */
+export class ActionCallbacks {
+  private lastPrune = 0;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Takes the callback id: null when this request is the first for it, else what to answer. */
+  async claim(installationId: string, callbackId: string, now: Date = new Date()): Promise<ActionResponse | null> {
+    const inserted = await this.db
+      .insertInto('action_callbacks')
+      .values({ callback_id: callbackId, installation_id: installationId, answer: null, received_at: now.toISOString() })
+      .onConflict((oc) => oc.column('callback_id').doNothing())
+      .executeTakeFirst();
+    if (now.getTime() - this.lastPrune > 3600_000) {
+      this.lastPrune = now.getTime();
+      await this.db.deleteFrom('action_callbacks').where('received_at', '<', new Date(now.getTime() - CALLBACK_MEMORY_MS).toISOString()).execute();
+    }
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return null;
+    const row = await this.db.selectFrom('action_callbacks').select(['installation_id', 'answer']).where('callback_id', '=', callbackId).executeTakeFirst();
+    // Another installation's callback id: nothing of theirs is told.
+    if (row === undefined || row.installation_id !== installationId) return { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } };
+    const stored = row.answer === null ? null : ActionResponseSchema.safeParse(JSON.parse(row.answer));
+    return stored?.success === true ? stored.data : blocked();
+  }
+
+  /** Records the answer the first request gave with the enrollment's outputs. */
+  async answered(callbackId: string, answer: ActionResponse): Promise<void> {
+    await this.db.updateTable('action_callbacks').set({ answer: JSON.stringify(answer) }).where('callback_id', '=', callbackId).execute();
+  }
+}
+
+const ActionResponseSchema = z.object({ outputFields: z.record(z.string(), z.string()) });
+
+const blocked = (): ActionResponse => ({ outputFields: { hs_execution_state: 'BLOCK', hs_expiration_duration: ACTION_EXPIRATION } });
 
 /**
  * Action requests waiting in this process for their contact to be settled. Whoever comes first for a
@@ -78,19 +126,22 @@ export async function acceptAction(
   request: ActionRequest,
   installation: Installation,
   queue: JobQueue,
-  options: { wake?: () => void; waiters?: ActionWaiters; waitMs?: number } = {},
+  options: { wake?: () => void; waiters?: ActionWaiters; waitMs?: number; callbacks?: ActionCallbacks } = {},
 ): Promise<ActionResponse> {
   if (request.object.objectType.toUpperCase() !== 'CONTACT') {
     return { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } };
   }
+  const seen = await options.callbacks?.claim(installation.id, request.callbackId);
+  if (seen !== undefined && seen !== null) return seen;
   const waiters = options.waiters ?? actionWaiters;
   // Waiting starts before the enqueue, so a worker that settles the contact at once finds us.
   const settled = waiters.wait(request.callbackId, options.waitMs ?? ACTION_WAIT_MS);
   await queue.enqueue(enrichJob(installation.id, { object: CONTACT, recordId: request.object.objectId, trigger: 'action', callbackId: request.callbackId }));
   options.wake?.();
   const outputs = await settled;
-  if (outputs !== null) return { outputFields: outputs };
-  return { outputFields: { hs_execution_state: 'BLOCK', hs_expiration_duration: ACTION_EXPIRATION } };
+  if (outputs === null) return blocked();
+  await options.callbacks?.answered(request.callbackId, { outputFields: outputs });
+  return { outputFields: outputs };
 }
 
 

@@ -157,6 +157,15 @@ export interface InboundDeliveriesTable {
   received_at: string;
 }
 
+/** Workflow-action requests seen, by callback id, and what they were answered: a replay gets the same answer. */
+export interface ActionCallbacksTable {
+  callback_id: string;
+  installation_id: string;
+  /** The JSON answer once known (the outputs); null while the enrollment waits (BLOCK). */
+  answer: string | null;
+  received_at: string;
+}
+
 /** Short leases across processes (one credential refresh per installation at a time). */
 export interface LeasesTable {
   key: string;
@@ -176,6 +185,7 @@ export interface Database {
   backfills: BackfillsTable;
   erased_records: ErasedRecordsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  action_callbacks: ActionCallbacksTable;
   leases: LeasesTable;
 }
 
@@ -408,6 +418,21 @@ const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('snapshots').dropColumn('loader').execute();
+    },
+  },
+  '0010_action_callbacks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('action_callbacks')
+        .addColumn('callback_id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('answer', 'text')
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('action_callbacks_received').on('action_callbacks').column('received_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('action_callbacks').execute();
     },
   },
 };

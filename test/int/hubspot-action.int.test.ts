@@ -98,6 +98,7 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     config,
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
+    db: runtime.opened.db,
     logger,
     wake: () => {
       if (options.worker === 'manual') worker?.wake();
@@ -337,21 +338,30 @@ describe('POST /webhooks/hubspot/actions/enrich: the v2 signature', () => {
     expect(await jobsOf(rig)).toEqual([]);
   });
 
-  it('refuses a request carrying only v3 headers (the action is signed v2), even with a correct v3 signature', async () => {
-    const rig = await startRig();
+  it('verifies v3 when HubSpot sends it beside v2: a correct v3 is taken, a stale or wrong one refused even with a good v2', async () => {
+    const rig = await startRig({ worker: 'manual' });
     const fake = await startFake();
     await install(rig, fake);
     const created = await createPersonaContact(fake, amanda);
-    const body = JSON.stringify(actionRequest(created.id));
-    const timestamp = String(Date.now());
-
-    const v3Only = await postRaw(rig.target, body, {
-      'x-hubspot-signature-v3': createHmac('sha256', CLIENT_SECRET).update(`POST${rig.target}${body}${timestamp}`, 'utf8').digest('base64'),
-      'x-hubspot-request-timestamp': timestamp,
+    const v3 = (body: string, timestamp: number, secret = CLIENT_SECRET) => ({
+      'x-hubspot-signature-v3': createHmac('sha256', secret).update(`POST${rig.target}${body}${timestamp}`, 'utf8').digest('base64'),
+      'x-hubspot-request-timestamp': String(timestamp),
+      // The older signature HubSpot sends beside it: a v3 that fails is not rescued by it.
+      'x-hubspot-signature': v2Signature(CLIENT_SECRET, 'POST', rig.target, body),
+      'x-hubspot-signature-version': 'v2',
     });
+    const fresh = JSON.stringify(actionRequest(created.id));
+    const stale = JSON.stringify(actionRequest(created.id));
+    const wrong = JSON.stringify(actionRequest(created.id));
 
-    expect(v3Only.status).toBe(401);
-    expect(await jobsOf(rig)).toEqual([]);
+    const good = await postRaw(rig.target, fresh, v3(fresh, Date.now()));
+    const tooOld = await postRaw(rig.target, stale, v3(stale, Date.now() - 6 * 60_000));
+    const badV3 = await postRaw(rig.target, wrong, v3(wrong, Date.now(), 'another-secret'));
+
+    expect(good.status).toBe(200);
+    expect(tooOld.status).toBe(401);
+    expect(badV3.status).toBe(401);
+    expect((await jobsOf(rig)).map((j) => j.callbackId)).toEqual([(JSON.parse(fresh) as { callbackId: string }).callbackId]);
   });
 
   it('verifies against PUBLIC_URL, not the address a proxy forwarded to', async () => {
@@ -374,6 +384,45 @@ describe('POST /webhooks/hubspot/actions/enrich: the v2 signature', () => {
 
     expect(reply.status).toBe(503);
     expect(await jobsOf(rig)).toEqual([]);
+  });
+});
+
+describe('POST /webhooks/hubspot/actions/enrich: a replayed callbackId', () => {
+  it('is answered from what is stored (BLOCK, the enrollment completed by callback), without a new job or a second callback', async () => {
+    const rig = await startRig({ worker: 'manual' });
+    const fake = await startFake();
+    await install(rig, fake);
+    const created = await createPersonaContact(fake, amanda);
+    const request = actionRequest(created.id);
+
+    const first = outputFieldsOf(await callAction(rig, request));
+    rig.startWorker().wake();
+    await until('the callback completion', () => (fake.callbacks.length > 0 ? true : undefined));
+    // The same bytes, signed the same way (v2 has no timestamp): a replay, or HubSpot retrying, after the job is done.
+    const replays = await Promise.all([callAction(rig, request), callAction(rig, request)]);
+    await rig.stopWorker();
+
+    expect(first).toEqual({ hs_execution_state: 'BLOCK', hs_expiration_duration: ACTION_EXPIRATION });
+    for (const replay of replays) expect(outputFieldsOf(replay)).toEqual(first);
+    expect(await jobsOf(rig)).toEqual([{ state: 'done', recordId: created.id, trigger: 'action', callbackId: request.callbackId }]);
+    expect(fake.callbacks).toHaveLength(1);
+  });
+
+  it('is answered with the outputs the first request was answered with, and queues nothing more', async () => {
+    const rig = await startRig();
+    const fake = await startFake();
+    await install(rig, fake);
+    const created = await createPersonaContact(fake, amanda);
+    const request = actionRequest(created.id);
+
+    const first = outputFieldsOf(await callAction(rig, request));
+    await rig.stopWorker();
+    const replay = outputFieldsOf(await callAction(rig, request));
+
+    expect(first).toEqual(AMANDA_OUTPUTS);
+    expect(replay).toEqual(first);
+    expect(await jobsOf(rig)).toHaveLength(1);
+    expect(updateWrites(fake)).toHaveLength(1);
   });
 });
 

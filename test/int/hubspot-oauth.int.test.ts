@@ -260,6 +260,21 @@ describe('GET /oauth/hubspot/callback: the state', () => {
     expect(own.status).toBe(200);
   });
 
+  it('completes only one install per state: the same callback again, even with a fresh code, is refused and exchanges nothing', async () => {
+    const rig = await startRig();
+    const { state, cookie } = await beginInstall(rig);
+
+    const first = await callback(rig, { code: grant(rig), state }, cookie);
+    const grantsAfterFirst = rig.fake.tokens.grants.length;
+    const again = await callback(rig, { code: grant(rig), state }, cookie);
+
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('used for an install already');
+    expect(rig.fake.tokens.grants).toHaveLength(grantsAfterFirst);
+    expect(await installations(rig)).toHaveLength(1);
+  });
+
   it('refuses a state older than 10 minutes', async () => {
     const rig = await startRig();
     const { state, cookie } = await beginInstall(rig);

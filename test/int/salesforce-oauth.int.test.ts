@@ -321,6 +321,23 @@ describe('GET /oauth/salesforce/callback: the state', () => {
     token.done();
   });
 
+  it('completes only one install per state: the same callback again, even with a fresh code, is refused and exchanges nothing', async () => {
+    const rig = await startRig();
+    const started = await beginInstall(rig);
+    const first = tokenExchange(started, 'aPrxcode0001').reply(...answer('token-authorization-code-200.json'));
+    const second = tokenExchange(started, 'aPrxcode0002').reply(...answer('token-authorization-code-200.json'));
+
+    const done = await callback(rig, { code: 'aPrxcode0001', state: started.state }, started.cookie);
+    const again = await callback(rig, { code: 'aPrxcode0002', state: started.state }, started.cookie);
+
+    expect(done.status).toBe(200);
+    first.done();
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('used for an install already');
+    expect(second.isDone()).toBe(false);
+    expect(await installations(rig)).toHaveLength(1);
+  });
+
   it('refuses a state older than 10 minutes', async () => {
     const rig = await startRig();
     const started = await beginInstall(rig);
