@@ -5,6 +5,7 @@ import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
 import { ensurePrivateFile } from './data-folder.ts';
 import { isDatabaseBusy } from './errors.ts';
+import { EventLoopSlices } from './event-loop-slices.ts';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
 import { type Database as Tables, migrationProvider } from './schema.ts';
@@ -127,7 +128,7 @@ export async function openSqliteStore(file: string, options: { readonly busyTime
   // SQLite creates a new file with the umask's mode and gives -wal and -shm the database's mode.
   ensurePrivateFile(file);
   const main = connect(file, DEFAULT_BUSY_TIMEOUT_MS);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: main }) });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: main }), plugins: [new EventLoopSlices()] });
   // Migrating at start may wait the long time (nothing is served yet); serving may not.
   await migrateToLatest(db);
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
