@@ -26,7 +26,7 @@ import { salesforceRouter } from './salesforce-routes.ts';
 import { salesforceOAuthRouter } from './salesforce-oauth-routes.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from '../connectors/salesforce/connector.ts';
 import { hubspotActionRouter } from './hubspot-action-route.ts';
-import { completeHubSpotCallbacks } from '../connectors/hubspot/action.ts';
+import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from '../connectors/hubspot/action.ts';
 import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from '../connectors/hubspot/webhooks.ts';
 import { createApp } from './app.ts';
@@ -62,6 +62,7 @@ export function defaultConnectors(options: { salesforceAllowAnyHost?: boolean } 
   return new ConnectorRegistry()
     .register(SALESFORCE_PROVIDER, salesforceConnectorFactory({ allowAnyHost: options.salesforceAllowAnyHost ?? false }))
     .register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks)
+    .registerJob(HUBSPOT_CALLBACK_JOB, (installation, jobs, { installations, queue }) => retryHubSpotCallbacks(installation, installations, jobs, queue))
     .registerJob(HUBSPOT_EVENTS_JOB, async (_installation, jobs, { installations, store, queue }) => {
       const credentials = new HubSpotCredentialsCache(installations);
       await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });

@@ -5,16 +5,69 @@
 // completed with those fields as soon as the contact is settled.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Database } from '../../core/storage/schema.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { type SettledCallback, enrichJob } from '../pipeline/pipeline.ts';
 import { hubspotActionOutputs } from './action-fields.ts';
+import { CrmError } from '../pipeline/connector.ts';
+import { HubSpotApiError } from './api.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
 
 /** How long HubSpot holds a BLOCKed enrollment before it moves on without our outputs. */
 export const ACTION_EXPIRATION = 'PT15M';
+const ACTION_EXPIRATION_MS = 15 * 60_000;
+
+/** A workflow callback HubSpot refused at that moment, tried again by this job kind until its deadline. */
+export const HUBSPOT_CALLBACK_JOB = 'hubspot-callback';
+/** The first retry's delay; each next one doubles it, and none goes past the deadline. */
+export const CALLBACK_RETRY_BASE_MS = 15_000;
+
+const CallbackRetrySchema = z.object({
+  callbackId: z.string().min(1).max(200),
+  outputFields: z.record(z.string(), z.string()),
+  deadline: z.iso.datetime(),
+  attempt: z.number().int().min(1),
+});
+type CallbackRetry = z.infer<typeof CallbackRetrySchema>;
+
+function callbackRetryJob(installationId: string, retry: CallbackRetry, now: Date = new Date()): NewJob {
+  const runAt = new Date(Math.min(now.getTime() + CALLBACK_RETRY_BASE_MS * 2 ** (retry.attempt - 1), new Date(retry.deadline).getTime()));
+  return { installationId, kind: HUBSPOT_CALLBACK_JOB, payload: retry, runAt, maxAttempts: 1, dedupeKey: `callback:${retry.callbackId}:${retry.attempt}` };
+}
+
+/** 429s, 5xx and calls that did not answer: HubSpot may take the completion later. A 4xx (expired, unknown) will not. */
+function retryableCompletion(error: unknown): boolean {
+  if (error instanceof HubSpotApiError) return error.status >= 500;
+  return error instanceof CrmError && (error.kind === 'rate_limited' || error.kind === 'limit_exhausted' || error.kind === 'transient');
+}
+
+async function completeCallback(api: Awaited<ReturnType<typeof hubspotApiFor>>, callbackId: string, outputFields: Record<string, string>): Promise<void> {
+  // https://developers.hubspot.com/docs/api-reference/legacy/automation/workflow-actions/callbacks/complete-callback
+  await api.call('complete workflow callback', (client, sdk) => client.automation.actions.callbacksApi.complete(callbackId, { outputFields }, sdk));
+}
+
+/**
+ * The worker's handler for HUBSPOT_CALLBACK_JOB: completes each callback, and when HubSpot refuses
+ * again, queues the next try (backoff doubling from 15 s) while the deadline allows; past it the
+ * enrollment has expired in HubSpot and the job ends.
+ */
+export async function retryHubSpotCallbacks(installation: Installation, installations: Installations, jobs: readonly Job[], queue: JobQueue, now: Date = new Date()): Promise<void> {
+  const api = await hubspotApiFor(installation, installations);
+  for (const job of jobs) {
+    const retry = CallbackRetrySchema.safeParse(job.payload);
+    if (!retry.success || now.getTime() >= new Date(retry.data.deadline).getTime()) continue;
+    try {
+      await completeCallback(api, retry.data.callbackId, retry.data.outputFields);
+    } catch (error) {
+      const next = { ...retry.data, attempt: retry.data.attempt + 1 };
+      if (retryableCompletion(error) && now.getTime() + CALLBACK_RETRY_BASE_MS * 2 ** retry.data.attempt < new Date(next.deadline).getTime()) {
+        await queue.enqueue(callbackRetryJob(installation.id, next, now));
+      }
+    }
+  }
+}
 
 /**
  * How long the action request waits for the pipeline to settle the contact before answering BLOCK.
@@ -164,6 +217,7 @@ export async function completeHubSpotCallbacks(
   installation: Installation,
   installations: Installations,
   settled: readonly SettledCallback[],
+  context: { queue?: JobQueue; now?: Date } = {},
   waiters: ActionWaiters = actionWaiters,
 ): Promise<void> {
   const late = settled.filter((callback) => !waiters.deliver(callback.callbackId, settledOutputs(callback)));
@@ -172,13 +226,19 @@ export async function completeHubSpotCallbacks(
   // Each completion on its own: one HubSpot refuses (an expired callback, the daily limit) must not
   // leave the other enrollments of the batch waiting until they expire.
   const failures: unknown[] = [];
+  const deadline = new Date((context.now ?? new Date()).getTime() + ACTION_EXPIRATION_MS);
   for (const callback of late) {
     const outputFields = settledOutputs(callback);
     try {
-      // https://developers.hubspot.com/docs/api-reference/legacy/automation/workflow-actions/callbacks/complete-callback
-      await api.call('complete workflow callback', (client, sdk) => client.automation.actions.callbacksApi.complete(callback.callbackId, { outputFields }, sdk));
+      await completeCallback(api, callback.callbackId, outputFields);
     } catch (error) {
-      failures.push(error);
+      // Refused at this moment (429, 5xx, no answer): a job of its own tries again with backoff until
+      // the enrollment's deadline, rather than leaving the enrollment to expire.
+      if (context.queue !== undefined && retryableCompletion(error)) {
+        await context.queue.enqueue(callbackRetryJob(installation.id, { callbackId: callback.callbackId, outputFields, deadline: deadline.toISOString(), attempt: 1 }, context.now));
+      } else {
+        failures.push(error);
+      }
     }
   }
   if (failures.length > 0) {

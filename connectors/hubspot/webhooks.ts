@@ -34,6 +34,8 @@ export const HubSpotEventSchema = z
     propertyName: z.string().max(200).optional(),
     primaryObjectId: id.optional(),
     mergedObjectIds: z.array(id).max(1000).optional(),
+    /** Set when the merge made a new record: both the primary and the merged ones are then gone. */
+    newObjectId: id.optional(),
   })
   .loose();
 export type HubSpotEvent = z.infer<typeof HubSpotEventSchema>;
@@ -119,8 +121,13 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
         }
         break;
       case 'contact.merge': {
-        const survivor = event.primaryObjectId ?? event.objectId;
-        for (const merged of event.mergedObjectIds ?? []) {
+        // The record that lives on: a new one when HubSpot made one (newObjectId), else the primary.
+        // Gone: the merged ones, and the primary too when a new record replaced it. The primary's
+        // state goes first, so it is the one the survivor keeps.
+        const primary = event.primaryObjectId ?? event.objectId;
+        const survivor = event.newObjectId ?? primary;
+        const gone = [...new Set([...(survivor === primary ? [] : [primary]), ...(event.mergedObjectIds ?? [])])];
+        for (const merged of gone) {
           if (merged === survivor) continue;
           await deps.store.moveRecordState(installation.id, CONTACT, merged, survivor);
           await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, merged));

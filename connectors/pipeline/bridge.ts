@@ -23,7 +23,7 @@ export type ConnectorFactory = (installation: Installation, installations: Insta
 export type ConnectorJobHandler = (installation: Installation, jobs: readonly Job[], context: { installations: Installations; store: PipelineStore; queue: JobQueue }) => Promise<void>;
 
 /** Answers a CRM's waiting workflows once their records are settled. */
-export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[]) => Promise<void>;
+export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[], context: { queue: JobQueue }) => Promise<void>;
 
 export class ConnectorRegistry {
   private readonly factories = new Map<string, ConnectorFactory>();
@@ -42,8 +42,8 @@ export class ConnectorRegistry {
     return this;
   }
 
-  async answerCallbacks(installation: Installation, installations: Installations, settled: readonly SettledCallback[]): Promise<void> {
-    await this.callbackHandlers.get(installation.provider)?.(installation, installations, settled);
+  async answerCallbacks(installation: Installation, installations: Installations, settled: readonly SettledCallback[], context: { queue: JobQueue }): Promise<void> {
+    await this.callbackHandlers.get(installation.provider)?.(installation, installations, settled, context);
   }
 
   providers(): string[] {
@@ -100,7 +100,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
     queue: deps.queue,
     connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     enricherFor,
-    onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled),
+    onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled, { queue: deps.queue }),
     jobHandlers: Object.fromEntries(
       [...deps.connectors.jobHandlers].map(([kind, handler]) => [
         kind,

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { ACTION_EXPIRATION, ActionRequestSchema, acceptAction, completeHubSpotCallbacks } from '../../connectors/hubspot/action.ts';
+import { ACTION_EXPIRATION, ActionRequestSchema, HUBSPOT_CALLBACK_JOB, acceptAction, completeHubSpotCallbacks, retryHubSpotCallbacks } from '../../connectors/hubspot/action.ts';
+import type { Job } from '../../core/queue/job-queue.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';
@@ -683,6 +684,47 @@ describe('POST /webhooks/hubspot/actions/enrich: what HubSpot hears when the com
     const completedContact = [first, second][index];
     expect(completedContact).toBeDefined();
     if (completedContact !== undefined) expect(completed?.body).toEqual({ outputFields: successOutputsOf(contact(fake, completedContact.id)) });
+  });
+});
+
+describe('POST /webhooks/hubspot/actions/enrich: a completion HubSpot refuses at that moment', () => {
+  it('is tried again with backoff, by a job of its own, and completed once HubSpot takes it', async () => {
+    const rig = await startRig({ worker: 'manual' });
+    const fake = await startFake();
+    const inst = await install(rig, fake);
+    const created = await createPersonaContact(fake, amanda);
+    const request = ActionRequestSchema.parse(actionRequest(created.id));
+    expect((await acceptAction(request, inst, rig.runtime.opened.queue, { waitMs: 20 })).outputFields).toMatchObject({ hs_execution_state: 'BLOCK' });
+    fake.failNext(1, 'DAILY', { path: CALLBACK_PATH });
+
+    rig.startWorker().wake();
+    const retry = await until('the retry job', async () => {
+      const rows = await rig.runtime.opened.db.selectFrom('jobs').select(['id', 'run_at', 'state']).where('kind', '=', HUBSPOT_CALLBACK_JOB).execute();
+      return rows.length > 0 ? rows[0] : undefined;
+    });
+    expect(retry?.state).toBe('queued');
+    expect(new Date(retry?.run_at ?? 0).getTime()).toBeGreaterThan(Date.now());
+    expect(fake.callbacks).toEqual([]);
+    // Its backoff, passed: the retry is due now.
+    await rig.runtime.opened.db.updateTable('jobs').set({ run_at: new Date().toISOString() }).where('kind', '=', HUBSPOT_CALLBACK_JOB).execute();
+    rig.startWorker().wake();
+    await until('the callback completion', () => (fake.callbacks.length > 0 ? true : undefined));
+    await rig.stopWorker();
+
+    expect(callbackRequests(fake).map((r) => r.status)).toEqual([429, 204]);
+    expect(fake.callbacks).toEqual([{ callbackId: request.callbackId, body: { outputFields: AMANDA_OUTPUTS } }]);
+  });
+
+  it('is not sent again once the enrollment has expired in HubSpot', async () => {
+    const rig = await startRig({ worker: 'manual' });
+    const fake = await startFake();
+    const inst = await install(rig, fake);
+    const job = { id: 'j1', installationId: inst.id, kind: HUBSPOT_CALLBACK_JOB, attempts: 1, maxAttempts: 1, runAt: new Date().toISOString() };
+    const payload = { callbackId: 'ap-expired', outputFields: { hs_execution_state: 'SUCCESS' }, deadline: new Date(Date.now() - 1000).toISOString(), attempt: 2 };
+
+    await retryHubSpotCallbacks(inst, rig.runtime.bridge.installations, [{ ...job, payload } as unknown as Job], rig.runtime.opened.queue);
+
+    expect(callbackRequests(fake)).toEqual([]);
   });
 });
 

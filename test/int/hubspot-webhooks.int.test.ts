@@ -602,6 +602,27 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     expect(await jobsTable(rig)).toEqual([]);
   });
 
+  it('follows a merge into a new record (newObjectId): the primary\'s state moves to the new record, and neither old id keeps one', async () => {
+    const rig = await startRig();
+    const fake = await startFake(rig);
+    const inst = await install(rig, fake);
+    const store = rig.runtime.bridge.pipelineStore;
+    await store.saveOutcomes([state(inst, '7001', 'wf-primary'), state(inst, '7002', 'wf-merged')], []);
+    await rig.runtime.opened.queue.enqueue(enrichJob(inst.id, { object: CONTACT, recordId: '7001', trigger: 'update' }));
+
+    const reply = await deliver(
+      rig.target,
+      JSON.stringify([event('contact.merge', 7001, { primaryObjectId: 7001, mergedObjectIds: [7002], newObjectId: 7003, numberOfPropertiesMoved: 12 })]),
+    );
+
+    expect(reply.status).toBe(200);
+    expect(await expand(rig)).toMatchObject({ merged: 1 });
+    const states = await store.recordStates(inst.id, CONTACT, ['7001', '7002', '7003']);
+    expect([...states.keys()]).toEqual(['7003']);
+    expect(states.get('7003')).toMatchObject({ windfallId: 'wf-primary' });
+    expect(await jobsTable(rig)).toEqual([]);
+  });
+
   it.each([
     ['contact.deletion', false],
     ['contact.privacyDeletion', true],
