@@ -44,6 +44,9 @@ export class HubSpotConnector implements CrmConnector {
     return contactToRequest(record.properties);
   }
 
+  /** HubSpot clears a property set to the empty string (null is refused). */
+  readonly emptyValue = '';
+
   propertyFor(_object: string, key: string): string | null {
     return hubspotPropertyFor(key);
   }

@@ -78,4 +78,6 @@ export interface CrmConnector {
   propertyFor(object: string, key: string): string | null;
   /** A field's value as the CRM stores it. */
   formatValue(key: string, value: FieldValue): CrmValue;
+  /** What clears a property (HubSpot: the empty string; Salesforce: null, the default). */
+  readonly emptyValue?: CrmValue;
 }

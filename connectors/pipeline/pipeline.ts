@@ -15,7 +15,7 @@ import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type Reco
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
 import { type PipelineStore, newLogId } from './store.ts';
-import { decideWrites, fieldsFromResponse } from './write-policy.ts';
+import { decideWrites, fieldsFromResponse, staleSections } from './write-policy.ts';
 
 export const ENRICH_JOB = 'enrich';
 
@@ -514,6 +514,8 @@ export class Pipeline {
         excluded,
         current: item.record.properties,
         lastWritten: states.get(item.work.recordId)?.written ?? {},
+        // What we wrote for the person the record matched before, if it now matches nobody or someone else.
+        stale: staleSections(states.get(item.work.recordId), item.outcome.response),
       });
       return { ...item, fields, decision };
     });

@@ -1,6 +1,6 @@
 // What to write back, decided field by field: the enrichment's values, the installation's exclusions
 // and minimum confidence, the overwrite mode, the record's current values and what we last wrote.
-import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
+import { CAREER_FIELDS, type EnrichmentResponse, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { CrmConnector, FieldValue } from './connector.ts';
 import type { CrmValue, OverwriteMode } from './model.ts';
 
@@ -64,16 +64,44 @@ export interface WriteDecision {
   readonly written: Record<string, CrmValue>;
 }
 
+/**
+ * Which of the values we wrote before no longer describe the record's person: the household's when
+ * the new answer matches no household or another one (another windfall_id), the career's when it
+ * matches no career or the household turned out to be someone else's.
+ */
+export interface StaleSections {
+  readonly household: boolean;
+  readonly career: boolean;
+}
+
+/** What the last enrichment matched, as the record state keeps it. */
+export interface PreviousMatch {
+  readonly householdMatched: boolean;
+  readonly careerMatched: boolean;
+  readonly windfallId: string | null;
+}
+
+export function staleSections(previous: PreviousMatch | undefined, response: EnrichmentResponse): StaleSections {
+  if (previous === undefined) return { household: false, career: false };
+  const otherHousehold = previous.windfallId !== null && response.household != null && response.household.windfall_id !== previous.windfallId;
+  return {
+    household: previous.householdMatched && (response.household == null || otherHousehold),
+    career: previous.careerMatched && (response.career == null || otherHousehold),
+  };
+}
+
 export interface DecideInput {
   readonly fields: FieldsToWrite;
   readonly object: string;
-  readonly connector: Pick<CrmConnector, 'propertyFor' | 'formatValue'>;
+  readonly connector: Pick<CrmConnector, 'propertyFor' | 'formatValue'> & { readonly emptyValue?: CrmValue };
   readonly mode: OverwriteMode;
   readonly excluded: ReadonlySet<string>;
   /** The record's properties as read. */
   readonly current: Readonly<Record<string, CrmValue>>;
   /** What we last wrote to this record, by property (empty when never enriched). */
   readonly lastWritten: Readonly<Record<string, CrmValue>>;
+  /** Sections whose values we wrote describe someone else now (default: none). */
+  readonly stale?: StaleSections;
 }
 
 /**
@@ -84,12 +112,28 @@ export interface DecideInput {
  * - `tracked` writes into an empty property, or one still holding what we last wrote there, so a
  *   human's edit is never overwritten;
  * - `always` writes whatever is there;
- * - a property already holding the value is not sent (no write, no change event), but is ours now.
+ * - a property already holding the value is not sent (no write, no change event), but is ours now;
+ * - after a re-enrichment that matches nobody or someone else (`stale`), a value we wrote that nobody
+ *   has edited since is replaced by the new person's in any mode, or cleared (the connector's
+ *   `emptyValue`) when the new answer has none; a value a human edited stays.
  */
 export function decideWrites(input: DecideInput): WriteDecision {
   const properties: Record<string, CrmValue> = {};
   const keys: string[] = [];
   const written: Record<string, CrmValue> = { ...input.lastWritten };
+  // Properties still holding what we wrote for a person this record is no longer matched to.
+  const staleOurs = new Set<string>();
+  const staleKeys = [
+    ...(input.stale?.household === true ? HOUSEHOLD_FIELDS.map((f) => `household.${f}`) : []),
+    ...(input.stale?.career === true ? CAREER_FIELDS.map((f) => `career.${f}`) : []),
+  ];
+  for (const key of staleKeys) {
+    const property = input.connector.propertyFor(input.object, key);
+    if (property === null || input.excluded.has(key) || !(property in input.lastWritten)) continue;
+    if (!isEmpty(input.current[property]) && sameCrmValue(input.current[property], input.lastWritten[property])) staleOurs.add(property);
+    // Ours no more either way: cleared or replaced below, or a human's now.
+    delete written[property];
+  }
   for (const [key, raw] of input.fields.values) {
     if (input.excluded.has(key)) continue;
     const property = input.connector.propertyFor(input.object, key);
@@ -99,11 +143,13 @@ export function decideWrites(input: DecideInput): WriteDecision {
     const current = input.current[property];
     if (sameCrmValue(current, value)) {
       written[property] = value;
+      staleOurs.delete(property);
       continue;
     }
     const ours = key.startsWith('status.');
     const allowed =
       ours ||
+      staleOurs.has(property) ||
       input.mode === 'always' ||
       isEmpty(current) ||
       (input.mode === 'tracked' && property in input.lastWritten && sameCrmValue(current, input.lastWritten[property]));
@@ -111,6 +157,13 @@ export function decideWrites(input: DecideInput): WriteDecision {
     properties[property] = value;
     keys.push(key);
     written[property] = value;
+    staleOurs.delete(property);
+  }
+  for (const property of staleOurs) {
+    if (property in properties) continue;
+    properties[property] = input.connector.emptyValue ?? null;
+    const key = staleKeys.find((k) => input.connector.propertyFor(input.object, k) === property);
+    if (key !== undefined) keys.push(key);
   }
   return { properties, keys, written };
 }

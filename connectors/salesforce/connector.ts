@@ -60,6 +60,9 @@ export class SalesforceConnector implements CrmConnector {
     return salesforceRecordToRequest(this.object(object), record.properties);
   }
 
+  /** Salesforce clears a field set to null. */
+  readonly emptyValue = null;
+
   propertyFor(_object: string, key: string): string | null {
     return salesforceFieldFor(key);
   }

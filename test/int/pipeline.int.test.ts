@@ -358,30 +358,49 @@ describe('overwrite modes', () => {
 });
 
 describe('what is never written, and what always is', () => {
-  it('a lesser match or a no-match after a match never clears values: empty is never written over a value', async () => {
+  it('after a match to someone else, our unedited values are replaced or cleared; after a no-match, cleared; a human edit stays', async () => {
     const h = await start();
-    const inst = await h.install({ settings: { overwriteMode: 'always' } });
+    const inst = await h.install({ settings: { overwriteMode: 'tracked' } });
     await add(h, inst, 'c1', contact(AMANDA));
     await h.drain();
-    // Robert matches a household only: Amanda's career values stay.
+    // The contact now names Robert: another household (his windfall_id), household only. Amanda's
+    // values describe someone else: his replace hers, and hers that he lacks (her career) are cleared.
     h.crm.edit(CONTACT, 'c1', contact(ROBERT));
     await again(h, inst, 'c1');
     await h.drain();
     const afterRobert = ours(h, 'c1');
     expect(afterRobert[p('household.net_worth')]).toBe(ROBERT.household?.net_worth);
-    expect(afterRobert[p('career.job_title')]).toBe(AMANDA.career?.job_title);
+    expect(afterRobert[p('household.windfall_id')]).toBe(ROBERT.household?.windfall_id);
+    expect(afterRobert[p('career.job_title')] ?? null).toBeNull();
     expect(afterRobert[p('status.career_matched')]).toBe(false);
-    // No match at all: every household and career value stays, the status says so.
+    // A human sets the net worth by hand; then the contact matches nobody.
+    h.crm.edit(CONTACT, 'c1', { [p('household.net_worth')]: 1_234_567 });
     h.crm.edit(CONTACT, 'c1', NOBODY);
     await again(h, inst, 'c1');
     await h.drain();
     const afterNoMatch = ours(h, 'c1');
     expect(await outcomes(h, inst, 'c1')).toEqual(['enriched', 'enriched', 'no_match']);
-    for (const [key, value] of Object.entries(afterRobert)) {
-      if (!key.startsWith('wf_status_')) expect(afterNoMatch[key]).toEqual(value);
+    expect(afterNoMatch[p('household.net_worth')]).toBe(1_234_567);
+    for (const [key, value] of Object.entries(afterNoMatch)) {
+      if (!key.startsWith('wf_status_') && key !== p('household.net_worth')) expect(value ?? null, key).toBeNull();
     }
     expect(afterNoMatch[p('status.enrichment_status')]).toBe('no_match');
     expect(afterNoMatch[p('status.household_matched')]).toBe(false);
+    // What we cleared is no longer ours: a later match to Amanda fills it again, and the human's value stays.
+    expect((await stateOf(h, inst, 'c1'))?.written).not.toHaveProperty(p('household.windfall_id'));
+  });
+
+  it('a match to the same person again clears nothing, as before', async () => {
+    const h = await start();
+    const inst = await h.install({ settings: { overwriteMode: 'always' } });
+    await add(h, inst, 'c1', contact(AMANDA));
+    await h.drain();
+    const before = ours(h, 'c1');
+    // The same person, enriched again: Amanda's values are all still there.
+    await again(h, inst, 'c1', { force: true });
+    await h.drain();
+    const after = ours(h, 'c1');
+    for (const [key, value] of Object.entries(before)) if (!key.startsWith('wf_status_')) expect(after[key], key).toEqual(value);
     const sent = h.crm.writes.flatMap((write) => Object.values(write.properties));
     expect(sent.filter((value) => value === null || String(value).trim() === '')).toEqual([]);
   });

@@ -226,3 +226,62 @@ describe('decideWrites', () => {
     expect(decision.written).toEqual({ wf_household_net_worth: 2_400_000, wf_career_job_title: 'CFO' });
   });
 });
+
+describe('decideWrites after a re-enrichment that matches nobody or someone else (stale values)', () => {
+  const withClear = { ...connector, emptyValue: '' as CrmValue };
+  const ours = { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' };
+
+  function decideStale(options: { values: Record<string, FieldValue>; stale: { household: boolean; career: boolean }; current: Record<string, CrmValue>; mode?: OverwriteMode }) {
+    return decideWrites({
+      fields: fields(options.values),
+      object: 'contact',
+      connector: withClear,
+      mode: options.mode ?? 'tracked',
+      excluded: new Set(),
+      current: options.current,
+      lastWritten: ours,
+      stale: options.stale,
+    });
+  }
+
+  it('a match to nobody clears the values we wrote that nobody has edited since, and keeps a human edit', () => {
+    const decision = decideStale({
+      values: { 'status.enrichment_status': 'no_match' },
+      stale: { household: true, career: true },
+      current: { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'Chief Financial Officer' },
+    });
+    expect(decision.properties).toEqual({ wf_household_net_worth: '', wf_household_boat_owner: '', wf_status_enrichment_status: 'no_match' });
+    expect(decision.written).not.toHaveProperty('wf_household_net_worth');
+    expect(decision.written).not.toHaveProperty('wf_household_boat_owner');
+  });
+
+  it("a match to someone else replaces our unedited values, even in fill_empty mode, and clears ours the new person lacks", () => {
+    const decision = decideStale({
+      values: { 'household.net_worth': 250_000 },
+      stale: { household: true, career: false },
+      current: { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' },
+      mode: 'fill_empty',
+    });
+    expect(decision.properties).toEqual({ wf_household_net_worth: 250_000, wf_household_boat_owner: '' });
+    expect(decision.written).toMatchObject({ wf_household_net_worth: 250_000, wf_career_job_title: 'CFO' });
+  });
+
+  it("keeps a value of ours that the other person happens to share: it is theirs now, not cleared", () => {
+    const decision = decideStale({
+      values: { 'household.net_worth': 5_000_000 },
+      stale: { household: true, career: false },
+      current: { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' },
+    });
+    expect(decision.properties).toEqual({ wf_household_boat_owner: '' });
+    expect(decision.written).toMatchObject({ wf_household_net_worth: 5_000_000 });
+  });
+
+  it('a match to the same person keeps what it does not bring, as before', () => {
+    const decision = decideStale({
+      values: { 'household.net_worth': 6_000_000 },
+      stale: { household: false, career: false },
+      current: { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' },
+    });
+    expect(decision.properties).toEqual({ wf_household_net_worth: 6_000_000 });
+  });
+});
