@@ -123,6 +123,8 @@ export function decideWrites(input: DecideInput): WriteDecision {
   const written: Record<string, CrmValue> = { ...input.lastWritten };
   // Properties still holding what we wrote for a person this record is no longer matched to.
   const staleOurs = new Set<string>();
+  // Properties ours no more: cleared below, or a human's now (a replaced one is ours again).
+  const dropped = new Set<string>();
   const staleKeys = [
     ...(input.stale?.household === true ? HOUSEHOLD_FIELDS.map((f) => `household.${f}`) : []),
     ...(input.stale?.career === true ? CAREER_FIELDS.map((f) => `career.${f}`) : []),
@@ -131,8 +133,7 @@ export function decideWrites(input: DecideInput): WriteDecision {
     const property = input.connector.propertyFor(input.object, key);
     if (property === null || input.excluded.has(key) || !(property in input.lastWritten)) continue;
     if (!isEmpty(input.current[property]) && sameCrmValue(input.current[property], input.lastWritten[property])) staleOurs.add(property);
-    // Ours no more either way: cleared or replaced below, or a human's now.
-    delete written[property];
+    dropped.add(property);
   }
   for (const [key, raw] of input.fields.values) {
     if (input.excluded.has(key)) continue;
@@ -144,6 +145,7 @@ export function decideWrites(input: DecideInput): WriteDecision {
     if (sameCrmValue(current, value)) {
       written[property] = value;
       staleOurs.delete(property);
+      dropped.delete(property);
       continue;
     }
     const ours = key.startsWith('status.');
@@ -158,6 +160,7 @@ export function decideWrites(input: DecideInput): WriteDecision {
     keys.push(key);
     written[property] = value;
     staleOurs.delete(property);
+    dropped.delete(property);
   }
   for (const property of staleOurs) {
     if (property in properties) continue;
@@ -165,5 +168,5 @@ export function decideWrites(input: DecideInput): WriteDecision {
     const key = staleKeys.find((k) => input.connector.propertyFor(input.object, k) === property);
     if (key !== undefined) keys.push(key);
   }
-  return { properties, keys, written };
+  return { properties, keys, written: Object.fromEntries(Object.entries(written).filter(([property]) => !dropped.has(property))) };
 }
