@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import { isDatabaseBusy } from '../../core/storage/errors.ts';
+import { runInBackground } from '../../core/storage/event-loop-slices.ts';
 import { ownerKnownDead } from '../../core/storage/owners.ts';
 import type { BatchSummary, Pipeline } from './pipeline.ts';
 
@@ -87,7 +88,8 @@ export class Worker {
 
   start(): void {
     if (this.loops.length > 0) return;
-    this.loops = Array.from({ length: this.concurrency }, () => this.loop());
+    // Background work: its long runs of statements give requests a turn (core/storage/event-loop-slices.ts).
+    this.loops = Array.from({ length: this.concurrency }, () => runInBackground(() => this.loop()));
   }
 
   /** Looks at the queue now (after an enqueue) instead of at the end of the idle wait. */
