@@ -95,8 +95,8 @@ const EnvSchema = z.object({
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
   /** Also accept outbound messages at the old path without the installation's secret (during a migration). */
   SALESFORCE_OUTBOUND_LEGACY_PATH: flag.optional(),
-  /** Outbound-message requests per second taken from one source address (Salesforce's IPs are shared by orgs). */
-  SALESFORCE_OUTBOUND_RATE: z.coerce.number().int().positive().max(100_000).default(50),
+  /** Refused outbound messages per second from one source address before it is answered 429 unread. */
+  SALESFORCE_OUTBOUND_RATE: z.coerce.number().int().positive().max(100_000).default(20),
 });
 
 export interface Config {

@@ -27,7 +27,7 @@ export interface SalesforceRouteDeps {
   readonly wake: () => void;
   /** Accept outbound messages at the bare path, without an installation's secret (default: refused). */
   readonly outboundLegacyPath?: boolean;
-  /** Outbound-message requests per second from one source address (default 50). */
+  /** Refused outbound messages per second from one source address before it is turned away unread (default 20). */
   readonly outboundRatePerAddress?: number;
 }
 
@@ -60,10 +60,11 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
   };
 
   // Outbound messages carry no signature and anyone can post one, so what a refusal costs is kept
-  // small: a rate per source address first (the socket's, or the proxy's client address only where
-  // TRUST_PROXY says so), then the org id read from the first bytes and the URL's secret checked, and
-  // only then the full XML parse.
+  // small: an address refused too often is turned away unread, then the org id is read from the first
+  // bytes and the URL's secret checked, and only then is the XML parsed.
   const limiter = new MemoryRateLimiter();
+  // The socket's address, or the proxy's client address only where TRUST_PROXY says so (req.ip).
+  const addressKey = (req: Request): string => `outbound-refusals:${req.ip ?? req.socket.remoteAddress ?? ''}`;
   // One warning a second at most, with the counts: a flood must not become a flood of log lines.
   const refusals = {
     unknownOrg: 0,
@@ -80,7 +81,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
       }, 1000).unref();
     },
   };
-  const ratePerAddress = deps.outboundRatePerAddress ?? 50;
+  const ratePerAddress = deps.outboundRatePerAddress ?? 20;
   const outboundPaths = deps.outboundLegacyPath === true ? [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`, SALESFORCE_OUTBOUND_MESSAGE_ROUTE] : [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`];
   if (deps.outboundLegacyPath !== true) {
     router.post(SALESFORCE_OUTBOUND_MESSAGE_ROUTE, (_req: Request, res: Response) => {
@@ -90,11 +91,14 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
   router.post(
     outboundPaths,
     (req: Request, res: Response, next: NextFunction) => {
-      if (limiter.takeNow(`outbound:${req.ip ?? req.socket.remoteAddress ?? ''}`, ratePerAddress).allowed) {
+      // An address whose messages were refused too often in the last second is turned away unread.
+      // Only refusals count: a busy org's genuine messages (and Salesforce's addresses serve many
+      // orgs) are never slowed.
+      if (limiter.peekNow(addressKey(req), ratePerAddress).allowed) {
         next();
         return;
       }
-      res.status(429).type(OUTBOUND_CONTENT_TYPE).send(soapFault('too many outbound messages from this address; Salesforce will retry', 'Server'));
+      res.status(429).type(OUTBOUND_CONTENT_TYPE).send(soapFault('too many refused outbound messages from this address; Salesforce will retry', 'Server'));
     },
     // A little over the parser's own cap, so an oversized message gets its SOAP fault, not a 413.
     readBody({ limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024, refuse: (res, f) => void res.status(f.status).type(OUTBOUND_CONTENT_TYPE).send(soapFault(f.message, 'Client')) }),
@@ -102,6 +106,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
       const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const claimedOrg = scanOrganizationId(body);
       if (claimedOrg === null) {
+        limiter.takeNow(addressKey(req), ratePerAddress);
         fault(res, 'not an outbound message this endpoint accepts (no OrganizationId)');
         return;
       }
@@ -113,6 +118,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         const expected = installation === undefined || secret === undefined ? undefined : (await bridge.installations.secrets(installation.id)).outboundSecret;
         if (installation === undefined || (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret)))) {
           refusals.note(installation !== undefined);
+          limiter.takeNow(addressKey(req), ratePerAddress);
           fault(res, 'this organization is not connected to enrichbridge at this address');
           return;
         }
@@ -126,6 +132,7 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         message = parseOutboundMessage(body);
       } catch (error) {
         if (!(error instanceof OutboundMessageError)) throw error;
+        limiter.takeNow(addressKey(req), ratePerAddress);
         fault(res, `not an outbound message this endpoint accepts (${error.code})`);
         return;
       }

@@ -51,6 +51,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve(this.decide(key, ratePerSecond, false));
   }
 
+  /** peek, answered at once: for a caller on a hot path that must not wait a turn. */
+  peekNow(key: string, ratePerSecond: number): RateDecision {
+    return this.decide(key, ratePerSecond, false);
+  }
+
   takeNow(key: string, ratePerSecond: number): RateDecision {
     return this.decide(key, ratePerSecond, true);
   }

@@ -603,8 +603,8 @@ async function main(): Promise<void> {
     const unknownOrg = padTo(sample.body.replace(/<OrganizationId>[^<]+</, '<OrganizationId>00D3t000004WbXyEAK<'));
     const known = padTo(sample.body);
     for (const [label, env] of [
-      ['the default rate per source address (SALESFORCE_OUTBOUND_RATE=50)', {}],
-      ['the rate limit lifted (SALESFORCE_OUTBOUND_RATE=100000): the org and secret checks before the parse alone', { SALESFORCE_OUTBOUND_RATE: '100000' }],
+      ['the default limit on refusals per source address (SALESFORCE_OUTBOUND_RATE=20)', {}],
+      ['the limit lifted (SALESFORCE_OUTBOUND_RATE=100000): the org and secret checks before the parse alone', { SALESFORCE_OUTBOUND_RATE: '100000' }],
     ] as const) {
       const floodServer = await startServer(floodFolder, 'flood', null, logDir, env);
       servers.push(floodServer);

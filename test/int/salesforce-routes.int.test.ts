@@ -493,12 +493,23 @@ describe('POST /webhooks/salesforce/outbound-message/<secret>: the secret in the
     expect(faultCodeOf(over, 413)).toBe('Client');
   });
 
-  it('rate-limits the route per source address: past the rate, 429 with a Server fault (Salesforce retries)', async () => {
+  it("never rate-limits an org's genuine messages, however many come from one address", async () => {
+    const rig = await startRig({ legacyPath: false, ratePerAddress: 5 });
+    const inst = await install(rig.runtime);
+    const path = salesforceOutboundMessagePath(await rig.runtime.bridge.installations.outboundSecret(inst.id));
+
+    const replies = await Promise.all(Array.from({ length: 12 }, () => deliver(rig.origin, fixture('outbound-contact.xml'), path)));
+
+    for (const reply of replies) expectAck(reply);
+  });
+
+  it('turns away unread an address whose messages were refused too often: past the rate of refusals, 429 with a Server fault', async () => {
     const rig = await startRig({ legacyPath: false, ratePerAddress: 5 });
     await install(rig.runtime);
     const body = unparseableAfterOrg(OTHER_ORG_ID);
 
-    const replies = await Promise.all(Array.from({ length: 8 }, () => deliver(rig.origin, body, salesforceOutboundMessagePath('x'))));
+    const replies: Reply[] = [];
+    for (let i = 0; i < 8; i += 1) replies.push(await deliver(rig.origin, body, salesforceOutboundMessagePath('x')));
 
     expect(replies.map((r) => r.status).sort()).toEqual([429, 429, 429, 500, 500, 500, 500, 500]);
     const limited = replies.find((r) => r.status === 429);
