@@ -82,14 +82,14 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
     },
   };
   const ratePerAddress = deps.outboundRatePerAddress ?? 20;
-  const outboundPaths = deps.outboundLegacyPath === true ? [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`, SALESFORCE_OUTBOUND_MESSAGE_ROUTE] : [`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`];
   if (deps.outboundLegacyPath !== true) {
     router.post(SALESFORCE_OUTBOUND_MESSAGE_ROUTE, (_req: Request, res: Response) => {
       res.status(404).type(OUTBOUND_CONTENT_TYPE).send(soapFault("this endpoint needs the installation's secret in its URL: run `enrichbridge salesforce outbound-url <installation>` and update the outbound messages", 'Client'));
     });
   }
-  router.post(
-    outboundPaths,
+  // One route per path (the request log names a route by its one pattern): the secret's, and the bare
+  // path only where an operator keeps it.
+  const outboundHandlers = [
     (req: Request, res: Response, next: NextFunction) => {
       // An address whose messages were refused too often in the last second is turned away unread.
       // Only refusals count: a busy org's genuine messages (and Salesforce's addresses serve many
@@ -98,7 +98,10 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
         next();
         return;
       }
-      res.status(429).type(OUTBOUND_CONTENT_TYPE).send(soapFault('too many refused outbound messages from this address; Salesforce will retry', 'Server'));
+      // Closed once answered: reading the rest of a large body only to throw it away is the cost a
+      // flood is after.
+      res.on('finish', () => req.socket.destroy());
+      res.status(429).set('Connection', 'close').type(OUTBOUND_CONTENT_TYPE).send(soapFault('too many refused outbound messages from this address; Salesforce will retry', 'Server'));
     },
     // A little over the parser's own cap, so an oversized message gets its SOAP fault, not a 413.
     readBody({ limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024, refuse: (res, f) => void res.status(f.status).type(OUTBOUND_CONTENT_TYPE).send(soapFault(f.message, 'Client')) }),
@@ -172,7 +175,9 @@ export function salesforceRouter(deps: SalesforceRouteDeps): Router {
       }
       fault(res, `not an outbound message this endpoint accepts (${type})`);
     },
-  );
+  ] as const;
+  router.post(`${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/:secret`, ...outboundHandlers);
+  if (deps.outboundLegacyPath === true) router.post(SALESFORCE_OUTBOUND_MESSAGE_ROUTE, ...outboundHandlers);
 
   router.post(
     SALESFORCE_EVENTS_ROUTE,

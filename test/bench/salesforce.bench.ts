@@ -147,7 +147,8 @@ function logLines(file: string): Record<string, unknown>[] {
 function handlingMs(file: string): number[] {
   return logLines(file).flatMap((line) => {
     const parsed = RequestLineSchema.safeParse(line);
-    return parsed.success && parsed.data.route === ROUTE ? [parsed.data.ms] : [];
+    // The route pattern as the request log names it (the secret is a parameter, never logged).
+    return parsed.success && parsed.data.route === `${ROUTE}/:secret` ? [parsed.data.ms] : [];
   });
 }
 
