@@ -1,5 +1,7 @@
 // The SQLite adapter of the storage port: one WAL-mode file in the data folder, shared safely by the
 // server and CLI processes, migrated to the latest version on open.
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
@@ -133,4 +135,17 @@ export async function openSqliteStore(file: string, options: { readonly busyTime
   await migrateToLatest(db);
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), queue: new KyselyJobQueue(db), db };
+}
+
+/**
+ * better-sqlite3 12 on Node 24 and later aborts a process whose last garbage collection, run while
+ * Node tears the process down, finalizes a statement (`Assertion failed: (env) != nullptr` in
+ * RemoveEnvironmentCleanupHook; fixed in better-sqlite3 13, which needs Node 22). Collecting the
+ * garbage just before exiting, with the environment still whole, finalizes them in time. Call it
+ * after the databases are closed, right before the process ends.
+ */
+export function finalizeStatementsBeforeExit(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc: unknown = vm.runInNewContext('gc');
+  if (typeof gc === 'function') (gc as () => void)();
 }

@@ -351,7 +351,7 @@ describe('manifest/package.xml', () => {
   });
 
   // @salesforce/source-deploy-retrieve (what `sf project deploy start` uses) loads undici 8, which needs
-  // Node 22 or later; CI runs the suite on 22, 24 and 26 as well, so this check runs there.
+  // Node 22 or later; CI runs the suite on Node 22 as well, so this check runs there.
   it.skipIf(Number(process.versions.node.split('.')[0]) < 22)(
     'lists exactly what @salesforce/source-deploy-retrieve derives from the source folder, Workflow members included',
     async () => {
