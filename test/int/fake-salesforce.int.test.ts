@@ -10,6 +10,7 @@ import { OUTBOUND_ACK_XML, parseOutboundMessage, soapFault } from '../../connect
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { persona } from '../support/requests.ts';
+import { caught } from '../support/harness.ts';
 
 let fake: FakeSalesforce;
 let receiver: Server;
@@ -30,14 +31,6 @@ function api(token?: string): SalesforceApi {
   });
 }
 
-async function caught(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const amanda = persona('Amanda Taylor');
 const daniel = persona('Daniel Garcia');

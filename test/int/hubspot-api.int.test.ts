@@ -12,6 +12,7 @@ import { HubSpotAuthError, HubSpotCredentialsSchema, HubSpotTokenSource, REFRESH
 import { CrmError, type WriteResult } from '../../connectors/pipeline/connector.ts';
 import type { Installations } from '../../connectors/pipeline/installations.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
+import { caught } from '../support/harness.ts';
 
 const BASE = 'https://api.hubapi.com';
 const READ = '/crm/v3/objects/contacts/batch/read';
@@ -73,14 +74,6 @@ function apiWith(options: Partial<HubSpotApiOptions> & { token?: string; refresh
   return { api, sleeps, refreshes: () => refreshes };
 }
 
-async function caught(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 beforeAll(() => {
   nock.disableNetConnect();

@@ -11,6 +11,7 @@ import { HubSpotAuthError, requestToken } from '../../connectors/hubspot/auth.ts
 import { SalesforceApi } from '../../connectors/salesforce/api.ts';
 import { SalesforceAuthError, exchangeCode } from '../../connectors/salesforce/auth.ts';
 import { type HangingServer, startHangingServer } from '../support/hanging-server.ts';
+import { caught } from '../support/harness.ts';
 
 const servers: HangingServer[] = [];
 afterEach(async () => {
@@ -24,14 +25,6 @@ async function hanging(mode: 'silent' | 'stalled-body' = 'silent'): Promise<Hang
   return server;
 }
 
-async function caught(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** Resolves once the server has `count` requests open (the call is in flight). */
 async function inFlight(server: HangingServer, count = 1): Promise<void> {

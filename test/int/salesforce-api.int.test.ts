@@ -36,6 +36,7 @@ import {
   pkceChallenge,
 } from '../../connectors/salesforce/auth.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
+import { caught } from '../support/harness.ts';
 
 const INSTANCE = 'https://enrichbridge-dev-ed.develop.my.salesforce.com';
 const LOGIN = 'https://login.salesforce.com';
@@ -104,14 +105,6 @@ function apiWith(options: Partial<SalesforceApiOptions> & { token?: string; refr
   return { api, sleeps, refusals };
 }
 
-async function caught(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 beforeAll(() => {
   nock.disableNetConnect();

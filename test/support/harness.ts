@@ -107,3 +107,13 @@ export async function post(
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
+
+/** What a promise rejects with; fails when it resolves instead. */
+export async function caught(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
