@@ -28,7 +28,6 @@ import { HubSpotAuthError } from '../connectors/hubspot/auth.ts';
 import { CrmError } from '../connectors/pipeline/connector.ts';
 import { InstallationError } from '../connectors/pipeline/installations.ts';
 import { openDataFolder } from './runtime.ts';
-import { finalizeStatementsBeforeExit } from '../core/storage/sqlite.ts';
 
 function wholeNumber(min: number) {
   return (value: string): number => {
@@ -207,6 +206,4 @@ buildProgram()
       console.error(error);
     }
     process.exitCode = 1;
-  })
-  // The databases are closed by now: finalize their statements while Node can still take them.
-  .finally(() => finalizeStatementsBeforeExit());
+  });

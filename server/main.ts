@@ -1,7 +1,6 @@
 // Process entry of the enrichment server (`npm start`): configuration, start, first-start banner,
 // and graceful shutdown on SIGTERM or SIGINT.
 import { ConfigError, loadConfig } from './config.ts';
-import { finalizeStatementsBeforeExit } from '../core/storage/sqlite.ts';
 import { type Logger, createServerLogger } from './logger.ts';
 import { startServer } from './runtime.ts';
 
@@ -24,7 +23,6 @@ function banner(url: string, token: string): string {
 /** Logs are written asynchronously: let the last lines out before the process goes. */
 function exitAfterFlush(logger: Logger, code: number): void {
   logger.flush(() => {
-    finalizeStatementsBeforeExit();
     process.exit(code);
   });
 }

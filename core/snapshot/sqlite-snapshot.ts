@@ -1,7 +1,7 @@
 // One data snapshot as a SQLite file: the writer a load fills (indexes built at the end), and the
 // read-only reader production matching queries with prepared statements, one indexed lookup each.
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../storage/better-sqlite3.ts';
 import { ensurePrivateFile } from '../storage/data-folder.ts';
 
 export interface PersonRow {
@@ -76,14 +76,14 @@ const BATCH = 20_000;
 export const NAME_LOOKUP_LIMIT = 10_000;
 
 export class SqliteSnapshotWriter {
-  private readonly db: Database.Database;
-  private readonly insertHouseholdStmt: Database.Statement;
-  private readonly insertAddressStmt: Database.Statement;
-  private readonly insertPersonStmt: Database.Statement;
-  private readonly insertCareerStmt: Database.Statement;
-  private readonly insertEmailStmt: Database.Statement;
-  private readonly insertPhoneStmt: Database.Statement;
-  private readonly insertNameStmt: Database.Statement;
+  private readonly db: BetterSqlite3.Database;
+  private readonly insertHouseholdStmt: BetterSqlite3.Statement;
+  private readonly insertAddressStmt: BetterSqlite3.Statement;
+  private readonly insertPersonStmt: BetterSqlite3.Statement;
+  private readonly insertCareerStmt: BetterSqlite3.Statement;
+  private readonly insertEmailStmt: BetterSqlite3.Statement;
+  private readonly insertPhoneStmt: BetterSqlite3.Statement;
+  private readonly insertNameStmt: BetterSqlite3.Statement;
   private pending = 0;
 
   constructor(readonly file: string) {
@@ -169,14 +169,14 @@ export class SqliteSnapshotWriter {
 }
 
 export class SqliteSnapshotReader implements SnapshotReader {
-  private readonly db: Database.Database;
-  private readonly byEmail: Database.Statement<[string], PersonRow>;
-  private readonly byPhone: Database.Statement<[string], PersonRow>;
-  private readonly byName: Database.Statement<[string, string], PersonRow>;
-  private readonly atAddress: Database.Statement<[string], AddressHit>;
-  private readonly householdStmt: Database.Statement<[number], HouseholdRow>;
-  private readonly membersStmt: Database.Statement<[number], PersonRow>;
-  private readonly careerStmt: Database.Statement<[number], { career: string | null }>;
+  private readonly db: BetterSqlite3.Database;
+  private readonly byEmail: BetterSqlite3.Statement<[string], PersonRow>;
+  private readonly byPhone: BetterSqlite3.Statement<[string], PersonRow>;
+  private readonly byName: BetterSqlite3.Statement<[string, string], PersonRow>;
+  private readonly atAddress: BetterSqlite3.Statement<[string], AddressHit>;
+  private readonly householdStmt: BetterSqlite3.Statement<[number], HouseholdRow>;
+  private readonly membersStmt: BetterSqlite3.Statement<[number], PersonRow>;
+  private readonly careerStmt: BetterSqlite3.Statement<[number], { career: string | null }>;
 
   constructor(file: string) {
     this.db = new Database(file, { readonly: true, fileMustExist: true });

@@ -1,8 +1,6 @@
 // The SQLite adapter of the storage port: one WAL-mode file in the data folder, shared safely by the
 // server and CLI processes, migrated to the latest version on open.
-import v8 from 'node:v8';
-import vm from 'node:vm';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from './better-sqlite3.ts';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
 import { ensurePrivateFile } from './data-folder.ts';
@@ -48,13 +46,13 @@ interface PendingTake {
  * several times that between HTTP requests; grouped, a fraction.)
  */
 class SqliteStore extends KyselyStore {
-  private readonly take: Database.Statement<[{ token: string; period: string; limit: number }], { used: number }>;
+  private readonly take: BetterSqlite3.Statement<[{ token: string; period: string; limit: number }], { used: number }>;
   private readonly takeAll: (batch: readonly PendingTake[]) => (number | undefined)[];
   private pending: PendingTake[] = [];
 
   constructor(
     db: Kysely<Tables>,
-    private readonly quotaConnection: Database.Database,
+    private readonly quotaConnection: BetterSqlite3.Database,
   ) {
     super(db);
     this.take = quotaConnection.prepare(
@@ -105,7 +103,7 @@ class SqliteStore extends KyselyStore {
   }
 }
 
-function connect(file: string, busyTimeoutMs: number): Database.Database {
+function connect(file: string, busyTimeoutMs: number): BetterSqlite3.Database {
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -137,15 +135,3 @@ export async function openSqliteStore(file: string, options: { readonly busyTime
   return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), queue: new KyselyJobQueue(db), db };
 }
 
-/**
- * better-sqlite3 12 on Node 24 and later aborts a process whose last garbage collection, run while
- * Node tears the process down, finalizes a statement (`Assertion failed: (env) != nullptr` in
- * RemoveEnvironmentCleanupHook; fixed in better-sqlite3 13, which needs Node 22). Collecting the
- * garbage just before exiting, with the environment still whole, finalizes them in time. Call it
- * after the databases are closed, right before the process ends.
- */
-export function finalizeStatementsBeforeExit(): void {
-  v8.setFlagsFromString('--expose-gc');
-  const gc: unknown = vm.runInNewContext('gc');
-  if (typeof gc === 'function') (gc as () => void)();
-}

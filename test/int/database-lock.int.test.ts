@@ -5,7 +5,7 @@
 // SQLite; only the CRM is a double (MemoryCrm).
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../core/storage/better-sqlite3.ts';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';

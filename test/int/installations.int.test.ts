@@ -2,7 +2,7 @@
 // and validation, one installation per CRM account, the local target's own token, remote URL checks.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../core/storage/better-sqlite3.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZodError, z } from 'zod';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
@@ -40,7 +40,7 @@ function dbFile(h: PipelineHarness): string {
 }
 
 /** A second connection to the database file, as anyone with a copy of it would have. */
-function rawDb(h: PipelineHarness, options: { readonly?: boolean } = {}): Database.Database {
+function rawDb(h: PipelineHarness, options: { readonly?: boolean } = {}): BetterSqlite3.Database {
   const db = new Database(dbFile(h), { readonly: options.readonly ?? true });
   db.pragma('busy_timeout = 2000');
   return db;
