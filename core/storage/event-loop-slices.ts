@@ -4,12 +4,13 @@
 // that arrives meanwhile waits for the whole chain (webhook acks at p99 144 ms while workers drained).
 // This plugin ends such a chain's slice every SLICE_MS: after a statement, if the event loop has not
 // had a turn for that long, the caller continues only after a setImmediate, so sockets are served.
-// (setImmediate measured better than setTimeout(0) here; 2 ms better than 4 ms: bench:hubspot.)
+// (setImmediate measured better than setTimeout(0) here; 2 ms better than 4 ms, and 1 ms a little better
+// than 2 ms on 1,000 batches: bench:hubspot. A worker thread measured worse on 2 cores: README.)
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
 /** The longest run of statements before the event loop gets a turn (a request waits at most about this). */
-export const SLICE_MS = 2;
+export const SLICE_MS = 1;
 
 /** Marks background work (the pipeline's workers): only its runs of statements are sliced. */
 const background = new AsyncLocalStorage<true>();
