@@ -118,7 +118,7 @@ export class HubSpotTokenSource {
   async accessToken(): Promise<string> {
     const credentials = await this.credentials();
     if (!this.expiring(credentials)) return credentials.accessToken;
-    return this.refresh(false);
+    return this.refresh('expiring');
   }
 
   private expiring(credentials: HubSpotCredentials): boolean {
@@ -127,23 +127,24 @@ export class HubSpotTokenSource {
   }
 
   /**
-   * Refreshes (once per installation at a time). With `force`, even a token that looks fresh (HubSpot
-   * just refused it). Null when the token cannot be refreshed (a static token).
+   * Refreshes even a token that looks fresh: HubSpot just refused it (once per installation at a
+   * time). Null when the token cannot be refreshed (a static token).
    */
   async refreshAfterRefusal(): Promise<string | null> {
     const credentials = await this.credentials();
     if (credentials.kind === 'static' || credentials.refreshToken === null) return null;
-    return this.refresh(true);
+    return this.refresh('refused');
   }
 
-  private refresh(force: boolean): Promise<string> {
+  /** `expiring`: refresh unless another process already did; `refused`: refresh whatever the expiry says. */
+  private refresh(reason: 'expiring' | 'refused'): Promise<string> {
     const running = refreshing.get(this.installationId);
     if (running !== undefined) return running;
     // One refresh per portal across processes too (the credential lease); inside it, another process
     // may have refreshed since we read: use its token when it is fresh.
     const task = this.installations.withCredentialLock(this.installationId, async () => {
       const credentials = await this.credentials();
-      if (!force && !this.expiring(credentials)) return credentials.accessToken;
+      if (reason === 'expiring' && !this.expiring(credentials)) return credentials.accessToken;
       if (credentials.refreshToken === null || credentials.clientId === null) {
         throw new HubSpotAuthError('the HubSpot token expired and cannot be refreshed (no refresh token or client id)', null);
       }

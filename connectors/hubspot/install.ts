@@ -16,7 +16,6 @@ import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperti
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './routes.ts';
 import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
 
-export const DEFAULT_HUBSPOT_AUTH_BASE = 'https://app.hubspot.com';
 /** How long an install link and an OAuth state stay good. */
 export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;

@@ -37,8 +37,6 @@ export const InstallationSettingsSchema = z
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;
 
-export const DEFAULT_SETTINGS: InstallationSettings = InstallationSettingsSchema.parse({});
-
 export type InstallationTarget =
   /** The embedded service, called in-process with a token the installation owns. */
   | { readonly kind: 'local'; readonly accountId: string; readonly tokenId: string }

@@ -3,7 +3,8 @@
 // Salesforce's answers: a 401 refreshes once, REQUEST_LIMIT_EXCEEDED pauses, SaveResults are split per record.
 import Bottleneck from 'bottleneck';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
-import { toSalesforceId18 } from './ids.ts';
+import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
+import { ENRICHED_AT_FIELD } from './fields.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
@@ -36,9 +37,9 @@ export const REQUEST_LIMIT_PAUSE_MS = 60 * 60_000;
 /** How long too many long-running concurrent requests hold a batch back (they last 20 s or more). */
 export const CONCURRENT_LIMIT_WAIT_MS = 30_000;
 /** The field that says a record was enriched (the backfill's `--where-not-enriched`). */
-export const DEFAULT_ENRICHED_AT_FIELD = 'WF_Enriched_At__c';
+export const DEFAULT_ENRICHED_AT_FIELD = ENRICHED_AT_FIELD;
 
-const RECORD_ID = /^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$/;
+const RECORD_ID = SALESFORCE_ID_SHAPE;
 const OBJECT_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*$/;
 

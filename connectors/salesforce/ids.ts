@@ -5,7 +5,11 @@ import { z } from 'zod';
 /** Key prefixes that are the same in every org. */
 export const SALESFORCE_KEY_PREFIXES = { Organization: '00D', Contact: '003', Lead: '00Q' } as const;
 
-const ID_SHAPE = /^[0-9A-Za-z]{15}(?:[0-9A-Za-z]{3})?$/;
+/** A Salesforce id of either length, unanchored: for patterns that find one inside other text. */
+export const SALESFORCE_ID_PATTERN = '[0-9A-Za-z]{15}(?:[0-9A-Za-z]{3})?';
+/** A whole string that has the shape of a Salesforce id (15 or 18 characters, no checksum check). */
+export const SALESFORCE_ID_SHAPE = new RegExp(`^${SALESFORCE_ID_PATTERN}$`);
+const ID_SHAPE = SALESFORCE_ID_SHAPE;
 // The checksum alphabet: 5 bits per character, A-Z then 0-5.
 const CHECKSUM_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
 const isUpper = (c: string): boolean => c >= 'A' && c <= 'Z';

@@ -1,6 +1,6 @@
 // Salesforce Outbound Messages (SOAP 1.1): the envelope read with a real XML parser into a typed,
-// zod-checked message, the exact acknowledgement Salesforce waits for, the fault we answer otherwise,
-// and the Salesforce id rules (15 → 18 characters) that the org and record ids are checked against.
+// zod-checked message (its org and record ids checked by the rules of ids.ts), the exact
+// acknowledgement Salesforce waits for, and the fault we answer otherwise.
 //
 // Outbound messages carry no signature (../shared/reference/crm-platforms.md, section 7), so this
 // parser faces whatever anyone posts. It never throws anything but OutboundMessageError: the size is
@@ -9,7 +9,7 @@
 // references are decoded here in one linear pass, so nothing can expand.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { z } from 'zod';
-import { OrganizationIdSchema, SalesforceIdSchema, recordIdMatchesObject, toSalesforceId18 } from './ids.ts';
+import { OrganizationIdSchema, SALESFORCE_ID_PATTERN, SalesforceIdSchema, recordIdMatchesObject, toSalesforceId18 } from './ids.ts';
 
 export const SOAP_ENVELOPE_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 export const OUTBOUND_NS = 'http://soap.sforce.com/2005/09/outbound';
@@ -30,7 +30,7 @@ export const OUTBOUND_MESSAGE_MAX_BYTES = 384 * 1024;
 
 /** How far into the body the organization id is looked for: it comes before the first notification. */
 const ORGANIZATION_ID_SCAN_BYTES = 4096;
-const ORGANIZATION_ID_ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?OrganizationId>\s*([A-Za-z0-9]{15}(?:[A-Za-z0-9]{3})?)\s*<\//;
+const ORGANIZATION_ID_ELEMENT = new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?OrganizationId>\\s*(${SALESFORCE_ID_PATTERN})\\s*</`);
 
 /**
  * The organization id an envelope names, read from its first 4 KiB with one regular expression and no
