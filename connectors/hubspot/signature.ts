@@ -4,8 +4,7 @@
 // We do not call @hubspot/api-client's `Signature` here: it compares with `===`, throws on a stale
 // timestamp, and does not decode the URI for v3 (see ../shared/reference/crm-platforms.md, section 2).
 // The tests cross-check our signatures against it.
-import { createHash, createHmac } from 'node:crypto';
-import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
+import { type HeaderValue, type RawBody, type TimestampFailure, constantTimeEqual, hmacSha256, sha256, singleValue as single, timestampOutsideWindow } from '../kit/signature.ts';
 
 /** How far `X-HubSpot-Request-Timestamp` may be from our clock, either way (HubSpot: 5 minutes). */
 export const HUBSPOT_SIGNATURE_MAX_AGE_MS = 5 * 60_000;
@@ -24,12 +23,8 @@ export type SignatureFailure =
   /** No signature header, or an empty or repeated one. */
   | 'missing_signature'
   | 'missing_timestamp'
-  /** The timestamp is not a whole number of milliseconds. */
-  | 'invalid_timestamp'
-  /** Older than the window: a replay, or a delivery that waited too long. */
-  | 'stale_timestamp'
-  /** Further ahead than the window: a clock far off, or a forged header. */
-  | 'future_timestamp'
+  /** Not a whole number of milliseconds; stale or in the future (kit/signature.ts). */
+  | TimestampFailure
   /** The request carries a signature version the route does not accept. */
   | 'unsupported_version'
   /** The signature does not match: wrong secret, altered body or URL, or forged. */
@@ -40,21 +35,7 @@ export type SignatureCheck = { readonly ok: true } | { readonly ok: false; reado
 const OK: SignatureCheck = { ok: true };
 const fail = (reason: SignatureFailure): SignatureCheck => ({ ok: false, reason });
 
-/** A header as Node gives it: absent, once, or repeated. */
-export type HeaderValue = string | readonly string[] | undefined;
-
-/** The body exactly as received. A string is taken as its UTF-8 bytes. */
-export type RawBody = Buffer | string;
-
-const toBytes = (body: RawBody): Buffer => (typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
-
-/** One non-empty header value; a missing, empty or repeated header is none. */
-function single(value: HeaderValue): string | null {
-  if (typeof value === 'string') return value.trim() === '' ? null : value.trim();
-  if (value !== undefined && value.length === 1) return single(value[0]);
-  return null;
-}
-
+export type { HeaderValue, RawBody };
 export { constantTimeEqual };
 
 // The escapes HubSpot decodes before signing a v3 request, and only these: `%20`, `%2B`, `%25` and
@@ -92,11 +73,7 @@ export interface V3SignatureInput {
 
 /** base64(HMAC-SHA256(clientSecret, method + uri + rawBody + timestamp)), over the body's own bytes. */
 export function hubspotV3Signature(input: V3SignatureInput): string {
-  return createHmac('sha256', input.clientSecret)
-    .update(`${input.method.toUpperCase()}${hubspotV3Uri(input.url)}`, 'utf8')
-    .update(toBytes(input.rawBody))
-    .update(input.timestamp, 'utf8')
-    .digest('base64');
+  return hmacSha256(input.clientSecret, [`${input.method.toUpperCase()}${hubspotV3Uri(input.url)}`, input.rawBody, input.timestamp]).toString('base64');
 }
 
 export interface V3VerifyInput {
@@ -121,11 +98,8 @@ export function verifyHubSpotV3(input: V3VerifyInput): SignatureCheck {
   if (signature === null) return fail('missing_signature');
   const timestamp = single(input.timestamp);
   if (timestamp === null) return fail('missing_timestamp');
-  // Digits only: Number() would accept '1e12', '0x1F', ' 12 ' and '-5'.
-  if (!/^\d{1,16}$/.test(timestamp)) return fail('invalid_timestamp');
-  const age = (input.now ?? Date.now()) - Number(timestamp);
-  if (age > HUBSPOT_SIGNATURE_MAX_AGE_MS) return fail('stale_timestamp');
-  if (age < -HUBSPOT_SIGNATURE_MAX_AGE_MS) return fail('future_timestamp');
+  const outside = timestampOutsideWindow(timestamp, { nowMs: input.now ?? Date.now(), windowMs: HUBSPOT_SIGNATURE_MAX_AGE_MS, unitMs: 1, maxDigits: 16 });
+  if (outside !== null) return fail(outside);
   const expected = hubspotV3Signature({ ...input, timestamp });
   return constantTimeEqual(expected, signature) ? OK : fail('mismatch');
 }
@@ -141,10 +115,7 @@ export interface V2SignatureInput {
 
 /** hex(SHA-256(clientSecret + method + url + rawBody)): workflow-action requests. */
 export function hubspotV2Signature(input: V2SignatureInput): string {
-  return createHash('sha256')
-    .update(`${input.clientSecret}${input.method.toUpperCase()}${input.url}`, 'utf8')
-    .update(toBytes(input.rawBody))
-    .digest('hex');
+  return sha256([`${input.clientSecret}${input.method.toUpperCase()}${input.url}`, input.rawBody]).toString('hex');
 }
 
 export interface V2VerifyInput extends V2SignatureInput {
@@ -166,7 +137,7 @@ export interface V1SignatureInput {
 
 /** hex(SHA-256(clientSecret + rawBody)): the oldest webhook signature. */
 export function hubspotV1Signature(input: V1SignatureInput): string {
-  return createHash('sha256').update(input.clientSecret, 'utf8').update(toBytes(input.rawBody)).digest('hex');
+  return sha256([input.clientSecret, input.rawBody]).toString('hex');
 }
 
 export interface V1VerifyInput extends V1SignatureInput {

@@ -21,8 +21,8 @@
 //   req.setHeader('X-Enrichbridge-Signature', 'v1=' + EncodingUtil.convertToHex(mac));
 //   req.setBody(body); // exactly the string that was signed
 //   new Http().send(req);
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { type HeaderValue, type RawBody, type TimestampFailure, constantTimeEqual, hmacSha256, rawBytes, singleHeader, timestampOutsideWindow } from '../kit/signature.ts';
 import { describeIssues } from '../../core/enrich/request-errors.ts';
 import { OrganizationIdSchema, SalesforceIdSchema, recordIdMatchesObject } from './ids.ts';
 
@@ -49,12 +49,7 @@ export const SalesforceEventsSchema = z
 
 export type SalesforceEvents = z.output<typeof SalesforceEventsSchema>;
 
-/** The body exactly as received. A string is taken as its UTF-8 bytes. */
-export type RawBody = Buffer | Uint8Array | string;
-const toBytes = (body: RawBody): Buffer => (typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-
-/** A header as Node gives it: absent, once, or repeated. */
-export type HeaderValue = string | readonly string[] | undefined;
+export type { HeaderValue, RawBody };
 
 export type EventsSignatureFailure =
   /** No secret configured for the installation: nothing can be verified, so nothing is accepted. */
@@ -62,12 +57,8 @@ export type EventsSignatureFailure =
   /** No signature header, or an empty or repeated one. */
   | 'missing_signature'
   | 'missing_timestamp'
-  /** The timestamp is not whole unix seconds. */
-  | 'invalid_timestamp'
-  /** Older than the window: a replay, or a callout that waited too long. */
-  | 'stale_timestamp'
-  /** Further ahead than the window: a clock far off, or a forged header. */
-  | 'future_timestamp'
+  /** Not whole unix seconds; stale or in the future (kit/signature.ts). */
+  | TimestampFailure
   /** Not `v1=` and 64 hex digits: another scheme, a truncated value, the wrong length. */
   | 'malformed_signature'
   /** Wrong secret, altered body or timestamp, or forged. */
@@ -81,7 +72,7 @@ const TIMESTAMP = /^\d{1,12}$/;
 const SIGNATURE = /^v1=([0-9a-fA-F]{64})$/;
 
 function hmac(secret: string, timestamp: string, rawBody: RawBody): Buffer {
-  return createHmac('sha256', secret).update(`${timestamp}.`, 'utf8').update(toBytes(rawBody)).digest();
+  return hmacSha256(secret, [`${timestamp}.`, rawBody]);
 }
 
 /**
@@ -92,18 +83,6 @@ export function signEvents(secret: string, timestamp: number | string, rawBody: 
   const ts = String(timestamp);
   if (!TIMESTAMP.test(ts)) throw new RangeError(`timestamp must be whole unix seconds, got ${ts}`);
   return `v1=${hmac(secret, ts, rawBody).toString('hex')}`;
-}
-
-/** One non-empty value of a header, matched without regard to case; missing, empty or repeated is none. */
-function header(headers: Readonly<Record<string, HeaderValue>>, name: string): string | null {
-  const values: string[] = [];
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== name) continue;
-    if (typeof value === 'string') values.push(value);
-    else if (value !== undefined) values.push(...value);
-  }
-  const only = values.length === 1 ? values[0]?.trim() : undefined;
-  return only === undefined || only === '' ? null : only;
 }
 
 export interface VerifyEventsInput {
@@ -119,22 +98,16 @@ export interface VerifyEventsInput {
 /** Verifies a signed callout: the timestamp window first, then the HMAC in constant time. Never throws. */
 export function verifyEvents(input: VerifyEventsInput): EventsSignatureCheck {
   if (input.secret === '') return fail('missing_secret');
-  const signature = header(input.headers, EVENTS_SIGNATURE_HEADER);
+  const signature = singleHeader(input.headers, EVENTS_SIGNATURE_HEADER);
   if (signature === null) return fail('missing_signature');
-  const timestamp = header(input.headers, EVENTS_TIMESTAMP_HEADER);
+  const timestamp = singleHeader(input.headers, EVENTS_TIMESTAMP_HEADER);
   if (timestamp === null) return fail('missing_timestamp');
-  // Digits only: Number() would take '1e9', '0x1F', ' 12 ' and '-5'.
-  if (!TIMESTAMP.test(timestamp)) return fail('invalid_timestamp');
-  const age = (input.now ?? Date.now()) / 1000 - Number(timestamp);
-  if (age > EVENTS_MAX_AGE_SECONDS) return fail('stale_timestamp');
-  if (age < -EVENTS_MAX_AGE_SECONDS) return fail('future_timestamp');
+  const outside = timestampOutsideWindow(timestamp, { nowMs: input.now ?? Date.now(), windowMs: EVENTS_MAX_AGE_SECONDS * 1000, unitMs: 1000, maxDigits: 12 });
+  if (outside !== null) return fail(outside);
   const hex = SIGNATURE.exec(signature)?.[1];
-  // The expected length is public (32 bytes), so refusing other lengths first leaks nothing, and it is
-  // what keeps timingSafeEqual (which throws on unequal lengths) safe.
+  // `v1=` and 64 hex digits, or not ours at all: another scheme, a truncated value.
   if (hex === undefined) return fail('malformed_signature');
-  const given = Buffer.from(hex, 'hex');
-  const expected = hmac(input.secret, timestamp, input.rawBody);
-  return given.length === expected.length && timingSafeEqual(expected, given) ? { ok: true } : fail('mismatch');
+  return constantTimeEqual(hmac(input.secret, timestamp, input.rawBody).toString('hex'), hex.toLowerCase()) ? { ok: true } : fail('mismatch');
 }
 
 export type ParsedEvents =
@@ -146,7 +119,7 @@ export type ParsedEvents =
  * characters, without repeats. Whether `orgId` is the installation's is the caller's check. Never throws.
  */
 export function parseEvents(rawBody: RawBody): ParsedEvents {
-  const bytes = toBytes(rawBody);
+  const bytes = rawBytes(rawBody);
   if (bytes.length > EVENTS_MAX_BODY_BYTES) return { ok: false, reason: 'too_large', message: `The body is larger than ${EVENTS_MAX_BODY_BYTES} bytes.` };
   let json: unknown;
   try {
