@@ -145,7 +145,7 @@ export async function openRuntime(
 export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number, stopGraceMs?: number): Worker {
   const worker = new Worker({
     queue: runtime.opened.queue,
-    pipeline: runtime.bridge.pipeline,
+    jobs: runtime.bridge.jobs,
     concurrency,
     ...(leaseMs === undefined ? {} : { leaseMs }),
     ...(stopGraceMs === undefined ? {} : { stopGraceMs }),

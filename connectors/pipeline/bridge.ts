@@ -13,7 +13,8 @@ import type { Database } from '../../core/storage/schema.ts';
 import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
-import { Pipeline, type SettledCallback } from './pipeline.ts';
+import { JobKinds, settledBy } from './job-kinds.ts';
+import { ENRICH_JOB, Pipeline, type SettledCallback } from './pipeline.ts';
 import { KyselyPipelineStore, type PipelineStore } from './store.ts';
 
 /** Builds the connector of one installation; it may read and update the installation's credentials. */
@@ -74,6 +75,8 @@ export interface Bridge {
   readonly pipelineStore: PipelineStore;
   readonly installations: Installations;
   readonly pipeline: Pipeline;
+  /** What the worker runs: `enrich` by the pipeline, each connector's own kinds by their handlers. */
+  readonly jobs: JobKinds;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
 }
 
@@ -101,13 +104,11 @@ export function createBridge(deps: BridgeDeps): Bridge {
     connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     enricherFor,
     onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled, { queue: deps.queue }),
-    jobHandlers: Object.fromEntries(
-      [...deps.connectors.jobHandlers].map(([kind, handler]) => [
-        kind,
-        (installation: Installation, jobs: readonly Job[]) => handler(installation, jobs, { installations, store: pipelineStore, queue: deps.queue }),
-      ]),
-    ),
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
-  return { pipelineStore, installations, pipeline, enricherFor };
+  const jobs = new JobKinds(deps.queue).work(ENRICH_JOB, (batch, { workerId, signals }) => pipeline.processBatch(batch, workerId, signals));
+  for (const [kind, handler] of deps.connectors.jobHandlers) {
+    jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue })));
+  }
+  return { pipelineStore, installations, pipeline, jobs, enricherFor };
 }

@@ -5,7 +5,8 @@
 // read the records in CRM-sized batches → per record: deleted? no match key? same input within the
 // re-enrichment age? → enrich (paced per token by the enricher) → decide writes (overwrite mode,
 // exclusions, minimum confidence, never empty over a value) → write in CRM-sized batches → save the
-// record state and the log in one transaction → complete the jobs.
+// record state and the log in one transaction → complete the jobs. The worker hands it the batch's
+// `enrich` jobs (job-kinds.ts); other kinds have handlers of their own.
 import { z } from 'zod';
 import type { EnrichOutcome, Enricher } from '../../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
@@ -66,11 +67,7 @@ export interface PipelineDeps {
    * the connector answers the waiting workflow. Failures here are the hook's to handle.
    */
   readonly onCallbacks?: (installation: Installation, settled: readonly SettledCallback[]) => Promise<void>;
-  /** Handlers for job kinds other than enrichment, by kind: completed when they resolve, retried when they throw. */
-  readonly jobHandlers?: Readonly<Record<string, JobHandler>>;
 }
-
-export type JobHandler = (installation: Installation, jobs: readonly Job[]) => Promise<void>;
 
 /** A workflow's job, settled: the record's outcome and its properties as they now stand in the CRM. */
 export interface SettledCallback {
@@ -280,19 +277,8 @@ export class Pipeline {
   private async run(run: BatchRun, jobs: readonly Job[], signal: AbortSignal | undefined): Promise<void> {
     const { installation } = run;
     const byObject = new Map<string, Map<string, Work>>();
-    // Jobs of other kinds (a connector's, e.g. a webhook batch to expand) go to their handler first.
-    const others = new Map<string, Job[]>();
-    for (const job of jobs) if (job.kind !== ENRICH_JOB && this.deps.jobHandlers?.[job.kind] !== undefined) others.set(job.kind, [...(others.get(job.kind) ?? []), job]);
-    for (const [kind, ofKind] of others) {
-      try {
-        await this.deps.jobHandlers?.[kind]?.(installation, ofKind);
-        run.dispose(ofKind, { kind: 'complete' });
-      } catch (error) {
-        run.dispose(ofKind, { kind: 'fail', error: `${kind}: ${describe(error)}`, retryable: true });
-      }
-    }
+    // Only enrichment jobs come here (job-kinds.ts hands each kind to its own handler).
     for (const job of jobs) {
-      if (others.has(job.kind)) continue;
       const payload = EnrichJobPayloadSchema.safeParse(job.payload);
       if (job.kind !== ENRICH_JOB || !payload.success) {
         run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });

@@ -1,5 +1,5 @@
-// A worker: claims batches of one installation's jobs from the durable queue and runs them through
-// the pipeline, keeping its leases alive while it works. Runs inside the server by default, or alone
+// A worker: claims batches of one installation's jobs from the durable queue and runs them by kind
+// (job-kinds.ts: enrichment through the pipeline), keeping its leases alive while it works. Runs inside the server by default, or alone
 // (`enrichbridge worker`). On stop it finishes what is in flight (within a grace), and releases the rest.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -7,7 +7,8 @@ import type { JobQueue } from '../../core/queue/job-queue.ts';
 import { isDatabaseBusy } from '../../core/storage/errors.ts';
 import { runInBackground } from '../../core/storage/event-loop-slices.ts';
 import { ownerKnownDead } from '../../core/storage/owners.ts';
-import type { BatchSummary, Pipeline } from './pipeline.ts';
+import type { BatchProcessor } from './job-kinds.ts';
+import type { BatchSummary } from './pipeline.ts';
 
 /**
  * How long a claim lasts without renewal (renewed every third of it while the batch runs): a killed
@@ -20,7 +21,8 @@ export const DEFAULT_STOP_GRACE_MS = 10_000;
 
 export interface WorkerOptions {
   readonly queue: JobQueue;
-  readonly pipeline: Pipeline;
+  /** Runs what a claim brings, by job kind (the bridge's `jobs`). */
+  readonly jobs: BatchProcessor;
   /**
    * Jobs claimed at a time (one installation's). 200, Salesforce's batch; the pipeline cuts a claim
    * into the connector's own batches (HubSpot 100), so either CRM gets full batches.
@@ -114,7 +116,7 @@ export class Worker {
 
   /** Claims and runs one batch; false when there was nothing to do. */
   async runOnce(): Promise<boolean> {
-    const { queue, pipeline } = this.options;
+    const { queue, jobs: processor } = this.options;
     const claim = this.claiming.then(async () => {
       const claimed = await queue.claimBatch({ workerId: this.workerId, limit: this.batchSize, leaseMs: this.leaseMs, avoid: [...this.inHand.keys()] });
       const first = claimed[0]?.installationId;
@@ -140,7 +142,7 @@ export class Worker {
       );
     }, Math.max(100, Math.floor(this.leaseMs / 3)));
     try {
-      const summary = await pipeline.processBatch(jobs, this.workerId, {
+      const summary = await processor.processBatch(jobs, this.workerId, {
         stop: AbortSignal.any([this.abort.signal, lost.signal]),
         cancel: AbortSignal.any([this.cancel.signal, lost.signal]),
       });

@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     const errors: unknown[] = [];
     const worker = new Worker({
       queue,
-      pipeline: bridge.pipeline,
+      jobs: bridge.jobs,
       concurrency: 1,
       batchSize: BATCH_SIZE,
       onBatch: (summary) => {

@@ -77,7 +77,7 @@ async function setUp(): Promise<Folder> {
   crm.create(OBJECT, 'c-2', { first_name: 'Nobody', last_name: 'Known', email: 'nobody.known@example.com' });
   crm.create(OBJECT, 'c-3', { first_name: 'Name', last_name: 'Only' });
   for (const recordId of ['c-1', 'c-2', 'c-3']) await queue.enqueue(enrichJob(enriched.id, { object: OBJECT, recordId }));
-  const worker = new Worker({ queue, pipeline: bridge.pipeline, workerId: 'test-worker' });
+  const worker = new Worker({ queue, jobs: bridge.jobs, workerId: 'test-worker' });
   while (await worker.runOnce()) {
     // drain
   }

@@ -92,7 +92,7 @@ describe('worker lease renewal', () => {
     const installation = await h.install({ account: { rateLimit: 2 } });
     const ids = addContacts(h, 4);
     for (const id of ids) await h.enqueue(installation, { object: 'contact', recordId: id });
-    const worker = new Worker({ queue: h.opened.queue, pipeline: h.bridge.pipeline, leaseMs: 300, workerId: 'long' });
+    const worker = new Worker({ queue: h.opened.queue, jobs: h.bridge.jobs, leaseMs: 300, workerId: 'long' });
     let done = false;
     const run = worker.runOnce().finally(() => (done = true));
     while ((await h.opened.queue.list({ state: 'running' })).length === 0) await new Promise((resolve) => setTimeout(resolve, 5));

@@ -74,7 +74,7 @@ export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: n
       });
     },
     enqueue: (installation, payload) => opened.queue.enqueue(enrichJob(installation.id, payload)),
-    worker: (o = {}) => new Worker({ queue: opened.queue, pipeline: bridge.pipeline, batchSize: o.batchSize ?? 100, workerId: 'test-worker' }),
+    worker: (o = {}) => new Worker({ queue: opened.queue, jobs: bridge.jobs, batchSize: o.batchSize ?? 100, workerId: 'test-worker' }),
     async drain(worker = harness.worker()) {
       let batches = 0;
       // claimBatch reads the real clock; the pipeline reads the test clock.

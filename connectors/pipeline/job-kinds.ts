@@ -1,0 +1,109 @@
+// What the worker runs, by job kind (pg-boss's `work(name, handler)`): a batch the queue hands out is
+// one installation's jobs, which may be of several kinds; each kind's jobs go to the handler that was
+// registered for it. The pipeline is the handler of `enrich`; a connector's own kinds (a webhook batch
+// to expand, a workflow callback to retry) are registered through the ConnectorRegistry and settled by
+// `settledBy`. A kind nobody registered fails for good: this version cannot run it.
+import type { Job, JobQueue } from '../../core/queue/job-queue.ts';
+import { retryWhileBusy } from '../../core/storage/errors.ts';
+import type { Installation } from './model.ts';
+import type { BatchSignals, BatchSummary } from './pipeline.ts';
+import type { PipelineStore } from './store.ts';
+
+export interface JobContext {
+  readonly workerId: string;
+  readonly signals: BatchSignals;
+}
+
+/** Runs and settles (completes, fails or releases) a batch of one kind's jobs of one installation. */
+export type JobKindHandler = (jobs: readonly Job[], context: JobContext) => Promise<BatchSummary>;
+
+/** What a worker needs: something that runs and settles whatever batch it claimed. */
+export interface BatchProcessor {
+  processBatch(jobs: readonly Job[], workerId: string, signals?: BatchSignals): Promise<BatchSummary>;
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function emptySummary(installationId: string): BatchSummary {
+  return { installationId, jobs: 0, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
+}
+
+function merge(a: BatchSummary, b: BatchSummary): BatchSummary {
+  const outcomes: Record<string, number> = { ...a.outcomes };
+  for (const [outcome, n] of Object.entries(b.outcomes)) outcomes[outcome] = (outcomes[outcome] ?? 0) + n;
+  return {
+    installationId: a.installationId,
+    jobs: a.jobs + b.jobs,
+    outcomes,
+    released: a.released + b.released,
+    crmCalls: a.crmCalls + b.crmCalls,
+    leaseLost: a.leaseLost + b.leaseLost,
+  };
+}
+
+export class JobKinds implements BatchProcessor {
+  private readonly handlers = new Map<string, JobKindHandler>();
+
+  constructor(private readonly queue: JobQueue) {}
+
+  /** Registers the handler of a kind; a kind has one handler. */
+  work(kind: string, handler: JobKindHandler): this {
+    if (this.handlers.has(kind)) throw new Error(`job kind "${kind}" has a handler already`);
+    this.handlers.set(kind, handler);
+    return this;
+  }
+
+  kinds(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  /** Each kind's jobs to its handler, in the order the kinds first appear in the batch. */
+  async processBatch(jobs: readonly Job[], workerId: string, signals: BatchSignals = {}): Promise<BatchSummary> {
+    let summary = emptySummary(jobs[0]?.installationId ?? '');
+    const byKind = new Map<string, Job[]>();
+    for (const job of jobs) byKind.set(job.kind, [...(byKind.get(job.kind) ?? []), job]);
+    for (const [kind, ofKind] of byKind) {
+      const handler = this.handlers.get(kind);
+      if (handler === undefined) {
+        for (const job of ofKind) {
+          await retryWhileBusy(() => this.queue.fail(job.id, workerId, `not a job kind this version understands (${kind})`, { retryable: false }));
+        }
+        summary = merge(summary, { ...emptySummary(summary.installationId), jobs: ofKind.length });
+        continue;
+      }
+      summary = merge(summary, await handler(ofKind, { workerId, signals }));
+    }
+    return summary;
+  }
+}
+
+/**
+ * A handler for jobs that are done when `task` resolves and retried (with the queue's backoff) when it
+ * throws. Jobs of an installation that no longer exists fail for good.
+ */
+export function settledBy(
+  kind: string,
+  deps: { readonly store: PipelineStore; readonly queue: JobQueue },
+  task: (installation: Installation, jobs: readonly Job[]) => Promise<void>,
+): JobKindHandler {
+  return async (jobs, { workerId }) => {
+    const installationId = jobs[0]?.installationId ?? '';
+    const installation = await deps.store.findInstallation(installationId);
+    if (installation === undefined) {
+      for (const job of jobs) await retryWhileBusy(() => deps.queue.fail(job.id, workerId, 'installation no longer exists', { retryable: false }));
+      return { ...emptySummary(installationId), jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length } };
+    }
+    let leaseLost = 0;
+    try {
+      await task(installation, jobs);
+      const completed = await retryWhileBusy(() => deps.queue.completeMany(jobs.map((job) => job.id), workerId));
+      leaseLost = jobs.length - completed.size;
+    } catch (error) {
+      for (const job of jobs) {
+        const failed = await retryWhileBusy(() => deps.queue.fail(job.id, workerId, `${kind}: ${describe(error)}`, { retryable: true }));
+        if (failed === 'not_leased') leaseLost += 1;
+      }
+    }
+    return { ...emptySummary(installationId), jobs: jobs.length, leaseLost };
+  };
+}
