@@ -67,8 +67,9 @@ describe('Job kinds', () => {
     expect(flaky?.lastError).toBe('flaky: the CRM said 503');
   });
 
-  it('a kind has one handler: registering a second is refused', () => {
-    const kinds = new JobKinds({} as never).work('a', () => Promise.reject(new Error('unused')));
+  it('a kind has one handler: registering a second is refused', async () => {
+    h = await startPipeline();
+    const kinds = new JobKinds(h.opened.queue).work('a', () => Promise.reject(new Error('unused')));
     expect(() => kinds.work('a', () => Promise.reject(new Error('unused')))).toThrow('job kind "a" has a handler already');
   });
 });
