@@ -13,7 +13,7 @@ import { SALESFORCE_PROVIDER, SalesforceConnector, salesforceApiFor } from '../c
 import { SALESFORCE_OBJECTS, type SalesforceObject } from '../connectors/salesforce/fields.ts';
 import { loadConfig } from './config.ts';
 import { progressReporter } from './data-cli.ts';
-import { withBridge } from './pipeline-cli.ts';
+import { withRuntime } from './runtime.ts';
 
 function positive(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
@@ -109,7 +109,7 @@ export function backfillCommands(): Command {
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--restart', 'start from the first contact even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags) => {
-      await withBridge(async ({ installations, pipelineStore }, { db, queue }) => {
+      await withRuntime(async ({ installations, pipelineStore }, { db, queue }) => {
         const installation = await installations.require(id);
         if (installation.provider !== HUBSPOT_PROVIDER) throw new InstallationError(`${id} is not a HubSpot installation`);
         const progress = new BackfillProgress(db);
@@ -148,7 +148,7 @@ export function backfillCommands(): Command {
     .option('--restart', 'start a new query from the first record even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags & { object: SalesforceObject; whereNotEnriched?: boolean }) => {
       const config = loadConfig();
-      await withBridge(async ({ installations, pipelineStore }, { db, queue }) => {
+      await withRuntime(async ({ installations, pipelineStore }, { db, queue }) => {
         const installation = await installations.require(id);
         if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
         const { object } = flags;

@@ -8,7 +8,7 @@ import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
 import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from '../connectors/hubspot/install.ts';
 import { HUBSPOT_OAUTH_INSTALL_ROUTE } from '../connectors/hubspot/routes.ts';
 import { loadConfig } from './config.ts';
-import { withBridge } from './pipeline-cli.ts';
+import { withRuntime } from './runtime.ts';
 
 interface TargetFlags {
   account?: string;
@@ -43,7 +43,7 @@ export function hubspotCommands(): Command {
       if (!/^\d+$/.test(flags.portalId)) throw new InstallationError('--portal-id is a number');
       const target = targetFromFlags(flags);
       await checkStaticToken(flags.apiBaseUrl, flags.portalId, flags.accessToken);
-      await withBridge(async ({ installations, pipelineStore }) => {
+      await withRuntime(async ({ installations, pipelineStore }) => {
         const existing = await pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, flags.portalId);
         const result = await connectPortal({
           installations,
@@ -93,7 +93,7 @@ export function hubspotCommands(): Command {
     .description('forget a portal: its credentials, state and token; optionally archive our properties in it')
     .option('--remove-properties', 'also archive the wf_* contact properties and their group in the portal')
     .action(async (id: string, flags: { removeProperties?: boolean }) => {
-      await withBridge(async ({ installations }) => {
+      await withRuntime(async ({ installations }) => {
         const { removedProperties } = await disconnectPortal(installations, id, flags.removeProperties === true);
         console.error(`disconnected ${id}${flags.removeProperties === true ? `; archived ${removedProperties} properties` : ''}`);
       });

@@ -1,30 +1,11 @@
 // `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
 // a process of its own, reading the enrichment log, and looking after installations.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { EnrichService } from '../core/enrich/service.ts';
-import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
-import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
-import { loadSecretBox } from '../core/secrets/secret-box.ts';
-import type { OpenedStore } from '../core/storage/sqlite.ts';
-import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
+import type { ConnectorRegistry } from '../connectors/pipeline/bridge.ts';
 import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../connectors/pipeline/model.ts';
 import { loadConfig } from './config.ts';
 import { createServerLogger } from './logger.ts';
-import { defaultConnectors, openDataFolder, openRuntime, startWorker } from './runtime.ts';
-
-/** The pipeline's parts on the data folder, for commands that do not enrich. */
-export async function withBridge<T>(run: (bridge: Bridge, opened: OpenedStore) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const opened = await openDataFolder(config.dataDir);
-  const { store, queue, db } = opened;
-  try {
-    const service = new EnrichService({ store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new NoSnapshotMatcher() });
-    const bridge = createBridge({ db, store, queue, box: loadSecretBox({ dataDir: config.dataDir }), service, connectors: defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }) });
-    return await run(bridge, opened);
-  } finally {
-    await store.close();
-  }
-}
+import { openRuntime, startWorker, withRuntime } from './runtime.ts';
 
 /**
  * Runs pipeline workers until SIGTERM or SIGINT, then finishes what is in flight, releases the rest of
@@ -116,7 +97,7 @@ export function pipelineCommands(): Command[] {
     .option('--limit <n>', 'the newest N entries', wholeNumber(1, 100_000), 50)
     .option('--json', 'print JSON')
     .action(async (flags: { installation?: string; record?: string; limit: number; json?: boolean }) => {
-      await withBridge(async ({ pipelineStore }) => {
+      await withRuntime(async ({ pipelineStore }) => {
         const entries = await pipelineStore.listLog({
           limit: flags.limit,
           ...(flags.installation === undefined ? {} : { installationId: flags.installation }),
@@ -133,7 +114,7 @@ export function pipelineCommands(): Command[] {
     .command('list')
     .description('every installation')
     .action(async () => {
-      await withBridge(async ({ pipelineStore }) => {
+      await withRuntime(async ({ pipelineStore }) => {
         const all = await pipelineStore.listInstallations();
         if (all.length === 0) console.log('no installations');
         for (const i of all) console.log(`${i.id}  ${i.provider} ${i.externalAccountId}  ${i.environment}  ${i.status}  ${i.settings.overwriteMode}`);
@@ -143,7 +124,7 @@ export function pipelineCommands(): Command[] {
     .command('show <id>')
     .option('--json', 'print JSON')
     .action(async (id: string, flags: { json?: boolean }) => {
-      await withBridge(async ({ installations: all }) => {
+      await withRuntime(async ({ installations: all }) => {
         const installation = await all.require(id);
         console.log(flags.json === true ? JSON.stringify(installation, null, 2) : describeInstallation(installation));
       });
@@ -163,7 +144,7 @@ export function pipelineCommands(): Command[] {
         id: string,
         flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean },
       ) => {
-        await withBridge(async ({ installations: all }) => {
+        await withRuntime(async ({ installations: all }) => {
           const updated = await all.updateSettings(id, {
             ...(flags.overwriteMode === undefined ? {} : { overwriteMode: flags.overwriteMode }),
             ...(flags.reenrichAfterDays === undefined ? {} : { reenrichAfterDays: flags.reenrichAfterDays }),
@@ -180,7 +161,7 @@ export function pipelineCommands(): Command[] {
     .command('pause <id>')
     .description('stop enriching: jobs are skipped (and logged) until resumed')
     .action(async (id: string) => {
-      await withBridge(async ({ installations: all }) => {
+      await withRuntime(async ({ installations: all }) => {
         await all.pause(id);
         console.log(`paused ${id}`);
       });
@@ -189,7 +170,7 @@ export function pipelineCommands(): Command[] {
     .command('resume <id>')
     .description("lift a pause, an operator's or a limit's, and run the jobs held back")
     .action(async (id: string) => {
-      await withBridge(async ({ installations: all }) => {
+      await withRuntime(async ({ installations: all }) => {
         await all.resume(id);
         console.log(`resumed ${id}`);
       });

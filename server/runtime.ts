@@ -30,8 +30,8 @@ import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks }
 import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from '../connectors/hubspot/webhooks.ts';
 import { createApp } from './app.ts';
-import type { Config } from './config.ts';
-import type { Logger } from './logger.ts';
+import { type Config, loadConfig } from './config.ts';
+import { type Logger, createLogger } from './logger.ts';
 
 /**
  * Opens the data folder: 0700 with every file in it 0600 (an older, looser folder is tightened, and
@@ -78,24 +78,64 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The service's parts without a listener: what the server and a standalone worker both run. */
+/**
+ * Why the parts are opened. `serve` (the server, a worker process): lock waits of a few tens of
+ * milliseconds, the data snapshots watched, killed loads cleaned up, file-mode fixes logged. `command`
+ * (a one-shot CLI command that queues or reads but never enriches): the long lock wait, no snapshot,
+ * file-mode fixes said on stderr.
+ */
+export type RuntimePurpose = 'serve' | 'command';
+
+/**
+ * The composition root: the service's parts without a listener, built the same way for the server, a
+ * standalone worker and every CLI command that needs the pipeline (withRuntime).
+ */
 export async function openRuntime(
   config: Config,
   logger: Logger,
   connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
+  purpose: RuntimePurpose = 'serve',
 ): Promise<Runtime> {
   setOutboundTimeouts(config.timeouts);
+  const serving = purpose === 'serve';
   // A server or worker process must not stand still while another holds the write lock.
-  const opened = await openDataFolder(config.dataDir, {
-    busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS,
-    onTightened: (paths) => logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
-  });
+  const opened = serving
+    ? await openDataFolder(config.dataDir, {
+        busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS,
+        onTightened: (paths) => logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
+      })
+    : await openDataFolder(config.dataDir);
   const { store, queue, db } = opened;
   const service = new EnrichService({
     store,
     rateLimiter: new MemoryRateLimiter(),
     productionMatcher: new NoSnapshotMatcher(),
   });
+  const snapshots = serving ? await watchSnapshots(config, logger, store, service) : null;
+  const box = loadSecretBox({ dataDir: config.dataDir });
+  const bridge = createBridge({
+    db,
+    store,
+    queue,
+    box,
+    service,
+    connectors,
+    remoteRatePerSecond: config.remoteRatePerSecond,
+  });
+  return {
+    opened,
+    service,
+    bridge,
+    box,
+    close: async () => {
+      snapshots?.stop();
+      await store.close();
+    },
+  };
+}
+
+/** The active data snapshot behind the service's production matcher, followed as loads activate others. */
+async function watchSnapshots(config: Config, logger: Logger, store: OpenedStore['store'], service: EnrichService): Promise<SnapshotManager> {
   const snapshots = new SnapshotManager(
     store,
     snapshotsDir(config.dataDir),
@@ -116,26 +156,19 @@ export async function openRuntime(
   }
   await snapshots.refresh();
   snapshots.start();
-  const box = loadSecretBox({ dataDir: config.dataDir });
-  const bridge = createBridge({
-    db,
-    store,
-    queue,
-    box,
-    service,
-    connectors,
-    remoteRatePerSecond: config.remoteRatePerSecond,
-  });
-  return {
-    opened,
-    service,
-    bridge,
-    box,
-    close: async () => {
-      snapshots.stop();
-      await store.close();
-    },
-  };
+  return snapshots;
+}
+
+/** A one-shot command's runtime on the configured data folder, closed when `run` is done. */
+export async function withRuntime<T>(run: (bridge: Bridge, opened: OpenedStore) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // Nothing a command opens logs; warnings about the folder go to stderr (openDataFolder).
+  const runtime = await openRuntime(config, createLogger('silent'), undefined, 'command');
+  try {
+    return await run(runtime.bridge, runtime.opened);
+  } finally {
+    await runtime.close();
+  }
 }
 
 /**

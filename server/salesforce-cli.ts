@@ -11,7 +11,7 @@ import { connectJwt, createInstallLink, installLinkUrl, readJwtKey } from '../co
 import { requireAccount } from '../core/accounts/admin.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { loadConfig } from './config.ts';
-import { withBridge } from './pipeline-cli.ts';
+import { withRuntime } from './runtime.ts';
 import { salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
 
 /** The full outbound-message URL of an installation; without PUBLIC_URL, the path behind a placeholder host. */
@@ -96,7 +96,7 @@ export function salesforceCommands(): Command {
         userId: null,
         jwt: null,
       };
-      await withBridge(async ({ installations }) => {
+      await withRuntime(async ({ installations }) => {
         const installation = await installations.create({
           provider: SALESFORCE_PROVIDER,
           externalAccountId: orgId,
@@ -126,7 +126,7 @@ export function salesforceCommands(): Command {
       const target = targetFromFlags(flags);
       // Checked now rather than after the admin has been through Salesforce's consent screen.
       if (target.kind === 'remote') checkRemoteUrl(target.url);
-      else await withBridge((_bridge, opened) => requireAccount(opened.store, target.accountName));
+      else await withRuntime((_bridge, opened) => requireAccount(opened.store, target.accountName));
       // Sealed with the data folder's key: only a server with the same key can open it.
       const link = createInstallLink(loadSecretBox({ dataDir: config.dataDir }), target, flags.env, flags.sandboxOrg === true ? { org: 'sandbox' } : {});
       if (config.salesforce.clientId === null) console.error('note: SALESFORCE_CLIENT_ID is not set here; the server that opens this link needs it');
@@ -148,7 +148,7 @@ export function salesforceCommands(): Command {
       if (settings === null) throw new InstallationError('set SALESFORCE_JWT_CONSUMER_KEY, SALESFORCE_JWT_USERNAME and SALESFORCE_JWT_PRIVATE_KEY_FILE');
       const key = readJwtKey(settings);
       const target = targetFromFlags(flags);
-      await withBridge(async ({ installations, pipelineStore }) => {
+      await withRuntime(async ({ installations, pipelineStore }) => {
         const result = await connectJwt({
           installations,
           findExisting: (orgId) => pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, orgId),
@@ -174,7 +174,7 @@ export function salesforceCommands(): Command {
     .description("the URL this org's outbound messages must be sent to (the endpointUrl of manifests/salesforce's workflows), with the installation's secret in it")
     .action(async (id: string) => {
       const config = loadConfig();
-      await withBridge(async ({ installations }) => {
+      await withRuntime(async ({ installations }) => {
         const installation = await installations.require(id);
         if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
         console.log(outboundUrl(config.publicUrl, await installations.outboundSecret(id)));
@@ -185,7 +185,7 @@ export function salesforceCommands(): Command {
     .command('disconnect <installation>')
     .description('forget an org: its credentials, state and token (the fields stay in Salesforce)')
     .action(async (id: string) => {
-      await withBridge(async ({ installations }) => {
+      await withRuntime(async ({ installations }) => {
         const installation = await installations.require(id);
         if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
         await installations.remove(id);

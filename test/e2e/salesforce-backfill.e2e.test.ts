@@ -14,7 +14,7 @@ import { SALESFORCE_API_VERSION } from '../../connectors/salesforce/api.ts';
 import type { SalesforceCredentials } from '../../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
-import { withBridge } from '../../server/pipeline-cli.ts';
+import { withRuntime } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { REPO } from '../support/processes.ts';
 
@@ -131,7 +131,7 @@ async function setUp(environment: 'sandbox' | 'production') {
     userId: null,
     jwt: null,
   };
-  const id = await withBridge(async ({ installations }, { store }) => {
+  const id = await withRuntime(async ({ installations }, { store }) => {
     await createAccount(store, 'owner', { careerIntelligence: true });
     const created = await installations.create({ provider: SALESFORCE_PROVIDER, externalAccountId: ORG, environment, target: { kind: 'local', accountName: 'owner' }, crmCredentials: credentials });
     return created.id;
@@ -150,7 +150,7 @@ async function setUp(environment: 'sandbox' | 'production') {
     }
   };
   // Read in-process: one CLI start less.
-  const jobs = () => withBridge(async (_bridge, { queue }) => JobsSchema.parse(await queue.list()));
+  const jobs = () => withRuntime(async (_bridge, { queue }) => JobsSchema.parse(await queue.list()));
   return { id, fake, leads, run, fail, jobs };
 }
 

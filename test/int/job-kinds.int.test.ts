@@ -27,9 +27,9 @@ describe('Job kinds', () => {
     h.crm.create('contact', 'c1', { first_name: amanda.first_name, last_name: amanda.last_name, email: amanda.email });
     await h.enqueue(installation, { object: 'contact', recordId: 'c1' });
     const { queue } = h.opened;
-    await queue.enqueue({ installationId: installation.id, kind: 'expand', payload: { n: 1 }, dedupeKey: null });
-    await queue.enqueue({ installationId: installation.id, kind: 'expand', payload: { n: 2 }, dedupeKey: null });
-    await queue.enqueue({ installationId: installation.id, kind: 'from-a-newer-version', payload: {}, dedupeKey: null });
+    await queue.enqueue({ installationId: installation.id, kind: 'expand', payload: { n: 1 } });
+    await queue.enqueue({ installationId: installation.id, kind: 'expand', payload: { n: 2 } });
+    await queue.enqueue({ installationId: installation.id, kind: 'from-a-newer-version', payload: {} });
     const expanded: unknown[] = [];
     const pipeline = h.bridge.pipeline;
     const kinds = new JobKinds(queue)
@@ -53,8 +53,8 @@ describe('Job kinds', () => {
     h = await startPipeline();
     const installation = await h.install();
     const { queue } = h.opened;
-    await queue.enqueue({ installationId: installation.id, kind: 'flaky', payload: {}, dedupeKey: null });
-    await queue.enqueue({ installationId: installation.id, kind: 'steady', payload: {}, dedupeKey: null });
+    await queue.enqueue({ installationId: installation.id, kind: 'flaky', payload: {} });
+    await queue.enqueue({ installationId: installation.id, kind: 'steady', payload: {} });
     const deps = { store: h.bridge.pipelineStore, queue };
     const kinds = new JobKinds(queue)
       .work('flaky', settledBy('flaky', deps, () => Promise.reject(new Error('the CRM said 503'))))

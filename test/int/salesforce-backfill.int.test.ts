@@ -28,7 +28,7 @@ import { SALESFORCE_PROVIDER, SalesforceConnector, readFields } from '../../conn
 import type { SalesforceObject } from '../../connectors/salesforce/fields.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { backfillCommands } from '../../server/backfill-cli.ts';
-import { withBridge } from '../../server/pipeline-cli.ts';
+import { withRuntime } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 
@@ -577,7 +577,7 @@ async function cli(): Promise<Cli> {
   cleanups.push(() => {
     vi.unstubAllEnvs();
   });
-  await withBridge(async (_bridge, { store }) => {
+  await withRuntime(async (_bridge, { store }) => {
     await createAccount(store, 'owner', { careerIntelligence: true });
   });
   let orgNumber = 0;
@@ -620,7 +620,7 @@ async function cli(): Promise<Cli> {
         userId: null,
         jwt: null,
       };
-      return withBridge(async ({ installations }) => {
+      return withRuntime(async ({ installations }) => {
         const created = await installations.create({
           provider: SALESFORCE_PROVIDER,
           externalAccountId: orgId,
@@ -632,9 +632,9 @@ async function cli(): Promise<Cli> {
       });
     },
     queued: () =>
-      withBridge(async (_bridge, { queue }) => (await queue.list({ state: 'queued' })).map((j) => PayloadSchema.parse(j.payload))),
+      withRuntime(async (_bridge, { queue }) => (await queue.list({ state: 'queued' })).map((j) => PayloadSchema.parse(j.payload))),
     row: (id) =>
-      withBridge(async (_bridge, { db }) => db.selectFrom('backfills').select(['cursor', 'state']).where('installation_id', '=', id).where('object', '=', 'Lead').executeTakeFirst()),
+      withRuntime(async (_bridge, { db }) => db.selectFrom('backfills').select(['cursor', 'state']).where('installation_id', '=', id).where('object', '=', 'Lead').executeTakeFirst()),
   };
 }
 
@@ -749,7 +749,7 @@ describe('enrichbridge backfill salesforce (in-process)', () => {
     const c = await cli();
     const id = await c.installation('sandbox');
     const cursor = encodeBackfillCursor({ jobId: JOB, locator: locatorAt(200), offset: 0, whereNotEnriched: false, apiVersion: SALESFORCE_API_VERSION });
-    await withBridge(async (_bridge, { db }) => new BackfillProgress(db).save(id, 'Lead', cursor, 200, false));
+    await withRuntime(async (_bridge, { db }) => new BackfillProgress(db).save(id, 'Lead', cursor, 200, false));
     const org = makeOrg('Lead', 3);
     const sf = expectWholeJob(org, 'SELECT Id FROM Lead WHERE IsConverted = false', JOB2);
     sf.get(`${V}/jobs/query/${JOB}`).reply(404, JSON.stringify([{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]), JSON_HEADERS);
