@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['server/cli.ts', 'server/data-cli.ts', 'server/jobs-cli.ts', 'server/pipeline-cli.ts', 'server/hubspot-cli.ts', 'server/backfill-cli.ts', 'server/salesforce-cli.ts', 'server/main.ts', 'test/**/*.ts', 'bin/**/*.js'],
+    files: ['server/cli/**/*.ts', 'server/main.ts', 'test/**/*.ts', 'bin/**/*.js'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -4,4 +4,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../server/cli.ts');
+await import('../server/cli/index.ts');

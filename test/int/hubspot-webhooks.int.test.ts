@@ -17,9 +17,9 @@ import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '
 import type { Installation, InstallationSettings, LogEntry, RecordState } from '../../connectors/pipeline/model.ts';
 import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
-import { createApp } from '../../server/app.ts';
+import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
-import { hubspotRouter } from '../../server/hubspot-routes.ts';
+import { hubspotRouter } from '../../server/http/hubspot-routes.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, type WebhookEvent, hubspotV1Signature, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';

@@ -27,7 +27,7 @@ import {
 import { SALESFORCE_PROVIDER, SalesforceConnector, readFields } from '../../connectors/salesforce/connector.ts';
 import type { SalesforceObject } from '../../connectors/salesforce/fields.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
-import { backfillCommands } from '../../server/backfill-cli.ts';
+import { backfillCommands } from '../../server/cli/backfill.ts';
 import { withRuntime } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';

@@ -17,12 +17,12 @@ import type { Installation } from '../../connectors/pipeline/model.ts';
 import { JWT_BEARER_GRANT_TYPE, SalesforceCredentialsSchema, pkceChallenge } from '../../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { SalesforceInstallError, type SalesforceOrgKind, createInstallLink, verifyOAuthState } from '../../connectors/salesforce/install.ts';
-import { createApp } from '../../server/app.ts';
+import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
-import { salesforceCommands } from '../../server/salesforce-cli.ts';
-import { SALESFORCE_STATE_COOKIE, salesforceOAuthRouter } from '../../server/salesforce-oauth-routes.ts';
+import { salesforceCommands } from '../../server/cli/salesforce.ts';
+import { SALESFORCE_STATE_COOKIE, salesforceOAuthRouter } from '../../server/http/salesforce-oauth-routes.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Page, browserGet } from '../support/browser.ts';
 

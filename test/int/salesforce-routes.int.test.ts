@@ -18,11 +18,11 @@ import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
-import { createApp } from '../../server/app.ts';
+import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
-import { salesforceRouter } from '../../server/salesforce-routes.ts';
+import { salesforceRouter } from '../../server/http/salesforce-routes.ts';
 import { tempDir } from '../support/harness.ts';
 
 const logger = createLogger('silent');

@@ -13,7 +13,7 @@ import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
-import { createApp } from '../../server/app.ts';
+import { createApp } from '../../server/http/app.ts';
 import { createLogger } from '../../server/logger.ts';
 
 export function tempDir(prefix = 'enrichbridge-test-'): string {

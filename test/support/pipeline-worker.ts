@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
-import { runWorkerProcess } from '../../server/pipeline-cli.ts';
+import { runWorkerProcess } from '../../server/cli/pipeline.ts';
 import { HttpCrmConnector } from './memory-crm.ts';
 
 /** Not exported: importing this module starts a worker. Tests spell the provider out. */

@@ -3,18 +3,18 @@
 // acted on once; the answer is the outputs when the contact is settled within 2.5 s,
 // else BLOCK, and the pipeline completes the callback.
 import express, { type Request, type Response, type Router } from 'express';
-import type { JobQueue } from '../core/queue/job-queue.ts';
-import type { Bridge } from '../connectors/pipeline/bridge.ts';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import type { Kysely } from 'kysely';
-import type { Database } from '../core/storage/schema.ts';
-import { ActionCallbacks, ActionRequestSchema, acceptAction } from '../connectors/hubspot/action.ts';
-import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
-import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
-import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/routes.ts';
-import { hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
+import type { Database } from '../../core/storage/schema.ts';
+import { ActionCallbacks, ActionRequestSchema, acceptAction } from '../../connectors/hubspot/action.ts';
+import { HubSpotCredentialsCache } from '../../connectors/hubspot/auth.ts';
+import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
+import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../../connectors/hubspot/routes.ts';
+import { hubspotRequestUrl, verifyHubSpotRequest } from '../../connectors/hubspot/signature.ts';
 import { readBody } from './body.ts';
-import type { Config } from './config.ts';
-import type { Logger } from './logger.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 
 export interface HubSpotActionRouteDeps {
   readonly config: Config;

@@ -1,11 +1,12 @@
 // `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
 // a process of its own, reading the enrichment log, and looking after installations.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ConnectorRegistry } from '../connectors/pipeline/bridge.ts';
-import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../connectors/pipeline/model.ts';
-import { loadConfig } from './config.ts';
-import { createServerLogger } from './logger.ts';
-import { openRuntime, startWorker, withRuntime } from './runtime.ts';
+import { wholeNumber } from './options.ts';
+import type { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
+import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../connectors/pipeline/model.ts';
+import { loadConfig } from '../config.ts';
+import { createServerLogger } from '../logger.ts';
+import { openRuntime, startWorker, withRuntime } from '../runtime.ts';
 
 /**
  * Runs pipeline workers until SIGTERM or SIGINT, then finishes what is in flight, releases the rest of
@@ -31,13 +32,6 @@ export async function runWorkerProcess(concurrency: number, connectors?: Connect
   await runtime.close();
   logger.info('worker stopped');
   await new Promise<void>((resolve) => logger.flush(() => resolve()));
-}
-
-function wholeNumber(min: number, max: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    return Number(value);
-  };
 }
 
 function ratio(value: string): number {

@@ -2,22 +2,22 @@
 // creation, and the signed JSON variant for Apex or Flow callouts. HTTP only: parsing, signatures and
 // the pipeline are in connectors/.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { JobQueue, NewJob } from '../core/queue/job-queue.ts';
-import type { Bridge } from '../connectors/pipeline/bridge.ts';
-import { InboundDeliveries } from '../connectors/pipeline/deliveries.ts';
-import type { Installation } from '../connectors/pipeline/model.ts';
-import { enrichJob } from '../connectors/pipeline/pipeline.ts';
-import { SALESFORCE_PROVIDER, isSalesforceObject } from '../connectors/salesforce/connector.ts';
-import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../connectors/salesforce/events.ts';
-import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from '../connectors/salesforce/outbound.ts';
-import { constantTimeEqual } from '../core/secrets/constant-time.ts';
-import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
-import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../connectors/salesforce/routes.ts';
+import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import type { Bridge } from '../../connectors/pipeline/bridge.ts';
+import { InboundDeliveries } from '../../connectors/pipeline/deliveries.ts';
+import type { Installation } from '../../connectors/pipeline/model.ts';
+import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { SALESFORCE_PROVIDER, isSalesforceObject } from '../../connectors/salesforce/connector.ts';
+import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../../connectors/salesforce/events.ts';
+import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from '../../connectors/salesforce/outbound.ts';
+import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
+import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
+import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
+import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
 import { readBody } from './body.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import type { Kysely } from 'kysely';
-import type { Database } from '../core/storage/schema.ts';
+import type { Database } from '../../core/storage/schema.ts';
 
 export interface SalesforceRouteDeps {
   readonly bridge: Bridge;

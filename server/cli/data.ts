@@ -1,19 +1,15 @@
 // `enrichbridge data …`: generate a synthetic snapshot, load one (with progress on a terminal), show
 // what is active, and roll back. Loads write beside the active snapshot; running servers switch alone.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { wholeNumber } from './options.ts';
 import { SingleBar } from 'cli-progress';
-import { generateSnapshot } from '../core/snapshot/generate.ts';
-import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../core/snapshot/loader.ts';
-import type { Store } from '../core/storage/port.ts';
-import { loadConfig } from './config.ts';
-import { snapshotsDir } from './runtime.ts';
+import { generateSnapshot } from '../../core/snapshot/generate.ts';
+import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
+import type { Store } from '../../core/storage/port.ts';
+import { loadConfig } from '../config.ts';
+import { snapshotsDir } from '../runtime.ts';
 
 type WithStore = <T>(run: (store: Store) => Promise<T>) => Promise<T>;
-
-function positiveInteger(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-  return Number(value);
-}
 
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
@@ -54,9 +50,9 @@ export function dataCommands(withStore: WithStore): Command {
   data
     .command('generate <dir>')
     .description('write a realistic synthetic snapshot, and queries.jsonl with expected answers, into DIR')
-    .requiredOption('--people <n>', 'how many people', positiveInteger)
-    .option('--seed <s>', 'random seed (same seed, same files)', positiveInteger, 1)
-    .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', positiveInteger)
+    .requiredOption('--people <n>', 'how many people', wholeNumber(1))
+    .option('--seed <s>', 'random seed (same seed, same files)', wholeNumber(1), 1)
+    .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', wholeNumber(1))
     .option('--gzip', 'write .jsonl.gz files')
     .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean }) => {
       const progress = progressReporter('generate', (n) => n.toLocaleString('en-US'));

@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
-import type { SecretBox } from '../core/secrets/secret-box.ts';
-import type { Bridge } from '../connectors/pipeline/bridge.ts';
-import { InstallationError } from '../connectors/pipeline/installations.ts';
-import { SalesforceAuthError, SalesforceUrlError } from '../connectors/salesforce/auth.ts';
-import { SALESFORCE_PROVIDER } from '../connectors/salesforce/connector.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { Bridge } from '../../connectors/pipeline/bridge.ts';
+import { InstallationError } from '../../connectors/pipeline/installations.ts';
+import { SalesforceAuthError, SalesforceUrlError } from '../../connectors/salesforce/auth.ts';
+import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import {
   type SalesforceAppConfig,
   SalesforceInstallError,
@@ -17,10 +17,10 @@ import {
   openInstallLink,
   orgKindFor,
   verifyOAuthState,
-} from '../connectors/salesforce/install.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
-import type { Config } from './config.ts';
-import type { Logger } from './logger.ts';
+} from '../../connectors/salesforce/install.ts';
+import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 
 export interface SalesforceOAuthRouteDeps {
   readonly config: Config;

@@ -1,13 +1,13 @@
 // The HTTP face of the enrichment service: translates between HTTP and EnrichService.enrichRecord and
 // nothing more. Also serves /healthz and the generated /openapi.json.
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Environment } from '../core/accounts/model.ts';
-import { EnrichError, errorBody } from '../core/contract/errors.ts';
-import { buildOpenApiDocument } from '../core/contract/openapi.ts';
-import { SANDBOX_ERROR_HEADERS } from '../core/enrich/sandbox-errors.ts';
-import type { EnrichResult, EnrichService } from '../core/enrich/service.ts';
+import type { Environment } from '../../core/accounts/model.ts';
+import { EnrichError, errorBody } from '../../core/contract/errors.ts';
+import { buildOpenApiDocument } from '../../core/contract/openapi.ts';
+import { SANDBOX_ERROR_HEADERS } from '../../core/enrich/sandbox-errors.ts';
+import type { EnrichResult, EnrichService } from '../../core/enrich/service.ts';
 import { readBody } from './body.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /** contract.md: a body over 64 KiB is malformed (400). */
 export const BODY_LIMIT_BYTES = 64 * 1024;

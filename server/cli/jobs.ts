@@ -1,7 +1,8 @@
 // `enrichbridge jobs …`: what the durable queue holds, and putting dead-lettered jobs back in line.
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { JOB_STATES, type Job, type JobQueue, type JobState } from '../core/queue/job-queue.ts';
-import { AdminError } from '../core/accounts/admin.ts';
+import { Command, Option } from 'commander';
+import { wholeNumber } from './options.ts';
+import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../core/queue/job-queue.ts';
+import { AdminError } from '../../core/accounts/admin.ts';
 
 type WithQueue = <T>(run: (queue: JobQueue) => Promise<T>) => Promise<T>;
 
@@ -17,10 +18,7 @@ export function jobsCommands(withQueue: WithQueue): Command {
     .command('list')
     .description('jobs, oldest first')
     .addOption(new Option('--state <state>', 'only jobs in this state').choices(JOB_STATES))
-    .option('--limit <n>', 'at most N jobs, oldest first (default 1000)', (value: string) => {
-      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-      return Number(value);
-    })
+    .option('--limit <n>', 'at most N jobs, oldest first (default 1000)', wholeNumber(1))
     .option('--json', 'print JSON')
     .action(async (flags: { state?: JobState; limit?: number; json?: boolean }) => {
       await withQueue(async (queue) => {

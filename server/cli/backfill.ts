@@ -2,23 +2,19 @@
 // reads them (no enrichment yet), says how many need enriching and what that will cost, asks, then
 // enqueues with a progress bar; an interrupted run resumes where it stopped.
 import { createInterface } from 'node:readline/promises';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import type { JobQueue } from '../core/queue/job-queue.ts';
-import { BackfillProgress, type BackfillPlan, planBackfill, runBackfill } from '../connectors/pipeline/backfill.ts';
-import { InstallationError } from '../connectors/pipeline/installations.ts';
-import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor, readProperties } from '../connectors/hubspot/connector.ts';
-import { DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION } from '../connectors/salesforce/api.ts';
-import { salesforceRecordSource } from '../connectors/salesforce/backfill.ts';
-import { SALESFORCE_PROVIDER, SalesforceConnector, salesforceApiFor } from '../connectors/salesforce/connector.ts';
-import { SALESFORCE_OBJECTS, type SalesforceObject } from '../connectors/salesforce/fields.ts';
-import { loadConfig } from './config.ts';
-import { progressReporter } from './data-cli.ts';
-import { withRuntime } from './runtime.ts';
-
-function positive(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-  return Number(value);
-}
+import { Command, Option } from 'commander';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import { BackfillProgress, type BackfillPlan, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
+import { InstallationError } from '../../connectors/pipeline/installations.ts';
+import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor, readProperties } from '../../connectors/hubspot/connector.ts';
+import { DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION } from '../../connectors/salesforce/api.ts';
+import { salesforceRecordSource } from '../../connectors/salesforce/backfill.ts';
+import { SALESFORCE_PROVIDER, SalesforceConnector, salesforceApiFor } from '../../connectors/salesforce/connector.ts';
+import { SALESFORCE_OBJECTS, type SalesforceObject } from '../../connectors/salesforce/fields.ts';
+import { loadConfig } from '../config.ts';
+import { progressReporter } from './data.ts';
+import { withRuntime } from '../runtime.ts';
+import { wholeNumber } from './options.ts';
 
 async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -105,7 +101,7 @@ export function backfillCommands(): Command {
     .command('hubspot <installation>')
     .description('page through the portal’s contacts (not the 10,000-capped search) and enqueue those that need enriching')
     .option('--dry-run', 'count and price only; enqueue nothing')
-    .option('--limit <n>', 'enqueue at most N contacts', positive)
+    .option('--limit <n>', 'enqueue at most N contacts', wholeNumber(1))
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--restart', 'start from the first contact even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags) => {
@@ -143,7 +139,7 @@ export function backfillCommands(): Command {
     .addOption(new Option('--object <object>', 'the object to backfill').choices(SALESFORCE_OBJECTS).makeOptionMandatory())
     .option('--where-not-enriched', `only records whose ${DEFAULT_ENRICHED_AT_FIELD} is empty (filtered in the bulk query)`)
     .option('--dry-run', 'count and price only; enqueue nothing')
-    .option('--limit <n>', 'enqueue at most N records', positive)
+    .option('--limit <n>', 'enqueue at most N records', wholeNumber(1))
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--restart', 'start a new query from the first record even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags & { object: SalesforceObject; whereNotEnriched?: boolean }) => {

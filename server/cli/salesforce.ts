@@ -1,18 +1,18 @@
 // `enrichbridge salesforce …`: connecting one org with a token (QA and single-org use) or with the JWT bearer
 // flow (server to server), install links for the OAuth routes, and disconnecting.
 import { Command, Option } from 'commander';
-import { ENVIRONMENTS, type Environment } from '../core/accounts/model.ts';
-import { InstallationError, checkRemoteUrl, targetFromFlags } from '../connectors/pipeline/installations.ts';
-import { SALESFORCE_API_VERSION, SalesforceApi } from '../connectors/salesforce/api.ts';
-import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from '../connectors/salesforce/auth.ts';
-import { SALESFORCE_PROVIDER } from '../connectors/salesforce/connector.ts';
-import { toSalesforceId18 } from '../connectors/salesforce/ids.ts';
-import { connectJwt, createInstallLink, installLinkUrl, readJwtKey } from '../connectors/salesforce/install.ts';
-import { requireAccount } from '../core/accounts/admin.ts';
-import { loadSecretBox } from '../core/secrets/secret-box.ts';
-import { loadConfig } from './config.ts';
-import { withRuntime } from './runtime.ts';
-import { salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
+import { ENVIRONMENTS, type Environment } from '../../core/accounts/model.ts';
+import { InstallationError, checkRemoteUrl, targetFromFlags } from '../../connectors/pipeline/installations.ts';
+import { SALESFORCE_API_VERSION, SalesforceApi } from '../../connectors/salesforce/api.ts';
+import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from '../../connectors/salesforce/auth.ts';
+import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
+import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
+import { connectJwt, createInstallLink, installLinkUrl, readJwtKey } from '../../connectors/salesforce/install.ts';
+import { requireAccount } from '../../core/accounts/admin.ts';
+import { loadSecretBox } from '../../core/secrets/secret-box.ts';
+import { loadConfig } from '../config.ts';
+import { withRuntime } from '../runtime.ts';
+import { salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
 
 /** The full outbound-message URL of an installation; without PUBLIC_URL, the path behind a placeholder host. */
 function outboundUrl(publicUrl: string | null, secret: string): string {

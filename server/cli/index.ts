@@ -1,6 +1,7 @@
 // The `enrichbridge` command line: accounts and tokens for operators. It works on the same data folder
 // as a running server (DATA_DIR), which sees changes within a second without a restart.
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { wholeNumber } from './options.ts';
 import {
   AdminError,
   type AccountSettings,
@@ -9,32 +10,25 @@ import {
   issueToken,
   revokeToken,
   updateAccount,
-} from '../core/accounts/admin.ts';
-import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../core/accounts/model.ts';
-import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../core/contract/schemas.ts';
-import type { JobQueue } from '../core/queue/job-queue.ts';
-import type { Store } from '../core/storage/port.ts';
-import { SnapshotLoadError } from '../core/snapshot/loader.ts';
-import { DuplicateAccountError } from '../core/storage/port.ts';
-import { loadConfig } from './config.ts';
-import { dataCommands } from './data-cli.ts';
-import { jobsCommands } from './jobs-cli.ts';
-import { pipelineCommands } from './pipeline-cli.ts';
-import { hubspotCommands } from './hubspot-cli.ts';
-import { salesforceCommands } from './salesforce-cli.ts';
-import { backfillCommands } from './backfill-cli.ts';
-import { HubSpotInstallError } from '../connectors/hubspot/install.ts';
-import { HubSpotAuthError } from '../connectors/hubspot/auth.ts';
-import { CrmError } from '../connectors/pipeline/connector.ts';
-import { InstallationError } from '../connectors/pipeline/installations.ts';
-import { openDataFolder } from './runtime.ts';
-
-function wholeNumber(min: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
-    return Number(value);
-  };
-}
+} from '../../core/accounts/admin.ts';
+import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../../core/accounts/model.ts';
+import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { Store } from '../../core/storage/port.ts';
+import { SnapshotLoadError } from '../../core/snapshot/loader.ts';
+import { DuplicateAccountError } from '../../core/storage/port.ts';
+import { loadConfig } from '../config.ts';
+import { dataCommands } from './data.ts';
+import { jobsCommands } from './jobs.ts';
+import { pipelineCommands } from './pipeline.ts';
+import { hubspotCommands } from './hubspot.ts';
+import { salesforceCommands } from './salesforce.ts';
+import { backfillCommands } from './backfill.ts';
+import { HubSpotInstallError } from '../../connectors/hubspot/install.ts';
+import { HubSpotAuthError } from '../../connectors/hubspot/auth.ts';
+import { CrmError } from '../../connectors/pipeline/connector.ts';
+import { InstallationError } from '../../connectors/pipeline/installations.ts';
+import { openDataFolder } from '../runtime.ts';
 
 interface SettingsFlags {
   careerIntelligence?: boolean;

@@ -1,14 +1,14 @@
 // `enrichbridge hubspot …`: connecting a portal with a private/static app token, install links for
 // the OAuth flow, and disconnecting.
 import { Command, Option } from 'commander';
-import { ENVIRONMENTS, type Environment } from '../core/accounts/model.ts';
-import { loadSecretBox } from '../core/secrets/secret-box.ts';
-import { InstallationError, targetFromFlags } from '../connectors/pipeline/installations.ts';
-import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
-import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from '../connectors/hubspot/install.ts';
-import { HUBSPOT_OAUTH_INSTALL_ROUTE } from '../connectors/hubspot/routes.ts';
-import { loadConfig } from './config.ts';
-import { withRuntime } from './runtime.ts';
+import { ENVIRONMENTS, type Environment } from '../../core/accounts/model.ts';
+import { loadSecretBox } from '../../core/secrets/secret-box.ts';
+import { InstallationError, targetFromFlags } from '../../connectors/pipeline/installations.ts';
+import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
+import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from '../../connectors/hubspot/install.ts';
+import { HUBSPOT_OAUTH_INSTALL_ROUTE } from '../../connectors/hubspot/routes.ts';
+import { loadConfig } from '../config.ts';
+import { withRuntime } from '../runtime.ts';
 
 interface TargetFlags {
   account?: string;

@@ -3,12 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
-import type { JobQueue } from '../core/queue/job-queue.ts';
-import type { SecretBox } from '../core/secrets/secret-box.ts';
-import type { Bridge } from '../connectors/pipeline/bridge.ts';
-import type { Installation } from '../connectors/pipeline/model.ts';
-import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
-import { HUBSPOT_PROVIDER } from '../connectors/hubspot/connector.ts';
+import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { Bridge } from '../../connectors/pipeline/bridge.ts';
+import type { Installation } from '../../connectors/pipeline/model.ts';
+import { HubSpotCredentialsCache } from '../../connectors/hubspot/auth.ts';
+import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import {
   type HubSpotAppConfig,
   HubSpotInstallError,
@@ -18,13 +18,13 @@ import {
   completeOAuth,
   openInstallLink,
   verifyOAuthState,
-} from '../connectors/hubspot/install.ts';
-import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../connectors/hubspot/routes.ts';
-import { constantTimeEqual, hubspotRequestUrl, verifyHubSpotRequest } from '../connectors/hubspot/signature.ts';
-import { HubSpotBatchSchema, queueHubSpotBatch } from '../connectors/hubspot/webhooks.ts';
+} from '../../connectors/hubspot/install.ts';
+import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
+import { constantTimeEqual, hubspotRequestUrl, verifyHubSpotRequest } from '../../connectors/hubspot/signature.ts';
+import { HubSpotBatchSchema, queueHubSpotBatch } from '../../connectors/hubspot/webhooks.ts';
 import { readBody } from './body.ts';
-import type { Config } from './config.ts';
-import type { Logger } from './logger.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 
 export interface HubSpotRouteDeps {
   readonly config: Config;
