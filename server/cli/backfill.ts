@@ -6,7 +6,8 @@ import { Command, Option } from 'commander';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import { BackfillProgress, type BackfillPlan, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor, readProperties } from '../../connectors/hubspot/connector.ts';
+import { hubspotRecordSource } from '../../connectors/hubspot/backfill.ts';
+import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor } from '../../connectors/hubspot/connector.ts';
 import { DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION } from '../../connectors/salesforce/api.ts';
 import { salesforceRecordSource } from '../../connectors/salesforce/backfill.ts';
 import { SALESFORCE_PROVIDER, SalesforceConnector, salesforceApiFor } from '../../connectors/salesforce/connector.ts';
@@ -111,17 +112,13 @@ export function backfillCommands(): Command {
         const progress = new BackfillProgress(db);
         const api = await hubspotApiFor(installation, installations);
         const connector = new HubSpotConnector(api);
-        const properties = readProperties();
         const plan = await planBackfill({
           installation,
           object: CONTACT,
           connector,
           store: pipelineStore,
           progress,
-          source: async (cursor) => {
-            const page = await api.listContacts(cursor, properties);
-            return { records: page.contacts, next: page.after };
-          },
+          source: hubspotRecordSource({ api }),
           ...(flags.limit === undefined ? {} : { limit: flags.limit }),
           restart: flags.restart === true,
           onPage: scanReporter('contacts'),

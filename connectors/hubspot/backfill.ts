@@ -1,0 +1,16 @@
+// The HubSpot side of a backfill: the portal's contacts page by page through the list endpoint (not
+// search, which stops at 10,000 results), 100 at a time with the identity properties and ours, so a
+// plan can count match keys and input hashes without a second read. The cursor is HubSpot's own `after`
+// token, so an interrupted backfill resumes at the page it stopped on.
+import type { RecordSource } from '../pipeline/backfill.ts';
+import type { HubSpotApi } from './api.ts';
+import { readProperties } from './connector.ts';
+
+/** Docs: https://developers.hubspot.com/docs/api-reference/crm-contacts-v3/basic/get-crm-v3-objects-contacts */
+export function hubspotRecordSource(options: { readonly api: HubSpotApi }): RecordSource {
+  const properties = readProperties();
+  return async (cursor) => {
+    const page = await options.api.listContacts(cursor, properties);
+    return { records: page.contacts, next: page.after };
+  };
+}
