@@ -241,8 +241,10 @@ describe('a pipeline worker in its own process', () => {
     });
     expect(await first.exited()).toBeNull(); // killed by a signal, no exit code
     expect(first.child.signalCode).toBe('SIGKILL');
-    const killedAfter = writtenBeforeKill ?? new Set<string>();
-    expect(killedAfter.size).toBeGreaterThan(0);
+    expect(writtenBeforeKill?.size ?? 0).toBeGreaterThan(0);
+    // What the killed worker wrote: a write of its other lane may still land between the trip and the
+    // signal taking effect, so this is read once the process is gone, not at the trip.
+    const killedAfter = new Set(folder.crm.writes.map((w) => w.id));
     expect(killedAfter.size).toBeLessThan(folder.records.length);
     const atKill = countBy(await jobs(folder), (job) => job.state);
     expect(atKill.running ?? 0).toBeGreaterThan(0); // leases the dead worker held
