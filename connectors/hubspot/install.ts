@@ -1,7 +1,6 @@
 // Connecting a HubSpot portal: by OAuth (a public app: install link → HubSpot's consent screen →
 // callback) or with a private/static app token from the CLI. Both end the same way: an installation
 // with sealed credentials, and the contact properties provisioned.
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Environment } from '../../core/accounts/model.ts';
 import { ENVIRONMENTS } from '../../core/accounts/model.ts';
@@ -15,10 +14,17 @@ import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
 import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './routes.ts';
 import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
+import {
+  INSTALL_LINK_TTL_MS,
+  INSTALL_MESSAGES,
+  OAUTH_STATE_TTL_MS,
+  newBrowserNonce,
+  openUnexpired,
+  requireSameBrowser,
+  sealJson,
+} from '../kit/oauth-install.ts';
 
-/** How long an install link and an OAuth state stay good. */
-export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
-export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+export { INSTALL_LINK_TTL_MS, OAUTH_STATE_TTL_MS };
 
 /** The public app's settings, from the server's configuration. */
 export interface HubSpotAppConfig {
@@ -63,44 +69,29 @@ export class HubSpotInstallError extends Error {
   }
 }
 
-function openSealed<T>(box: SecretBox, sealed: string, schema: z.ZodType<T>, what: string): T {
-  let text: string;
-  try {
-    text = box.open(sealed, SEAL_CONTEXT);
-  } catch {
-    throw new HubSpotInstallError(`the ${what} is not valid (altered, or made by another server)`);
-  }
-  const parsed = schema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new HubSpotInstallError(`the ${what} is not valid`);
-  return parsed.data;
-}
+const refuse = (message: string): HubSpotInstallError => new HubSpotInstallError(message);
 
 /** An install link's token: sealed (so neither readable nor forgeable), expiring. */
 export function createInstallLink(box: SecretBox, target: TargetInput, environment: Environment, now: Date = new Date()): string {
   const intent: InstallIntent = { purpose: 'hubspot-install', target: TargetSchema.parse(target), environment, expiresAt: now.getTime() + INSTALL_LINK_TTL_MS };
-  return box.seal(JSON.stringify(intent), SEAL_CONTEXT);
+  return sealJson(box, SEAL_CONTEXT, intent);
 }
 
 export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): InstallIntent {
-  const intent = openSealed(box, sealed, InstallIntentSchema, 'install link');
-  if (intent.expiresAt < now.getTime()) throw new HubSpotInstallError('the install link has expired; ask for a new one');
-  return intent;
+  return openUnexpired(box, SEAL_CONTEXT, sealed, { schema: InstallIntentSchema, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, refuse);
 }
 
 /** Starts the OAuth dance: the state to send (sealed) and the nonce to set as a cookie. */
 export function beginOAuth(box: SecretBox, intent: InstallIntent, now: Date = new Date()): { state: string; nonce: string } {
-  const nonce = randomBytes(18).toString('base64url');
+  const nonce = newBrowserNonce();
   const state: OAuthState = { purpose: 'hubspot-oauth-state', intent, nonce, expiresAt: now.getTime() + OAUTH_STATE_TTL_MS };
-  return { state: box.seal(JSON.stringify(state), SEAL_CONTEXT), nonce };
+  return { state: sealJson(box, SEAL_CONTEXT, state), nonce };
 }
 
 /** Verifies the state HubSpot hands back: ours, unexpired, and from the browser that started. */
 export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): OAuthState {
-  const state = openSealed(box, sealed, OAuthStateSchema, 'OAuth state');
-  if (state.expiresAt < now.getTime()) throw new HubSpotInstallError('the install took too long (over 10 minutes); start it again');
-  if (cookieNonce === undefined || cookieNonce !== state.nonce) {
-    throw new HubSpotInstallError('this install was started in another browser (or its cookie was lost); start it again');
-  }
+  const state = openUnexpired(box, SEAL_CONTEXT, sealed, { schema: OAuthStateSchema, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, refuse);
+  requireSameBrowser(state.nonce, cookieNonce, refuse);
   return state;
 }
 

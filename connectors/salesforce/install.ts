@@ -1,7 +1,7 @@
 // Connecting a Salesforce org: by OAuth (an operator's install link → Salesforce's consent screen, the web-server
 // flow with PKCE → callback) or server to server with the JWT bearer flow from the CLI. Both end the same way: an
 // installation keyed by the 18-character org id, with sealed credentials and a signing secret for the JSON callout.
-import { createPrivateKey, randomBytes } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Environment } from '../../core/accounts/model.ts';
@@ -24,10 +24,17 @@ import {
 import { SALESFORCE_PROVIDER } from './connector.ts';
 import { toSalesforceId18 } from './ids.ts';
 import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './routes.ts';
+import {
+  INSTALL_LINK_TTL_MS,
+  INSTALL_MESSAGES,
+  OAUTH_STATE_TTL_MS,
+  newBrowserNonce,
+  openUnexpired,
+  requireSameBrowser,
+  sealJson,
+} from '../kit/oauth-install.ts';
 
-/** How long an install link and an OAuth state stay good. */
-export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
-export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+export { INSTALL_LINK_TTL_MS, OAUTH_STATE_TTL_MS };
 
 /** A production (or developer) org logs in at SALESFORCE_LOGIN_URL; a Salesforce sandbox org at test.salesforce.com. */
 export const SALESFORCE_ORG_KINDS = ['production', 'sandbox'] as const;
@@ -87,23 +94,7 @@ export class SalesforceInstallError extends InstallationError {
   }
 }
 
-function openSealed<T>(box: SecretBox, sealed: string, schema: z.ZodType<T>, what: string): T {
-  let text: string;
-  try {
-    text = box.open(sealed, SEAL_CONTEXT);
-  } catch {
-    throw new SalesforceInstallError(`the ${what} is not valid (altered, or made by another server)`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new SalesforceInstallError(`the ${what} is not valid`);
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new SalesforceInstallError(`the ${what} is not valid`);
-  return parsed.data;
-}
+const refuse = (message: string): SalesforceInstallError => new SalesforceInstallError(message);
 
 /** An install link's token: sealed (neither readable nor forgeable), expiring in 7 days. */
 export function createInstallLink(
@@ -120,7 +111,7 @@ export function createInstallLink(
     org: options.org ?? null,
     expiresAt: now.getTime() + INSTALL_LINK_TTL_MS,
   };
-  return box.seal(JSON.stringify(intent), SEAL_CONTEXT);
+  return sealJson(box, SEAL_CONTEXT, intent);
 }
 
 /** The address an admin opens: PUBLIC_URL with the install route appended (a path prefix stays) and the link. */
@@ -131,9 +122,7 @@ export function installLinkUrl(publicUrl: string, link: string): string {
 }
 
 export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): SalesforceInstallIntent {
-  const intent = openSealed(box, sealed, InstallIntentSchema, 'install link');
-  if (intent.expiresAt < now.getTime()) throw new SalesforceInstallError('the install link has expired; ask for a new one');
-  return intent;
+  return openUnexpired(box, SEAL_CONTEXT, sealed, { schema: InstallIntentSchema, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, refuse);
 }
 
 /**
@@ -177,7 +166,7 @@ export function beginOAuth(
   now: Date = new Date(),
 ): { authorizeUrl: string; nonce: string } {
   const loginUrl = checkInstanceUrl(loginUrlFor(app, org), { allowAnyHost: app.allowAnyHost });
-  const nonce = randomBytes(18).toString('base64url');
+  const nonce = newBrowserNonce();
   const codeVerifier = createPkceVerifier();
   const state: SalesforceOAuthState = {
     purpose: 'salesforce-oauth-state',
@@ -188,7 +177,7 @@ export function beginOAuth(
     loginUrl,
     expiresAt: now.getTime() + OAUTH_STATE_TTL_MS,
   };
-  const sealed = box.seal(JSON.stringify(state), SEAL_CONTEXT);
+  const sealed = sealJson(box, SEAL_CONTEXT, state);
   return {
     authorizeUrl: authorizationUrl({ loginUrl, clientId: app.clientId, redirectUri: callbackUrl(app), state: sealed, codeVerifier, allowAnyHost: app.allowAnyHost }),
     nonce,
@@ -197,11 +186,8 @@ export function beginOAuth(
 
 /** Verifies the state Salesforce hands back: ours, unexpired, and from the browser that started. */
 export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): SalesforceOAuthState {
-  const state = openSealed(box, sealed, OAuthStateSchema, 'OAuth state');
-  if (state.expiresAt < now.getTime()) throw new SalesforceInstallError('the install took too long (over 10 minutes); start it again');
-  if (cookieNonce === undefined || cookieNonce !== state.nonce) {
-    throw new SalesforceInstallError('this install was started in another browser (or its cookie was lost); start it again');
-  }
+  const state = openUnexpired(box, SEAL_CONTEXT, sealed, { schema: OAuthStateSchema, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, refuse);
+  requireSameBrowser(state.nonce, cookieNonce, refuse);
   return state;
 }
 

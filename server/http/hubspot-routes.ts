@@ -1,7 +1,8 @@
 // HubSpot's routes: the OAuth install and callback an admin goes through, and the webhook HubSpot
 // calls with batches of contact events. HTTP only: the work is in connectors/hubspot/.
 import { randomUUID } from 'node:crypto';
-import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import { StateCookie, resultPage } from '../../connectors/kit/oauth-install.ts';
+import { sendResult } from './send-result.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
@@ -37,29 +38,13 @@ export interface HubSpotRouteDeps {
   readonly now?: () => Date;
 }
 
-const STATE_COOKIE = 'eb_hubspot_oauth';
+const stateCookie = new StateCookie('eb_hubspot_oauth', 'hubspot');
 /** HubSpot's batches are up to 100 events of a few hundred bytes each. */
 const WEBHOOK_BODY_LIMIT = '1mb';
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
+/** The install pages: the kit's result page (no caching, no referrer, a CSP that allows nothing else). */
 function page(res: Response, status: number, title: string, lines: string[]): void {
-  const body = lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('\n');
-  res
-    .status(status)
-    .type('html')
-    .setHeader('Cache-Control', 'no-store')
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>`);
-}
-
-/**
- * Where the browser sends the state cookie back: the OAuth routes under PUBLIC_URL's path, so a proxy
- * serving us under a prefix (`/enrich/oauth/hubspot/callback`) still gets it.
- */
-function stateCookiePath(publicUrl: string): string {
-  return `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/oauth/hubspot`;
+  sendResult(res, resultPage(status, { title, lines }));
 }
 
 function appConfig(config: Config): HubSpotAppConfig | null {
@@ -123,13 +108,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       const { state, nonce } = beginOAuth(box, intent, now());
       res.setHeader(
         'Set-Cookie',
-        serializeCookie(STATE_COOKIE, nonce, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: app.publicUrl.startsWith('https:'),
-          path: stateCookiePath(app.publicUrl),
-          maxAge: 600,
-        }),
+        stateCookie.set(nonce, app.publicUrl),
       );
       res.redirect(302, authorizeUrl(app, state));
     } catch (error) {
@@ -155,7 +134,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       return;
     }
     try {
-      const state = verifyOAuthState(box, sealed, parseCookies(req.headers.cookie ?? '')[STATE_COOKIE], now());
+      const state = verifyOAuthState(box, sealed, stateCookie.read(req.headers.cookie), now());
       // One state, one install: a replayed callback (the same URL opened twice, or sent by someone
       // else) is refused before the code is spent. The claim outlives the state, which expires first.
       if (!(await bridge.pipelineStore.acquireLease(`oauth-state:${state.nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS))) {
@@ -170,7 +149,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
         findExisting: (portalId) => bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),
         now: now(),
       });
-      res.setHeader('Set-Cookie', serializeCookie(STATE_COOKIE, '', { path: stateCookiePath(app.publicUrl), maxAge: 0 }));
+      res.setHeader('Set-Cookie', stateCookie.clear(app.publicUrl));
       const p = result.provisioned;
       logger.info({ installation: result.installation.id, portal: result.installation.externalAccountId, created: result.created }, 'hubspot connected');
       page(res, 200, 'enrichbridge is connected to HubSpot', [

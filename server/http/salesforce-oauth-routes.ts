@@ -1,7 +1,8 @@
 // Salesforce's OAuth install routes: the install link an admin opens (→ Salesforce's authorize URL, production or
 // sandbox login) and the callback that connects the org. HTTP only: the work is in connectors/salesforce/install.ts.
 import { randomUUID } from 'node:crypto';
-import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import { type ResultPageContent, StateCookie, resultPage } from '../../connectors/kit/oauth-install.ts';
+import { sendResult } from './send-result.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
@@ -30,41 +31,14 @@ export interface SalesforceOAuthRouteDeps {
   readonly now?: () => Date;
 }
 
-export const SALESFORCE_STATE_COOKIE = 'eb_salesforce_oauth';
+const stateCookie = new StateCookie('eb_salesforce_oauth', 'salesforce');
+export const SALESFORCE_STATE_COOKIE = stateCookie.name;
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+type PageContent = ResultPageContent;
 
-interface PageContent {
-  readonly title: string;
-  readonly lines: readonly string[];
-  /** Shown in a block of its own (a secret to copy), after the lines. */
-  readonly secret?: { readonly label: string; readonly value: string };
-}
-
+/** The install pages: the kit's result page (no caching, no referrer, a CSP that allows nothing else). */
 function page(res: Response, status: number, content: PageContent): void {
-  const lines = content.lines.map((l) => `<p>${escapeHtml(l)}</p>`);
-  if (content.secret !== undefined) {
-    lines.push(`<p>${escapeHtml(content.secret.label)}</p>`, `<pre><code>${escapeHtml(content.secret.value)}</code></pre>`);
-  }
-  res
-    .status(status)
-    .type('html')
-    // The callback page can hold a secret, and its address a code and a state: kept out of caches and referrers.
-    .setHeader('Cache-Control', 'no-store')
-    .setHeader('Referrer-Policy', 'no-referrer')
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(content.title)}</title></head><body><h1>${escapeHtml(content.title)}</h1>\n${lines.join('\n')}\n</body></html>`,
-    );
-}
-
-/**
- * Where the browser sends the state cookie back: the OAuth routes under PUBLIC_URL's path, so a proxy serving us
- * under a prefix (`/enrich/oauth/salesforce/callback`) still gets it.
- */
-function stateCookiePath(publicUrl: string): string {
-  return `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/oauth/salesforce`;
+  sendResult(res, resultPage(status, content));
 }
 
 /** The app's settings, or null when the server cannot run the install (no client id or no public URL). */
@@ -106,13 +80,7 @@ export function salesforceOAuthRouter(deps: SalesforceOAuthRouteDeps): Router {
       const { authorizeUrl, nonce } = beginOAuth(box, app, intent, org, now());
       res.setHeader(
         'Set-Cookie',
-        serializeCookie(SALESFORCE_STATE_COOKIE, nonce, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: app.publicUrl.startsWith('https:'),
-          path: stateCookiePath(app.publicUrl),
-          maxAge: 600,
-        }),
+        stateCookie.set(nonce, app.publicUrl),
       );
       res.redirect(302, authorizeUrl);
     } catch (error) {
@@ -148,7 +116,7 @@ export function salesforceOAuthRouter(deps: SalesforceOAuthRouteDeps): Router {
       return;
     }
     try {
-      const state = verifyOAuthState(box, sealed, parseCookies(req.headers.cookie ?? '')[SALESFORCE_STATE_COOKIE], now());
+      const state = verifyOAuthState(box, sealed, stateCookie.read(req.headers.cookie), now());
       // One state, one install: a replayed callback is refused before the code is spent. The claim
       // outlives the state, which expires first.
       if (!(await bridge.pipelineStore.acquireLease(`oauth-state:${state.nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS))) {
@@ -162,7 +130,7 @@ export function salesforceOAuthRouter(deps: SalesforceOAuthRouteDeps): Router {
         installations: bridge.installations,
         findExisting: (orgId) => bridge.pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, orgId),
       });
-      res.setHeader('Set-Cookie', serializeCookie(SALESFORCE_STATE_COOKIE, '', { path: stateCookiePath(app.publicUrl), maxAge: 0 }));
+      res.setHeader('Set-Cookie', stateCookie.clear(app.publicUrl));
       const { installation } = result;
       logger.info({ installation: installation.id, org: installation.externalAccountId, created: result.created }, 'salesforce connected');
       const lines = [
