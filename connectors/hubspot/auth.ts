@@ -2,6 +2,7 @@
 // source every API call draws from: refreshed ahead of expiry, one refresh per portal at a time, and
 // a rotated refresh token persisted before it is used.
 import { z } from 'zod';
+import { SingleFlightRefresh } from '../kit/credential-refresh.ts';
 import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
@@ -100,8 +101,8 @@ export async function requestToken(apiBaseUrl: string, form: Record<string, stri
   throw new HubSpotAuthError('HubSpot has no token endpoint at this base URL', lastStatus);
 }
 
-/** In-flight refreshes by installation: concurrent callers share one. */
-const refreshing = new Map<string, Promise<string>>();
+/** One refresh per portal at a time, in this process and across processes (connectors/kit/credential-refresh.ts). */
+const refreshing = new SingleFlightRefresh<HubSpotCredentials, string>();
 
 export class HubSpotTokenSource {
   constructor(
@@ -138,13 +139,10 @@ export class HubSpotTokenSource {
 
   /** `expiring`: refresh unless another process already did; `refused`: refresh whatever the expiry says. */
   private refresh(reason: 'expiring' | 'refused'): Promise<string> {
-    const running = refreshing.get(this.installationId);
-    if (running !== undefined) return running;
-    // One refresh per portal across processes too (the credential lease); inside it, another process
-    // may have refreshed since we read: use its token when it is fresh.
-    const task = this.installations.withCredentialLock(this.installationId, async () => {
+    // Inside the lease another process may have refreshed since we read: use its token when it is fresh.
+    return refreshing.run(this.installations, this.installationId, async () => {
       const credentials = await this.credentials();
-      if (reason === 'expiring' && !this.expiring(credentials)) return credentials.accessToken;
+      if (reason === 'expiring' && !this.expiring(credentials)) return { save: null, use: credentials.accessToken };
       if (credentials.refreshToken === null || credentials.clientId === null) {
         throw new HubSpotAuthError('the HubSpot token expired and cannot be refreshed (no refresh token or client id)', null);
       }
@@ -160,14 +158,8 @@ export class HubSpotTokenSource {
         refreshToken: token.refresh_token ?? credentials.refreshToken,
         expiresAt: new Date(this.now().getTime() + token.expires_in * 1000).toISOString(),
       };
-      // Persisted before anyone uses it: a rotated refresh token must never exist only in memory.
-      await this.installations.updateCrmCredentials(this.installationId, next);
-      return next.accessToken;
+      return { save: next, use: next.accessToken };
     });
-    refreshing.set(this.installationId, task);
-    const clear = () => refreshing.delete(this.installationId);
-    task.then(clear, clear);
-    return task;
   }
 }
 

@@ -2,6 +2,7 @@
 // flow with PKCE and the JWT bearer flow through jsforce's OAuth2, and the token source every API call draws
 // from: one refresh per org at a time, a rotated refresh token persisted before the new access token is used.
 import { createHash, createSign, randomBytes } from 'node:crypto';
+import { SingleFlightRefresh } from '../kit/credential-refresh.ts';
 import { type Connection, type HttpRequest, type HttpRequestOptions, type HttpResponse, OAuth2, type OAuth2Config } from 'jsforce';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
@@ -422,8 +423,8 @@ export function credentialsFromGrant(
   });
 }
 
-/** In-flight refreshes by installation: concurrent callers in this process share one. */
-const refreshing = new Map<string, Promise<SalesforceSession>>();
+/** One refresh per org at a time, in this process and across processes (connectors/kit/credential-refresh.ts). */
+const refreshing = new SingleFlightRefresh<SalesforceCredentials, SalesforceSession>();
 
 function sessionOf(credentials: SalesforceCredentials): SalesforceSession {
   return { instanceUrl: credentials.instanceUrl, accessToken: credentials.accessToken };
@@ -479,13 +480,10 @@ export class SalesforceTokenSource {
 
   /** `refused`: the token Salesforce refused (refresh unless it was replaced meanwhile); null: refresh if expiring. */
   private refresh(refused: string | null): Promise<SalesforceSession> {
-    const running = refreshing.get(this.installationId);
-    if (running !== undefined) return running;
-    // One refresh per org across processes too (the credential lease), and within it read again: another
-    // process may have refreshed since our caller read, and with rotation its refresh token is the only valid one.
-    const task = this.installations.withCredentialLock(this.installationId, async () => {
+    // Read again inside the lease: another process may have refreshed since our caller read.
+    return refreshing.run(this.installations, this.installationId, async () => {
       const credentials = await this.credentials();
-      if (refused !== null ? credentials.accessToken !== refused : !this.expiring(credentials)) return sessionOf(credentials);
+      if (refused !== null ? credentials.accessToken !== refused : !this.expiring(credentials)) return { save: null, use: sessionOf(credentials) };
       const grant = await this.grant(credentials);
       if (grant.orgId !== credentials.orgId) {
         throw new SalesforceAuthError(`Salesforce issued a token for org ${grant.orgId}, not for this installation's org ${credentials.orgId}`, 200);
@@ -499,14 +497,8 @@ export class SalesforceTokenSource {
         expiresAt: null,
         userId: grant.userId,
       };
-      // Persisted before anyone uses it: a rotated refresh token must never exist only in memory.
-      await this.installations.updateCrmCredentials(this.installationId, next);
-      return sessionOf(next);
+      return { save: next, use: sessionOf(next) };
     });
-    refreshing.set(this.installationId, task);
-    const clear = () => refreshing.delete(this.installationId);
-    task.then(clear, clear);
-    return task;
   }
 
   private grant(credentials: SalesforceCredentials): Promise<SalesforceGrant> {
