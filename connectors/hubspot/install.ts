@@ -17,6 +17,7 @@ import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
 import {
   INSTALL_LINK_TTL_MS,
   INSTALL_MESSAGES,
+  InstallTargetSchema,
   OAUTH_STATE_TTL_MS,
   newBrowserNonce,
   openUnexpired,
@@ -37,10 +38,7 @@ export interface HubSpotAppConfig {
   readonly publicUrl: string;
 }
 
-const TargetSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('local'), accountName: z.string().min(1) }),
-  z.object({ kind: z.literal('remote'), url: z.string().min(1), token: z.string().min(1) }),
-]);
+const TargetSchema = InstallTargetSchema;
 
 /** What an operator's install link grants: which target and environment the portal will enrich against. */
 const InstallIntentSchema = z.object({

@@ -9,11 +9,12 @@
 //   any other string   → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
-import { STATUS_KEYS, type EnrichmentStatus } from '../pipeline/write-policy.ts';
+import { STATUS_KEYS } from '../pipeline/write-policy.ts';
 
 /** The contact property group all our properties live in. */
 export const HUBSPOT_PROPERTY_GROUP = { name: 'enrichbridge', label: 'Windfall enrichment' } as const;
@@ -68,16 +69,7 @@ const BOOLEAN_OPTIONS: readonly { label: string; value: string }[] = [
   { label: 'No', value: 'false' },
 ];
 
-/** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
-export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];
-const allStatusesListed: Exclude<EnrichmentStatus, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
-void allStatusesListed;
-
-const STATUS_LABELS: Record<EnrichmentStatus, string> = {
-  enriched: 'Enriched',
-  no_match: 'No match',
-  below_min_confidence: 'Below minimum confidence',
-};
+export { ENRICHMENT_STATUSES };
 
 interface Field {
   readonly key: string;
@@ -96,7 +88,7 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
     label: 'Enrichment status',
     description:
       'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal.',
-    options: ENRICHMENT_STATUSES.map((value) => ({ label: STATUS_LABELS[value], value })),
+    options: enrichmentStatusOptions().map(({ value, label }) => ({ label, value })),
   },
   'status.enriched_at': {
     kind: 'datetime',

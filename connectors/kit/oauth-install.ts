@@ -9,7 +9,7 @@
 // opens as a Salesforce one), its authorize URL, and what the callback stores.
 import { randomBytes } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 
@@ -23,6 +23,12 @@ export const INSTALL_MESSAGES = {
   stateExpired: 'the install took too long (over 10 minutes); start it again',
   otherBrowser: 'this install was started in another browser (or its cookie was lost); start it again',
 } as const;
+
+/** What an install link grants: a local account of this server, or any endpoint with the contract and its token. */
+export const InstallTargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local'), accountName: z.string().min(1) }),
+  z.object({ kind: z.literal('remote'), url: z.string().min(1), token: z.string().min(1) }),
+]);
 
 /** Builds the CRM's own error for a refusal the admin can act on. */
 export type InstallFailure = (message: string) => Error;

@@ -22,11 +22,12 @@
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
-import { STATUS_KEYS, type EnrichmentStatus } from '../pipeline/write-policy.ts';
+import { STATUS_KEYS } from '../pipeline/write-policy.ts';
 
 /** The objects enrichbridge enriches; each gets the same set of fields. */
 export const SALESFORCE_OBJECTS = ['Contact', 'Lead'] as const;
@@ -92,16 +93,7 @@ export interface SalesforceFieldDefinition {
   readonly picklistValues?: readonly SalesforcePicklistValue[];
 }
 
-/** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
-export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];
-const allStatusesListed: Exclude<EnrichmentStatus, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
-void allStatusesListed;
-
-const STATUS_LABELS: Record<EnrichmentStatus, string> = {
-  enriched: 'Enriched',
-  no_match: 'No match',
-  below_min_confidence: 'Below minimum confidence',
-};
+export { ENRICHMENT_STATUSES };
 
 /**
  * Precision (total digits) and scale (digits after the point) of each decimal field, by field name.
@@ -266,7 +258,7 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key'>> = {
     label: 'WF Enrichment status',
     description:
       'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this org. Empty: never enriched.',
-    kind: { type: 'Picklist', values: ENRICHMENT_STATUSES.map((value) => ({ value, label: STATUS_LABELS[value] })) },
+    kind: { type: 'Picklist', values: enrichmentStatusOptions() },
   },
 };
 

@@ -27,6 +27,7 @@ import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from 
 import {
   INSTALL_LINK_TTL_MS,
   INSTALL_MESSAGES,
+  InstallTargetSchema,
   OAUTH_STATE_TTL_MS,
   newBrowserNonce,
   openUnexpired,
@@ -53,10 +54,7 @@ export interface SalesforceAppConfig {
   readonly allowAnyHost: boolean;
 }
 
-const TargetSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('local'), accountName: z.string().min(1) }),
-  z.object({ kind: z.literal('remote'), url: z.string().min(1), token: z.string().min(1) }),
-]);
+const TargetSchema = InstallTargetSchema;
 
 /** What an operator's install link grants: the target and environment the org will enrich against. */
 const InstallIntentSchema = z.object({

@@ -1,0 +1,20 @@
+// The part of the field catalogue both CRMs show the same way: the values of the enrichment status and
+// their labels. Each CRM's fields.ts / properties.ts derives its own names and types from here and from
+// the contract's field lists (core/contract/schemas.ts).
+import type { EnrichmentStatus } from '../pipeline/write-policy.ts';
+
+/** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
+export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];
+const allStatusesListed: Exclude<EnrichmentStatus, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
+void allStatusesListed;
+
+export const ENRICHMENT_STATUS_LABELS: Readonly<Record<EnrichmentStatus, string>> = {
+  enriched: 'Enriched',
+  no_match: 'No match',
+  below_min_confidence: 'Below minimum confidence',
+};
+
+/** The status picklist's options, in display order, as `{ value, label }`. */
+export function enrichmentStatusOptions(): { value: EnrichmentStatus; label: string }[] {
+  return ENRICHMENT_STATUSES.map((value) => ({ value, label: ENRICHMENT_STATUS_LABELS[value] }));
+}
