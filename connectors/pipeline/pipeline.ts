@@ -110,6 +110,45 @@ interface Work {
   readonly force: boolean;
 }
 
+/** The batch's records by object, in the order they came: each record one Work, however many jobs named it. */
+type WorksByObject = Map<string, Map<string, Work>>;
+
+/** A record read from the CRM that is to be enriched: its request and the hash of its input. */
+interface Candidate {
+  readonly work: Work;
+  readonly record: CrmRecord;
+  readonly hash: string;
+  readonly request: EnrichmentRequest;
+}
+
+/** A candidate the enricher answered. */
+interface Enriched {
+  readonly work: Work;
+  readonly record: CrmRecord;
+  readonly hash: string;
+  readonly outcome: Extract<EnrichOutcome, { kind: 'ok' }>;
+  readonly latencyMs: number;
+  readonly at: Date;
+}
+
+/** An enriched record with what the write policy decided to write. */
+interface PlannedWrite extends Enriched {
+  readonly fields: ReturnType<typeof fieldsFromResponse>;
+  readonly decision: ReturnType<typeof decideWrites>;
+}
+
+/** What the CRM said about one record's write. */
+type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly message: string };
+
+/** What became of a slice's enrichments: those answered, and why the rest of the slice must wait, if it must. */
+interface EnrichRound {
+  readonly enriched: Enriched[];
+  /** Set when the quota ran out (the reset, or null when unknown): nothing more is sent. */
+  readonly quotaResetsAt: Date | null | undefined;
+  /** The endpoint did not answer in time: nothing more is sent. */
+  readonly endpointTimedOut: boolean;
+}
+
 /** What a batch does with each job in the end. */
 type Disposal =
   | { readonly kind: 'complete' }
@@ -189,6 +228,42 @@ class BatchRun {
   dispose(work: Work | Job[], disposal: Disposal): void {
     const jobs = Array.isArray(work) ? work : work.jobs;
     for (const job of jobs) this.disposals.set(job.id, disposal);
+  }
+}
+
+/** A production lookup spends one quota unit; a sandbox one none. */
+function quotaPerLookup(installation: Installation): number {
+  return installation.environment === 'production' ? 1 : 0;
+}
+
+/**
+ * The batch's enrichment jobs by object and record (two jobs for one record are one enrichment). A job
+ * that is not an enrichment this version understands fails for good: job-kinds.ts sends only `enrich` here.
+ */
+function groupByObject(run: BatchRun, jobs: readonly Job[]): WorksByObject {
+  const byObject: WorksByObject = new Map();
+  for (const job of jobs) {
+    const payload = EnrichJobPayloadSchema.safeParse(job.payload);
+    if (job.kind !== ENRICH_JOB || !payload.success) {
+      run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });
+      continue;
+    }
+    const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
+    byObject.set(payload.data.object, records);
+    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false };
+    records.set(payload.data.recordId, { ...work, jobs: [...work.jobs, job], force: work.force || payload.data.force });
+  }
+  return byObject;
+}
+
+/** After a stop, the records of the batch not yet settled wait too (a pause) or go back (a shutdown). */
+function holdTheRest(run: BatchRun, byObject: WorksByObject, stop: Stop): void {
+  for (const [object, records] of byObject) {
+    for (const work of records.values()) {
+      if (run.disposals.has(work.jobs[0]?.id ?? '')) continue;
+      if (stop.outcome !== null && stop.runAt !== undefined) run.log(object, work, stop.outcome, { detail: `waits until ${stop.runAt.toISOString()}` });
+      run.dispose(work, { kind: 'release', ...(stop.runAt === undefined ? {} : { runAt: stop.runAt }) });
+    }
   }
 }
 
@@ -275,48 +350,9 @@ export class Pipeline {
   }
 
   private async run(run: BatchRun, jobs: readonly Job[], signal: AbortSignal | undefined): Promise<void> {
+    const byObject = groupByObject(run, jobs);
+    if (await this.heldByInstallationStatus(run, byObject)) return;
     const { installation } = run;
-    const byObject = new Map<string, Map<string, Work>>();
-    // Only enrichment jobs come here (job-kinds.ts hands each kind to its own handler).
-    for (const job of jobs) {
-      const payload = EnrichJobPayloadSchema.safeParse(job.payload);
-      if (job.kind !== ENRICH_JOB || !payload.success) {
-        run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });
-        continue;
-      }
-      const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
-      byObject.set(payload.data.object, records);
-      // Two jobs for one record in a batch are one enrichment.
-      const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false };
-      records.set(payload.data.recordId, { ...work, jobs: [...work.jobs, job], force: work.force || payload.data.force });
-    }
-    const all = [...byObject.entries()].flatMap(([object, records]) => [...records.values()].map((work) => ({ object, work })));
-
-    if (installation.status === 'disabled' || (installation.status === 'paused' && installation.pauseReason === 'admin')) {
-      const outcome = installation.status === 'disabled' ? 'skipped:installation_disabled' : 'skipped:installation_paused';
-      for (const { object, work } of all) {
-        run.log(object, work, outcome);
-        run.dispose(work, { kind: 'complete' });
-      }
-      return;
-    }
-    if (installation.status === 'paused') {
-      const until = installation.pausedUntil === null ? null : new Date(installation.pausedUntil);
-      if (until !== null && until.getTime() <= this.now().getTime()) {
-        // The limit has reset: carry on, and bring the rest of the installation's jobs back.
-        await this.deps.store.updateInstallation(installation.id, { status: 'active', pauseReason: null, pausedUntil: null });
-        await this.deps.queue.reschedule(installation.id, this.now());
-      } else {
-        const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : 'skipped:quota_paused';
-        const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
-        for (const { object, work } of all) {
-          run.log(object, work, outcome, { detail: `waits until ${runAt.toISOString()}` });
-          run.dispose(work, { kind: 'release', runAt });
-        }
-        return;
-      }
-    }
-
     const connector = await this.deps.connectorFor(installation);
     const enricher = await this.deps.enricherFor(installation);
     const objects = installation.settings.objects.length > 0 ? installation.settings.objects : connector.defaultObjects;
@@ -331,22 +367,44 @@ export class Pipeline {
       }
       for (const slice of chunks(works, connector.maxBatch)) {
         const stop = await this.runSlice(run, connector, enricher, object, slice, signal);
-        if (stop) {
-          // The rest of the batch waits too (pause) or goes back (shutdown).
-          for (const [rest, restRecords] of byObject) {
-            for (const work of restRecords.values()) {
-              if (!run.disposals.has(work.jobs[0]?.id ?? '')) {
-                if (stop.outcome !== null && stop.runAt !== undefined) {
-                  run.log(rest, work, stop.outcome, { detail: `waits until ${stop.runAt.toISOString()}` });
-                }
-                run.dispose(work, { kind: 'release', ...(stop.runAt === undefined ? {} : { runAt: stop.runAt }) });
-              }
-            }
-          }
+        if (stop !== null) {
+          holdTheRest(run, byObject, stop);
           return;
         }
       }
     }
+  }
+
+  /**
+   * Settles the whole batch without enriching when the installation is disabled or paused (by an admin,
+   * or for a limit that has not reset yet); true when it did. A limit that has reset ends the pause.
+   */
+  private async heldByInstallationStatus(run: BatchRun, byObject: WorksByObject): Promise<boolean> {
+    const { installation } = run;
+    const all = [...byObject.entries()].flatMap(([object, records]) => [...records.values()].map((work) => ({ object, work })));
+    if (installation.status === 'disabled' || (installation.status === 'paused' && installation.pauseReason === 'admin')) {
+      const outcome = installation.status === 'disabled' ? 'skipped:installation_disabled' : 'skipped:installation_paused';
+      for (const { object, work } of all) {
+        run.log(object, work, outcome);
+        run.dispose(work, { kind: 'complete' });
+      }
+      return true;
+    }
+    if (installation.status !== 'paused') return false;
+    const until = installation.pausedUntil === null ? null : new Date(installation.pausedUntil);
+    if (until !== null && until.getTime() <= this.now().getTime()) {
+      // The limit has reset: carry on, and bring the rest of the installation's jobs back.
+      await this.deps.store.updateInstallation(installation.id, { status: 'active', pauseReason: null, pausedUntil: null });
+      await this.deps.queue.reschedule(installation.id, this.now());
+      return false;
+    }
+    const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : 'skipped:quota_paused';
+    const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
+    for (const { object, work } of all) {
+      run.log(object, work, outcome, { detail: `waits until ${runAt.toISOString()}` });
+      run.dispose(work, { kind: 'release', runAt });
+    }
+    return true;
   }
 
   /** Pauses the installation until `until` for a limit, and holds its queued jobs till then. */
@@ -362,8 +420,8 @@ export class Pipeline {
   }
 
   /**
-   * One CRM-sized slice of records of one object. Returns a stop when the rest of the batch must not
-   * go on: a limit paused the installation, or the worker is shutting down.
+   * One CRM-sized slice of records of one object: read, choose, enrich, write. Returns a stop when the
+   * rest of the batch must not go on: a limit paused the installation, or the worker is shutting down.
    */
   private async runSlice(
     run: BatchRun,
@@ -373,7 +431,6 @@ export class Pipeline {
     works: readonly Work[],
     signal: AbortSignal | undefined,
   ): Promise<Stop | null> {
-    const { installation } = run;
     if (signal?.aborted) {
       for (const work of works) run.dispose(work, { kind: 'release' });
       return { kind: 'release', outcome: null };
@@ -390,13 +447,44 @@ export class Pipeline {
       return this.crmFailure(run, object, works, error);
     }
     for (const record of records.values()) run.finalProperties.set(`${object}/${record.id}`, { ...record.properties });
+    const candidates = await this.candidates(run, connector, object, works, records);
+    const round = await this.enrichAll(run, enricher, object, candidates, signal);
+    // A CRM limit or rate limit on the write stops the batch as it does on a read: reading and enriching
+    // the next slices would spend enrichments on records that cannot be written until then.
+    const writeStop = await this.writeBack(run, connector, object, round.enriched);
+    const unsettled = candidates.map((c) => c.work).filter((work) => !run.disposals.has(work.jobs[0]?.id ?? ''));
+    if (round.quotaResetsAt !== undefined) {
+      const runAt = await this.pauseForLimit(run.installation, 'quota', round.quotaResetsAt);
+      for (const work of unsettled) {
+        run.log(object, work, 'skipped:quota_paused', { detail: `waits until ${runAt.toISOString()}` });
+        run.dispose(work, { kind: 'release', runAt });
+      }
+      return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
+    }
+    if (writeStop !== null) return writeStop;
+    if (round.endpointTimedOut) {
+      // What was not sent waits as long as the timed-out records' first retry, and so does the rest of the batch.
+      const runAt = new Date(this.now().getTime() + RETRY_BASE_MS);
+      for (const work of unsettled) run.dispose(work, { kind: 'release', runAt });
+      return { kind: 'release', runAt, outcome: null };
+    }
+    if (signal?.aborted) {
+      for (const work of unsettled) run.dispose(work, { kind: 'release' });
+      return { kind: 'release', outcome: null };
+    }
+    return null;
+  }
+
+  /** The records of a slice worth an enrichment: not deleted, with a match key, and changed or due again. */
+  private async candidates(run: BatchRun, connector: CrmConnector, object: string, works: readonly Work[], records: ReadonlyMap<string, CrmRecord>): Promise<Candidate[]> {
+    const { installation } = run;
     const states = await this.deps.store.recordStates(
       installation.id,
       object,
       works.map((w) => w.recordId),
     );
     const now = this.now();
-    const toEnrich: { work: Work; record: CrmRecord; hash: string; request: EnrichmentRequest }[] = [];
+    const candidates: Candidate[] = [];
     for (const work of works) {
       const record = records.get(work.recordId);
       if (record === undefined) {
@@ -418,14 +506,17 @@ export class Pipeline {
         run.dispose(work, { kind: 'complete' });
         continue;
       }
-      toEnrich.push({ work, record, hash, request });
+      candidates.push({ work, record, hash, request });
     }
+    return candidates;
+  }
 
-    // Enrich, paced by the enricher; stop sending at the first 402 or on shutdown.
+  /** Enriches the candidates, paced by the enricher; stops sending at the first 402, a timeout or on shutdown. */
+  private async enrichAll(run: BatchRun, enricher: Enricher, object: string, candidates: readonly Candidate[], signal: AbortSignal | undefined): Promise<EnrichRound> {
     let quotaResetsAt: Date | null | undefined;
     let endpointTimedOut = false;
-    const enriched: { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[] = [];
-    await forEachLimited(toEnrich, this.concurrency, async (item) => {
+    const enriched: Enriched[] = [];
+    await forEachLimited(candidates, this.concurrency, async (item) => {
       if (quotaResetsAt !== undefined || endpointTimedOut || signal?.aborted) return;
       const started = performance.now();
       const outcome = await enricher.enrich(item.request, { signal: run.cancel });
@@ -434,7 +525,7 @@ export class Pipeline {
         // Given up by us (shutdown, lost lease), not by the endpoint: back untouched.
         run.dispose(item.work, { kind: 'release' });
       } else if (outcome.kind === 'ok') {
-        enriched.push({ ...item, outcome, latencyMs, at: this.now() });
+        enriched.push({ work: item.work, record: item.record, hash: item.hash, outcome, latencyMs, at: this.now() });
       } else if (outcome.kind === 'quota_exhausted') {
         quotaResetsAt ??= outcome.resetsAt;
       } else if (outcome.kind === 'rejected') {
@@ -447,50 +538,39 @@ export class Pipeline {
         run.dispose(item.work, { kind: 'fail', error: `enrichment failed (${outcome.status ?? 'network'}): ${outcome.message}`, retryable: true });
       }
     });
-
-    // A CRM limit or rate limit on the write stops the batch as it does on a read: reading and enriching
-    // the next slices would spend enrichments on records that cannot be written until then.
-    const writeStop = await this.writeBack(run, connector, object, enriched);
-
-    if (quotaResetsAt !== undefined) {
-      const runAt = await this.pauseForLimit(installation, 'quota', quotaResetsAt);
-      for (const { work } of toEnrich) {
-        if (run.disposals.has(work.jobs[0]?.id ?? '')) continue;
-        run.log(object, work, 'skipped:quota_paused', { detail: `waits until ${runAt.toISOString()}` });
-        run.dispose(work, { kind: 'release', runAt });
-      }
-      return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
-    }
-    if (writeStop !== null) return writeStop;
-    if (endpointTimedOut) {
-      // What was not sent waits as long as the timed-out records' first retry, and so does the rest of the batch.
-      const runAt = new Date(this.now().getTime() + RETRY_BASE_MS);
-      for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release', runAt });
-      return { kind: 'release', runAt, outcome: null };
-    }
-    if (signal?.aborted) {
-      for (const { work } of toEnrich) if (!run.disposals.has(work.jobs[0]?.id ?? '')) run.dispose(work, { kind: 'release' });
-      return { kind: 'release', outcome: null };
-    }
-    return null;
+    return { enriched, quotaResetsAt, endpointTimedOut };
   }
 
-  private async writeBack(
-    run: BatchRun,
-    connector: CrmConnector,
-    object: string,
-    enriched: readonly { work: Work; record: CrmRecord; hash: string; outcome: Extract<EnrichOutcome, { kind: 'ok' }>; latencyMs: number; at: Date }[],
-  ): Promise<Stop | null> {
+  /** Decides, writes and records the enriched records of a slice. */
+  private async writeBack(run: BatchRun, connector: CrmConnector, object: string, enriched: readonly Enriched[]): Promise<Stop | null> {
+    const planned = await this.planWrites(run, connector, object, enriched);
+    const { results, unsent, stop } = await this.sendWrites(run, connector, object, planned);
+    for (const item of planned) {
+      const sent = Object.keys(item.decision.properties).length > 0;
+      if (!sent) {
+        this.recordWritten(run, object, item);
+        continue;
+      }
+      // Its lease was lost before the write, or the call failed: settled there, or held with the rest.
+      if (unsent.has(item.work.recordId)) continue;
+      const answer = results.get(item.work.recordId) ?? { ok: false, reason: 'transient', message: 'the CRM returned no result for the record' };
+      if (answer.ok) this.recordWritten(run, object, item);
+      else this.recordRefused(run, object, item, answer);
+    }
+    return stop;
+  }
+
+  /** What the write policy writes for each enriched record (overwrite mode, exclusions, stale values). */
+  private async planWrites(run: BatchRun, connector: CrmConnector, object: string, enriched: readonly Enriched[]): Promise<PlannedWrite[]> {
     const { installation } = run;
     const { settings } = installation;
     const excluded = new Set(settings.excludedFields);
-    const quotaPerCall = installation.environment === 'production' ? 1 : 0;
     const states = await this.deps.store.recordStates(
       installation.id,
       object,
       enriched.map((e) => e.work.recordId),
     );
-    const planned = enriched.map((item) => {
+    return enriched.map((item) => {
       const fields = fieldsFromResponse(item.outcome.response, settings.minConfidence, item.at);
       const decision = decideWrites({
         fields,
@@ -505,7 +585,21 @@ export class Pipeline {
       });
       return { ...item, fields, decision };
     });
-    const results = new Map<string, { ok: true } | { ok: false; reason: string; message: string }>();
+  }
+
+  /**
+   * Sends the planned writes in CRM-sized calls, each after checking the lease. `unsent`: the records
+   * whose lease was lost (released here) or whose call failed (settled by crmFailure, or, once a stop is
+   * set, left to be held with the rest of the batch): they have no result.
+   */
+  private async sendWrites(
+    run: BatchRun,
+    connector: CrmConnector,
+    object: string,
+    planned: readonly PlannedWrite[],
+  ): Promise<{ results: Map<string, WriteResult>; unsent: Set<string>; stop: Stop | null }> {
+    const results = new Map<string, WriteResult>();
+    const unsent = new Set<string>();
     let stop: Stop | null = null;
     const updates: RecordUpdate[] = planned
       .filter((p) => Object.keys(p.decision.properties).length > 0)
@@ -523,7 +617,7 @@ export class Pipeline {
       for (const work of sliceWorks) {
         if (!lost.has(work.recordId)) continue;
         run.dispose(work, { kind: 'release' });
-        results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
+        unsent.add(work.recordId);
       }
       const sending = slice.filter((u) => !lost.has(u.id));
       if (sending.length === 0) continue;
@@ -533,50 +627,49 @@ export class Pipeline {
           results.set(result.id, result.ok ? { ok: true } : { ok: false, reason: result.reason, message: result.message });
         }
       } catch (error) {
-        const works = sliceWorks.filter((w) => !lost.has(w.recordId));
         // The enrichment is spent either way; the records go back for the write to be tried again.
-        stop ??= await this.crmFailure(run, object, works, error);
-        for (const work of works) results.set(work.recordId, { ok: false, reason: 'settled', message: '' });
+        const failed = sliceWorks.filter((w) => !lost.has(w.recordId));
+        for (const work of failed) unsent.add(work.recordId);
+        stop ??= await this.crmFailure(run, object, failed, error);
       }
     }
-    for (const item of planned) {
-      const { work, fields, decision, outcome, latencyMs } = item;
-      const sent = Object.keys(decision.properties).length > 0;
-      const result = sent ? (results.get(work.recordId) ?? { ok: false, reason: 'transient', message: 'the CRM returned no result for the record' }) : { ok: true as const };
-      const extra = { latencyMs, quotaConsumed: quotaPerCall };
-      if (!result.ok) {
-        if (result.reason === 'settled') continue;
-        if (result.reason === 'not_found') {
-          run.log(object, work, 'skipped:record_deleted', extra);
-          run.dispose(work, { kind: 'complete' });
-        } else {
-          const retryable = result.reason !== 'rejected';
-          run.log(object, work, retryable ? 'failed:crm_write' : 'failed:crm_rejected', { ...extra, detail: result.message });
-          run.dispose(work, { kind: 'fail', error: `CRM write ${result.reason}: ${result.message}`, retryable });
-        }
-        continue;
-      }
-      const response = outcome.response;
-      const finalKey = `${object}/${work.recordId}`;
-      run.finalProperties.set(finalKey, { ...(run.finalProperties.get(finalKey) ?? {}), ...decision.properties });
-      run.states.push({
-        installationId: installation.id,
-        object,
-        recordId: work.recordId,
-        householdMatched: response.household != null,
-        careerMatched: response.career != null,
-        windfallId: response.household?.windfall_id ?? null,
-        confidence: response.household?.confidence ?? response.career?.confidence ?? null,
-        enrichedAt: item.at.toISOString(),
-        inputHash: item.hash,
-        written: decision.written,
-      });
-      const logOutcome: Outcome =
-        fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
-      run.log(object, work, logOutcome, { ...extra, fieldsWritten: Object.keys(decision.properties) });
-      run.dispose(work, { kind: 'complete' });
+    return { results, unsent, stop };
+  }
+
+  /** A record whose values are in the CRM (or had nothing to write): its state, its log entry, done. */
+  private recordWritten(run: BatchRun, object: string, item: PlannedWrite): void {
+    const { work, fields, decision, outcome, latencyMs } = item;
+    const response = outcome.response;
+    const finalKey = `${object}/${work.recordId}`;
+    run.finalProperties.set(finalKey, { ...(run.finalProperties.get(finalKey) ?? {}), ...decision.properties });
+    run.states.push({
+      installationId: run.installation.id,
+      object,
+      recordId: work.recordId,
+      householdMatched: response.household != null,
+      careerMatched: response.career != null,
+      windfallId: response.household?.windfall_id ?? null,
+      confidence: response.household?.confidence ?? response.career?.confidence ?? null,
+      enrichedAt: item.at.toISOString(),
+      inputHash: item.hash,
+      written: decision.written,
+    });
+    const logOutcome: Outcome = fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
+    run.log(object, work, logOutcome, { latencyMs, quotaConsumed: quotaPerLookup(run.installation), fieldsWritten: Object.keys(decision.properties) });
+    run.dispose(work, { kind: 'complete' });
+  }
+
+  /** A record the CRM did not take: gone (done), refused for good, or to try again. */
+  private recordRefused(run: BatchRun, object: string, item: PlannedWrite, result: Extract<WriteResult, { ok: false }>): void {
+    const extra = { latencyMs: item.latencyMs, quotaConsumed: quotaPerLookup(run.installation) };
+    if (result.reason === 'not_found') {
+      run.log(object, item.work, 'skipped:record_deleted', extra);
+      run.dispose(item.work, { kind: 'complete' });
+      return;
     }
-    return stop;
+    const retryable = result.reason !== 'rejected';
+    run.log(object, item.work, retryable ? 'failed:crm_write' : 'failed:crm_rejected', { ...extra, detail: result.message });
+    run.dispose(item.work, { kind: 'fail', error: `CRM write ${result.reason}: ${result.message}`, retryable });
   }
 
   /** A CRM call failed for these records: wait, pause, or retry, as the error says. */
