@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
-import { enrichDedupeKey, enrichJob } from '../pipeline/pipeline.ts';
+import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';

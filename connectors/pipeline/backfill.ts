@@ -8,7 +8,7 @@ import type { Database } from '../../core/storage/schema.ts';
 import type { CrmConnector, CrmRecord } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { Installation } from './model.ts';
-import { enrichJob } from './pipeline.ts';
+import { enrichJob } from './enrich-job.ts';
 import type { PipelineStore } from './store.ts';
 
 export interface RecordPage {

@@ -14,7 +14,8 @@ import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
-import { ENRICH_JOB, Pipeline, type SettledCallback } from './pipeline.ts';
+import { Pipeline, type SettledCallback } from './pipeline.ts';
+import { ENRICH_JOB } from './enrich-job.ts';
 import { KyselyPipelineStore, type PipelineStore } from './store.ts';
 
 /** Builds the connector of one installation; it may read and update the installation's credentials. */

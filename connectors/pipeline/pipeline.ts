@@ -7,50 +7,35 @@
 // exclusions, minimum confidence, never empty over a value) → write in CRM-sized batches → save the
 // record state and the log in one transaction → complete the jobs. The worker hands it the batch's
 // `enrich` jobs (job-kinds.ts); other kinds have handlers of their own.
-import { z } from 'zod';
-import type { EnrichOutcome, Enricher } from '../../core/client/enricher.ts';
-import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { type Job, type JobQueue, type NewJob, RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
+import type { Enricher } from '../../core/client/enricher.ts';
+import { type Job, type JobQueue, RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
 import { retryWhileBusy } from '../../core/storage/errors.ts';
+import {
+  BatchRun,
+  type Candidate,
+  DAY_MS,
+  type Enriched,
+  type EnrichRound,
+  PAUSE_WITHOUT_RESET_MS,
+  type PlannedWrite,
+  type Stop,
+  type Work,
+  type WorksByObject,
+  type WriteResult,
+  chunks,
+  describe,
+  forEachLimited,
+  groupByObject,
+  holdTheRest,
+  quotaPerLookup,
+} from './batch-run.ts';
 import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate } from './connector.ts';
+import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
-import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
-import { type PipelineStore, newLogId } from './store.ts';
+import type { CrmValue, Installation, Outcome } from './model.ts';
+import type { PipelineStore } from './store.ts';
 import { decideWrites, fieldsFromResponse, staleSections } from './write-policy.ts';
 
-export const ENRICH_JOB = 'enrich';
-
-export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action'] as const;
-
-export const EnrichJobPayloadSchema = z.object({
-  object: z.string().min(1),
-  recordId: z.string().min(1),
-  trigger: z.enum(TRIGGERS).default('create'),
-  /** Enrich even when the input is unchanged and recent. */
-  force: z.boolean().default(false),
-  /** A CRM workflow waits on this record (HubSpot's callbackId): told the result once it is settled. */
-  callbackId: z.string().min(1).max(200).optional(),
-});
-export type EnrichJobPayload = z.input<typeof EnrichJobPayloadSchema>;
-
-/** The dedupe key of a record's enrichment job. */
-export function enrichDedupeKey(installationId: string, object: string, recordId: string): string {
-  return `${ENRICH_JOB}:${installationId}:${object}:${recordId}`;
-}
-
-/** The queue job for one record; duplicates of a waiting job add nothing. */
-export function enrichJob(installationId: string, payload: EnrichJobPayload): NewJob {
-  return {
-    installationId,
-    kind: ENRICH_JOB,
-    payload,
-    // A workflow's request is its own job: merged into another, its caller would never hear back.
-    dedupeKey:
-      payload.callbackId === undefined
-        ? enrichDedupeKey(installationId, payload.object, payload.recordId)
-        : `${enrichDedupeKey(installationId, payload.object, payload.recordId)}:callback:${payload.callbackId}`,
-  };
-}
 
 export interface PipelineDeps {
   readonly store: PipelineStore;
@@ -102,169 +87,6 @@ export interface BatchSignals {
   readonly stop?: AbortSignal;
   /** Give up what is in flight too (outbound calls are aborted): a shutdown past its grace, a lost lease. */
   readonly cancel?: AbortSignal;
-}
-
-interface Work {
-  readonly recordId: string;
-  readonly jobs: Job[];
-  readonly force: boolean;
-}
-
-/** The batch's records by object, in the order they came: each record one Work, however many jobs named it. */
-type WorksByObject = Map<string, Map<string, Work>>;
-
-/** A record read from the CRM that is to be enriched: its request and the hash of its input. */
-interface Candidate {
-  readonly work: Work;
-  readonly record: CrmRecord;
-  readonly hash: string;
-  readonly request: EnrichmentRequest;
-}
-
-/** A candidate the enricher answered. */
-interface Enriched {
-  readonly work: Work;
-  readonly record: CrmRecord;
-  readonly hash: string;
-  readonly outcome: Extract<EnrichOutcome, { kind: 'ok' }>;
-  readonly latencyMs: number;
-  readonly at: Date;
-}
-
-/** An enriched record with what the write policy decided to write. */
-interface PlannedWrite extends Enriched {
-  readonly fields: ReturnType<typeof fieldsFromResponse>;
-  readonly decision: ReturnType<typeof decideWrites>;
-}
-
-/** What the CRM said about one record's write. */
-type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly message: string };
-
-/** What became of a slice's enrichments: those answered, and why the rest of the slice must wait, if it must. */
-interface EnrichRound {
-  readonly enriched: Enriched[];
-  /** Set when the quota ran out (the reset, or null when unknown): nothing more is sent. */
-  readonly quotaResetsAt: Date | null | undefined;
-  /** The endpoint did not answer in time: nothing more is sent. */
-  readonly endpointTimedOut: boolean;
-}
-
-/** What a batch does with each job in the end. */
-type Disposal =
-  | { readonly kind: 'complete' }
-  | { readonly kind: 'fail'; readonly error: string; readonly retryable: boolean }
-  | { readonly kind: 'release'; readonly runAt?: Date };
-
-/**
- * Why the rest of a batch must not go on: a limit paused the installation, the CRM asked us to wait, or
- * the worker is shutting down. `outcome` is logged for the records it holds back until `runAt`; null
- * when they go back unlogged (a short CRM rate limit, like a shutdown, is not a decision about them).
- */
-type Stop = { readonly kind: 'release'; readonly runAt?: Date; readonly outcome: Outcome | null };
-
-const DAY_MS = 86_400_000;
-/** How long jobs wait when a limit gives no reset time; an operator's `resume` brings them back sooner. */
-export const PAUSE_WITHOUT_RESET_MS = DAY_MS;
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await task(item);
-    }
-  });
-  await Promise.all(lanes);
-}
-
-class BatchRun {
-  readonly outcomes: Record<string, number> = {};
-  readonly entries: LogEntry[] = [];
-  readonly states: RecordState[] = [];
-  readonly disposals = new Map<string, Disposal>();
-  /** By `object/recordId`: the last outcome logged and the record's properties as they now stand. */
-  readonly lastOutcome = new Map<string, Outcome>();
-  readonly finalProperties = new Map<string, Record<string, CrmValue>>();
-  crmCalls = 0;
-  released = 0;
-  leaseLost = 0;
-
-  constructor(
-    readonly installation: Installation,
-    readonly workerId: string,
-    readonly now: () => Date,
-    readonly cancel: AbortSignal | undefined,
-  ) {}
-
-  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
-    const at = this.now();
-    this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
-    this.lastOutcome.set(`${object}/${work.recordId}`, outcome);
-    this.entries.push({
-      id: newLogId(at),
-      installationId: this.installation.id,
-      object,
-      recordId: work.recordId,
-      at: at.toISOString(),
-      outcome,
-      fieldsWritten: extra.fieldsWritten ?? [],
-      quotaConsumed: extra.quotaConsumed ?? 0,
-      latencyMs: extra.latencyMs ?? null,
-      detail: extra.detail ?? null,
-    });
-  }
-
-  dispose(work: Work | Job[], disposal: Disposal): void {
-    const jobs = Array.isArray(work) ? work : work.jobs;
-    for (const job of jobs) this.disposals.set(job.id, disposal);
-  }
-}
-
-/** A production lookup spends one quota unit; a sandbox one none. */
-function quotaPerLookup(installation: Installation): number {
-  return installation.environment === 'production' ? 1 : 0;
-}
-
-/**
- * The batch's enrichment jobs by object and record (two jobs for one record are one enrichment). A job
- * that is not an enrichment this version understands fails for good: job-kinds.ts sends only `enrich` here.
- */
-function groupByObject(run: BatchRun, jobs: readonly Job[]): WorksByObject {
-  const byObject: WorksByObject = new Map();
-  for (const job of jobs) {
-    const payload = EnrichJobPayloadSchema.safeParse(job.payload);
-    if (job.kind !== ENRICH_JOB || !payload.success) {
-      run.dispose([job], { kind: 'fail', error: `not an enrich job this version understands (${job.kind})`, retryable: false });
-      continue;
-    }
-    const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
-    byObject.set(payload.data.object, records);
-    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false };
-    records.set(payload.data.recordId, { ...work, jobs: [...work.jobs, job], force: work.force || payload.data.force });
-  }
-  return byObject;
-}
-
-/** After a stop, the records of the batch not yet settled wait too (a pause) or go back (a shutdown). */
-function holdTheRest(run: BatchRun, byObject: WorksByObject, stop: Stop): void {
-  for (const [object, records] of byObject) {
-    for (const work of records.values()) {
-      if (run.disposals.has(work.jobs[0]?.id ?? '')) continue;
-      if (stop.outcome !== null && stop.runAt !== undefined) run.log(object, work, stop.outcome, { detail: `waits until ${stop.runAt.toISOString()}` });
-      run.dispose(work, { kind: 'release', ...(stop.runAt === undefined ? {} : { runAt: stop.runAt }) });
-    }
-  }
 }
 
 export class Pipeline {

@@ -6,7 +6,7 @@ import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import { InboundDeliveries } from '../../connectors/pipeline/deliveries.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from '../../connectors/salesforce/connector.ts';
 import { EVENTS_MAX_BODY_BYTES, parseEvents, verifyEvents } from '../../connectors/salesforce/events.ts';
 import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from '../../connectors/salesforce/outbound.ts';

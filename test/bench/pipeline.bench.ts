@@ -18,7 +18,7 @@ import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { BatchSummary } from '../../connectors/pipeline/pipeline.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { MemoryCrm, MemoryCrmConnector } from '../support/memory-crm.ts';

@@ -11,7 +11,7 @@ import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { startHangingServer } from '../support/hanging-server.ts';
 import { tempDir } from '../support/harness.ts';

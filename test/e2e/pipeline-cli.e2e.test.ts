@@ -12,7 +12,7 @@ import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import type { OpenedStore } from '../../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';

@@ -16,7 +16,7 @@ import type { OpenedStore } from '../../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { RecordUpdate, WriteResult } from '../../connectors/pipeline/connector.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { MemoryCrm, type Properties, serveMemoryCrm } from '../support/memory-crm.ts';

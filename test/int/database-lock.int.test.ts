@@ -19,7 +19,7 @@ import { HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type RunningServer, defaultConnectors, openRuntime, snapshotsDir, startServer } from '../../server/runtime.ts';

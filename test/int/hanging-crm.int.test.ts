@@ -9,7 +9,7 @@ import type { Job } from '../../core/queue/job-queue.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';
 import { hubspotPropertyFor } from '../../connectors/hubspot/properties.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import type { Worker } from '../../connectors/pipeline/worker.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';

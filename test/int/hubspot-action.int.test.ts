@@ -17,7 +17,7 @@ import { connectPortal } from '../../connectors/hubspot/install.ts';
 import type { ConnectorFactory, ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
 import type { CrmConnector } from '../../connectors/pipeline/connector.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import type { Worker } from '../../connectors/pipeline/worker.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';

@@ -15,7 +15,7 @@ import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/webhooks.ts';
 import type { Installation, InstallationSettings, LogEntry, RecordState } from '../../connectors/pipeline/model.ts';
-import { enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';

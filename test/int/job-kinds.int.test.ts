@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../core/queue/job-queue.ts';
 import { JobKinds, settledBy } from '../../connectors/pipeline/job-kinds.ts';
-import { ENRICH_JOB } from '../../connectors/pipeline/pipeline.ts';
+import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
 

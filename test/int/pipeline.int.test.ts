@@ -12,7 +12,7 @@ import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import { inputHash } from '../../connectors/pipeline/input.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
-import { EnrichJobPayloadSchema, type EnrichJobPayload, enrichJob } from '../../connectors/pipeline/pipeline.ts';
+import { EnrichJobPayloadSchema, type EnrichJobPayload, enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { type Properties, propertyName as p, recordToRequest } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
-import { ENRICH_JOB } from '../../connectors/pipeline/pipeline.ts';
+import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';

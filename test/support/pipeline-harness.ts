@@ -11,7 +11,7 @@ import { SecretBox } from '../../core/secrets/secret-box.ts';
 import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
-import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/pipeline.ts';
+import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/enrich-job.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
 import { tempDir } from './harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from './memory-crm.ts';
