@@ -16,19 +16,17 @@ import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
 import { isDatabaseBusy } from '../core/storage/errors.ts';
 import { type OpenedStore, SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
-import { type Bridge, ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
+import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
+import { registryOf } from '../connectors/pipeline/crm-module.ts';
+import { hubspotModule } from '../connectors/hubspot/index.ts';
+import { salesforceModule } from '../connectors/salesforce/index.ts';
 import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
 import { setOutboundTimeouts } from '../core/client/timeouts.ts';
-import { HUBSPOT_PROVIDER, hubspotConnectorFor } from '../connectors/hubspot/connector.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { hubspotRouter } from './http/hubspot-routes.ts';
 import { salesforceRouter } from './http/salesforce-routes.ts';
 import { salesforceOAuthRouter } from './http/salesforce-oauth-routes.ts';
-import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from '../connectors/salesforce/connector.ts';
 import { hubspotActionRouter } from './http/hubspot-action-route.ts';
-import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from '../connectors/hubspot/action.ts';
-import { HubSpotCredentialsCache } from '../connectors/hubspot/auth.ts';
-import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from '../connectors/hubspot/webhooks.ts';
 import { createApp } from './http/app.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type Logger, createLogger } from './logger.ts';
@@ -57,16 +55,9 @@ export function snapshotsDir(dataDir: string): string {
   return path.join(dataDir, 'snapshots');
 }
 
-/** The connectors this build ships, by provider. */
+/** The CRM modules this build ships, as the bridge's registry. */
 export function defaultConnectors(options: { salesforceAllowAnyHost?: boolean } = {}): ConnectorRegistry {
-  return new ConnectorRegistry()
-    .register(SALESFORCE_PROVIDER, salesforceConnectorFactory({ allowAnyHost: options.salesforceAllowAnyHost ?? false }))
-    .register(HUBSPOT_PROVIDER, hubspotConnectorFor, completeHubSpotCallbacks)
-    .registerJob(HUBSPOT_CALLBACK_JOB, (installation, jobs, { installations, queue }) => retryHubSpotCallbacks(installation, installations, jobs, queue))
-    .registerJob(HUBSPOT_EVENTS_JOB, async (_installation, jobs, { installations, store, queue }) => {
-      const credentials = new HubSpotCredentialsCache(installations);
-      await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
-    });
+  return registryOf([hubspotModule(), salesforceModule({ allowAnyHost: options.salesforceAllowAnyHost ?? false })]);
 }
 
 export interface Runtime {

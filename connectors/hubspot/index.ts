@@ -1,0 +1,24 @@
+// The HubSpot module: what the composition root registers (connectors/pipeline/crm-module.ts).
+import type { CrmModule } from '../pipeline/crm-module.ts';
+import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
+import { HubSpotCredentialsCache } from './auth.ts';
+import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
+import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './webhooks.ts';
+
+export function hubspotModule(): CrmModule {
+  return {
+    provider: HUBSPOT_PROVIDER,
+    objects: [CONTACT],
+    connector: hubspotConnectorFor,
+    callbacks: completeHubSpotCallbacks,
+    jobs: {
+      // A workflow callback HubSpot refused at that moment, tried again until the enrollment's deadline.
+      [HUBSPOT_CALLBACK_JOB]: (installation, jobs, { installations, queue }) => retryHubSpotCallbacks(installation, installations, jobs, queue),
+      // A verified webhook batch, expanded into enrichment jobs by a worker (the route stores it whole).
+      [HUBSPOT_EVENTS_JOB]: async (_installation, jobs, { installations, store, queue }) => {
+        const credentials = new HubSpotCredentialsCache(installations);
+        await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
+      },
+    },
+  };
+}
