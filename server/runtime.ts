@@ -241,7 +241,6 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const salesforce = salesforceRouter({
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
-    db: runtime.opened.db,
     logger,
     wake: () => worker?.wake(),
     outboundLegacyPath: config.salesforceOutbound.legacyPath,

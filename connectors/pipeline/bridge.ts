@@ -13,6 +13,7 @@ import type { Database } from '../../core/storage/schema.ts';
 import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
+import { InboundDeliveries } from './deliveries.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
@@ -78,6 +79,8 @@ export interface Bridge {
   readonly pipeline: Pipeline;
   /** What the worker runs: `enrich` by the pipeline, each connector's own kinds by their handlers. */
   readonly jobs: JobKinds;
+  /** Webhook and outbound-message deliveries seen lately, so a redelivery queues nothing. */
+  readonly deliveries: InboundDeliveries;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
 }
 
@@ -111,5 +114,5 @@ export function createBridge(deps: BridgeDeps): Bridge {
   for (const [kind, handler] of deps.connectors.jobHandlers) {
     jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue })));
   }
-  return { pipelineStore, installations, pipeline, jobs, enricherFor };
+  return { pipelineStore, installations, pipeline, jobs, deliveries: new InboundDeliveries(deps.db), enricherFor };
 }

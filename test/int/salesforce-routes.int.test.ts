@@ -94,7 +94,6 @@ async function startRig(options: { legacyPath?: boolean; ratePerAddress?: number
         salesforceRouter({
           bridge: runtime.bridge,
           queue: runtime.opened.queue,
-          db: runtime.opened.db,
           logger,
           wake: () => {
             wakes.count += 1;

@@ -1,0 +1,141 @@
+// What Salesforce sends us, decided here, answered as data (Nango's webhook handlers: verify, parse,
+// decide, queue, answer; never throw). The server's routes only read the body, keep a flood of
+// refusals cheap (a limit per source address) and send the answer.
+//
+// - Outbound messages (SOAP, from the record-triggered flows): the org named in the first bytes and the
+//   installation's secret in the URL are checked before the XML is parsed; each notification is
+//   queued once (deliveries remember them), only when the installation enriches on create.
+// - Signed JSON callouts (Apex, Flow): the HMAC over the raw body with the installation's secret
+//   (events.ts), then the ids queued.
+import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
+import type { Headers, RawBody } from '../kit/signature.ts';
+import type { InboundDeliveries } from '../pipeline/deliveries.ts';
+import { enrichJob } from '../pipeline/enrich-job.ts';
+import type { Installations } from '../pipeline/installations.ts';
+import type { Installation } from '../pipeline/model.ts';
+import type { PipelineStore } from '../pipeline/store.ts';
+import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
+import { parseEvents, verifyEvents } from './events.ts';
+import { toSalesforceId18 } from './ids.ts';
+import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from './outbound.ts';
+
+export interface SalesforceIntakeDeps {
+  readonly installations: Installations;
+  readonly store: PipelineStore;
+  readonly queue: JobQueue;
+  readonly deliveries: InboundDeliveries;
+  /** Nudges the workers after an enqueue. */
+  readonly wake: () => void;
+  /** A fault of ours (the database), for the operator's log: the caller is told to retry. */
+  readonly onError: (error: unknown, what: string) => void;
+}
+
+/** An answer as data; `refused` says why a message was turned away before it was parsed (the route counts them). */
+export interface IntakeAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+  readonly refused?: 'unreadable' | 'unknown_org' | 'wrong_secret';
+}
+
+const soap = (status: number, body: string, refused?: IntakeAnswer['refused']): IntakeAnswer => ({ status, contentType: OUTBOUND_CONTENT_TYPE, body, ...(refused === undefined ? {} : { refused }) });
+const fault = (message: string, code: 'Client' | 'Server' = 'Client', refused?: IntakeAnswer['refused']): IntakeAnswer => soap(SOAP_FAULT_HTTP_STATUS, soapFault(message, code), refused);
+const json = (status: number, value: unknown): IntakeAnswer => ({ status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) });
+
+async function installationOf(store: PipelineStore, orgId: string): Promise<Installation | undefined> {
+  const canonical = toSalesforceId18(orgId);
+  return canonical === null ? undefined : store.findInstallationByAccount(SALESFORCE_PROVIDER, canonical);
+}
+
+/**
+ * An outbound message. `secret`: the one in the URL (undefined on the bare path an operator kept). The
+ * cheap checks come first, so a refusal costs a 4 KiB scan and one lookup, never the XML parse.
+ */
+export async function acceptOutboundMessage(body: Buffer, secret: string | undefined, deps: SalesforceIntakeDeps): Promise<IntakeAnswer> {
+  const claimedOrg = scanOrganizationId(body);
+  if (claimedOrg === null) return fault('not an outbound message this endpoint accepts (no OrganizationId)', 'Client', 'unreadable');
+  let installation: Installation | undefined;
+  try {
+    installation = await installationOf(deps.store, claimedOrg);
+    const expected = installation === undefined || secret === undefined ? undefined : (await deps.installations.secrets(installation.id)).outboundSecret;
+    if (installation === undefined || (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret)))) {
+      return fault('this organization is not connected to enrichbridge at this address', 'Client', installation === undefined ? 'unknown_org' : 'wrong_secret');
+    }
+  } catch (error) {
+    deps.onError(error, 'salesforce outbound message: the installation could not be read');
+    return fault('could not read the installation; Salesforce will retry', 'Server');
+  }
+  let message;
+  try {
+    message = parseOutboundMessage(body);
+  } catch (error) {
+    if (!(error instanceof OutboundMessageError)) throw error;
+    return fault(`not an outbound message this endpoint accepts (${error.code})`, 'Client', 'unreadable');
+  }
+  if (toSalesforceId18(message.organizationId) !== installation.externalAccountId) return fault('the envelope names two organizations');
+  try {
+    if (installation.status !== 'disabled' && installation.settings.enrichOnCreate) {
+      const keys = message.notifications.map((n) => outboundMessageDedupeKey(message.organizationId, n.id));
+      const fresh = await deps.deliveries.unseen(SALESFORCE_PROVIDER, keys);
+      const jobs: NewJob[] = [];
+      for (const notification of message.notifications) {
+        if (!fresh.has(outboundMessageDedupeKey(message.organizationId, notification.id))) continue;
+        if (!isSalesforceObject(notification.object)) continue;
+        jobs.push(enrichJob(installation.id, { object: notification.object, recordId: notification.recordId, trigger: 'create' }));
+      }
+      // Queued before remembered: a crash between the two means a redelivery queues again (harmless).
+      const queued = await deps.queue.enqueueMany(jobs);
+      await deps.deliveries.remember(SALESFORCE_PROVIDER, keys);
+      if (queued.created > 0) deps.wake();
+    }
+    // Acknowledges every notification of the message, as Salesforce requires.
+    return soap(200, OUTBOUND_ACK_XML);
+  } catch (error) {
+    deps.onError(error, 'salesforce outbound message could not be queued');
+    return fault('could not queue the notifications; Salesforce will retry', 'Server');
+  }
+}
+
+/** The org a body that failed validation names, if it names one: its secret decides between 400 and 401. */
+function claimedOrgId(body: Buffer): string | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null && 'orgId' in value && typeof value.orgId === 'string' ? value.orgId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A signed JSON callout: `{orgId, object, ids}` with its HMAC headers. */
+export async function acceptEvents(body: Buffer & RawBody, headers: Headers, deps: SalesforceIntakeDeps): Promise<IntakeAnswer> {
+  const parsed = parseEvents(body);
+  // The org named in the body picks the secret; nothing in it is acted on before the signature
+  // holds. A body that fails validation but names an org is verified with that org's secret, so a
+  // signed caller hears 400 for its mistake and everyone else 401.
+  const orgId = parsed.ok ? parsed.events.orgId : claimedOrgId(body);
+  let installation: Installation | undefined;
+  let secret: string | undefined;
+  try {
+    installation = orgId === undefined ? undefined : await installationOf(deps.store, orgId);
+    secret = installation === undefined ? undefined : (await deps.installations.secrets(installation.id)).webhookSecret;
+  } catch (error) {
+    deps.onError(error, 'salesforce events: the installation could not be read');
+    return json(503, { message: 'could not read the installation; retry' });
+  }
+  if (installation === undefined || secret === undefined || !verifyEvents({ secret, rawBody: body, headers }).ok) {
+    return json(401, { message: 'invalid or missing signature, or an organization that is not connected' });
+  }
+  if (!parsed.ok) return json(400, { message: parsed.message });
+  if (installation.status === 'disabled') return json(200, { queued: 0, duplicates: 0 });
+  try {
+    const { object, ids } = parsed.events;
+    const target = installation.id;
+    const queued = await deps.queue.enqueueMany(ids.map((recordId) => enrichJob(target, { object, recordId, trigger: 'create' })));
+    if (queued.created > 0) deps.wake();
+    return json(200, { queued: queued.created, duplicates: queued.duplicates });
+  } catch (error) {
+    deps.onError(error, 'salesforce events could not be queued');
+    return json(503, { message: 'could not queue the records; retry' });
+  }
+}
