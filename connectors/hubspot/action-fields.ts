@@ -2,8 +2,8 @@
 // action ran, their HubSpot types (the same as the contact properties holding the same field keys),
 // and the outputFields values of one enrichment. manifests/hubspot/ declares exactly these.
 import type { CrmValue } from '../pipeline/model.ts';
-import type { HubSpotFieldType, HubSpotPropertyType } from './properties.ts';
-import { hubspotProperties, hubspotPropertyFor } from './properties.ts';
+import type { HubSpotFieldType, HubSpotPropertyType } from './fields.ts';
+import { hubspotProperties, hubspotPropertyFor } from './fields.ts';
 
 /**
  * The output fields, each carrying the value of one field key:

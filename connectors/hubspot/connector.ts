@@ -6,7 +6,7 @@ import type { CrmValue, Installation } from '../pipeline/model.ts';
 import { HUBSPOT_BATCH_LIMIT, HubSpotApi } from './api.ts';
 import { HubSpotTokenSource } from './auth.ts';
 import { contactToRequest } from './mapping.ts';
-import { formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from './properties.ts';
+import { formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from './fields.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
 
 export const HUBSPOT_PROVIDER = 'hubspot';

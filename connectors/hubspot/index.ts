@@ -3,7 +3,7 @@ import type { CrmModule } from '../pipeline/crm-module.ts';
 import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
 import { HubSpotCredentialsCache } from './auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
-import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './webhooks.ts';
+import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
 
 export function hubspotModule(): CrmModule {
   return {

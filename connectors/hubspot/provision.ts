@@ -3,7 +3,7 @@
 // or options drifted; what is missing is created in one batch call; a 409 (created meanwhile by
 // another install attempt) counts as "exists". Nothing is ever duplicated.
 import { HubSpotApi, HubSpotApiError } from './api.ts';
-import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from './properties.ts';
+import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from './fields.ts';
 
 export interface ProvisionReport {
   readonly groupCreated: boolean;

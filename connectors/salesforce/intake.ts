@@ -18,7 +18,7 @@ import type { PipelineStore } from '../pipeline/store.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
 import { parseEvents, verifyEvents } from './events.ts';
 import { toSalesforceId18 } from './ids.ts';
-import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from './outbound.ts';
+import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from './outbound-xml.ts';
 
 export interface SalesforceIntakeDeps {
   readonly installations: Installations;

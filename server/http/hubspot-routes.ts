@@ -21,8 +21,8 @@ import {
   verifyOAuthState,
 } from '../../connectors/hubspot/install.ts';
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
-import { constantTimeEqual, hubspotRequestUrl, verifyHubSpotRequest } from '../../connectors/hubspot/signature.ts';
-import { HubSpotBatchSchema, queueHubSpotBatch } from '../../connectors/hubspot/webhooks.ts';
+import { hubspotRequestUrl } from '../../connectors/hubspot/signature.ts';
+import { type HubSpotWebhookDeps, acceptWebhookBatch } from '../../connectors/hubspot/intake.ts';
 import { readBody } from './body.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -53,25 +53,6 @@ function appConfig(config: Config): HubSpotAppConfig | null {
   return { clientId: h.clientId, clientSecret: h.clientSecret, appId: h.appId, apiBaseUrl: h.apiBaseUrl, authBaseUrl: h.authBaseUrl, publicUrl: config.publicUrl };
 }
 
-const NOT_JSON = Symbol('not JSON');
-
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch {
-    return NOT_JSON;
-  }
-}
-
-/** The portal a batch claims to be from, read only to find which secret verifies it. */
-function claimedPortal(parsed: unknown): string | null {
-  if (!Array.isArray(parsed) || parsed.length === 0) return null;
-  const first: unknown = parsed[0];
-  if (typeof first !== 'object' || first === null || !('portalId' in first)) return null;
-  const portal = first.portalId;
-  return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
-}
-
 export function hubspotRouter(deps: HubSpotRouteDeps): Router {
   const { config, bridge, box, logger } = deps;
   const now = deps.now ?? (() => new Date());
@@ -88,6 +69,17 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
     if (installationsByPortal.size >= 10_000) installationsByPortal.clear();
     installationsByPortal.set(portalId, { at: Date.now(), installation });
     return installation;
+  };
+
+  const intake: HubSpotWebhookDeps = {
+    appClientSecret: config.hubspot.clientSecret,
+    installationOf,
+    credentialsOf: (installation) => credentialsCache.get(installation),
+    store: bridge.pipelineStore,
+    queue: deps.queue,
+    wake: deps.wake,
+    onForeignPortals: (portals) => logger.warn({ portals }, "hubspot webhook batch carried events of portals its signature's secret does not verify: dropped"),
+    onError: (error) => logger.error({ err: error }, 'hubspot webhook batch could not be queued'),
   };
 
   router.get(HUBSPOT_OAUTH_INSTALL_ROUTE, (req: Request, res: Response) => {
@@ -176,58 +168,8 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
       return;
     }
     const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    // Parsed once, but nothing in it is acted on before the signature checks out.
-    const json = parseJson(body);
-    const secrets: string[] = [];
-    if (config.hubspot.clientSecret !== null) secrets.push(config.hubspot.clientSecret);
-    const portal = claimedPortal(json);
-    const installation = portal === null ? undefined : await installationOf(portal);
-    if (installation !== undefined) {
-      const credentials = await credentialsCache.get(installation);
-      if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
-    }
-    const url = hubspotRequestUrl(config.publicUrl, req.originalUrl);
-    const verifiedBy = secrets.find(
-      (clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url, rawBody: body, headers: req.headers, accept: ['v3'], now: now().getTime() }).ok,
-    );
-    if (verifiedBy === undefined) {
-      res.status(401).json({ message: 'invalid or missing HubSpot signature' });
-      return;
-    }
-    if (json === NOT_JSON) {
-      res.status(400).json({ message: 'the body is not JSON' });
-      return;
-    }
-    const events = HubSpotBatchSchema.safeParse(json);
-    if (!events.success) {
-      res.status(400).json({ message: 'not a batch of HubSpot events (an array of 1 to 100)' });
-      return;
-    }
-    try {
-      // Durable as one job per portal before the 200; a worker expands it moments later.
-      // Tenant isolation: the batch speaks only for the installations whose secret verified it (the
-      // app's for portals installed through the public app, a static-token portal's own for that
-      // portal). Events of other portals are dropped with a warning, not refused: HubSpot retries a
-      // refused batch whole, and a genuine one never mixes secrets, so only a forgery is affected.
-      const queued = await queueHubSpotBatch(events.data, {
-        store: bridge.pipelineStore,
-        queue: deps.queue,
-        installationFor: installationOf,
-        verifiedFor: async (installation) => {
-          const credentials = await credentialsCache.get(installation);
-          return credentials !== null && constantTimeEqual(credentials.clientSecret, verifiedBy);
-        },
-      });
-      if (queued.foreignPortals !== undefined) {
-        logger.warn({ portals: queued.foreignPortals }, "hubspot webhook batch carried events of portals its signature's secret does not verify: dropped");
-      }
-      if (queued.queued > 0) deps.wake();
-      res.status(200).json({ received: queued.received, queued: queued.queued, ignored: queued.ignored });
-    } catch (error) {
-      // Not durably queued: a 5xx makes HubSpot deliver again (duplicates are harmless).
-      logger.error({ err: error }, 'hubspot webhook batch could not be queued');
-      res.status(503).json({ message: 'could not queue the batch; HubSpot will retry' });
-    }
+    const answer = await acceptWebhookBatch(body, { url: hubspotRequestUrl(config.publicUrl, req.originalUrl), headers: req.headers, now: now().getTime() }, intake);
+    res.status(answer.status).json(answer.body);
   });
 
   return router;

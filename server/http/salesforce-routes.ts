@@ -8,7 +8,7 @@ import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import { EVENTS_MAX_BODY_BYTES } from '../../connectors/salesforce/events.ts';
 import { type IntakeAnswer, type SalesforceIntakeDeps, acceptEvents, acceptOutboundMessage } from '../../connectors/salesforce/intake.ts';
-import { OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, SOAP_FAULT_HTTP_STATUS, soapFault } from '../../connectors/salesforce/outbound.ts';
+import { OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, SOAP_FAULT_HTTP_STATUS, soapFault } from '../../connectors/salesforce/outbound-xml.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
 import { readBody } from './body.ts';
 import type { Logger } from '../logger.ts';

@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, type FakeValue, personaContact, readOutboundAnswer, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
+import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound-xml.ts';
 import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 /** The Ack Salesforce waits for, byte for byte (../shared/reference/crm-platforms.md, section 7), not the code's constant. */

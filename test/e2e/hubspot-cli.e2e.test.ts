@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openInstallLink } from '../../connectors/hubspot/install.ts';
-import { hubspotProperties } from '../../connectors/hubspot/properties.ts';
+import { hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { openDataFolder } from '../../server/runtime.ts';

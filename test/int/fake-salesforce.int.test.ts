@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import { SalesforceApi } from '../../connectors/salesforce/api.ts';
 import { SalesforceConnector, readFields } from '../../connectors/salesforce/connector.ts';
-import { OUTBOUND_ACK_XML, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound.ts';
+import { OUTBOUND_ACK_XML, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound-xml.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { persona } from '../support/requests.ts';

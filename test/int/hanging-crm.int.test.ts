@@ -8,7 +8,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import type { Job } from '../../core/queue/job-queue.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';
-import { hubspotPropertyFor } from '../../connectors/hubspot/properties.ts';
+import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import type { Worker } from '../../connectors/pipeline/worker.ts';
 import { loadConfig } from '../../server/config.ts';

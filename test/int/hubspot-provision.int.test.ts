@@ -6,7 +6,7 @@ import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HubSpotApi, HubSpotApiError, type SdkCall } from '../../connectors/hubspot/api.ts';
 import type { CallOptions } from '../../connectors/pipeline/connector.ts';
-import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from '../../connectors/hubspot/properties.ts';
+import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { provisionHubSpotProperties, removeHubSpotProperties } from '../../connectors/hubspot/provision.ts';
 import { type FakeHubSpot, type FakeProperty, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';
 

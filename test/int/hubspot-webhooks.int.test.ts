@@ -13,7 +13,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
-import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/webhooks.ts';
+import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/intake.ts';
 import type { Installation, InstallationSettings, LogEntry, RecordState } from '../../connectors/pipeline/model.ts';
 import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';

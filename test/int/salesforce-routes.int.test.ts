@@ -15,7 +15,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
-import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound.ts';
+import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound-xml.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
 import { createApp } from '../../server/http/app.ts';

@@ -11,7 +11,7 @@ import {
   hubspotActionOutputDefinitions,
   hubspotActionOutputs,
 } from '../../connectors/hubspot/action-fields.ts';
-import { HUBSPOT_PROPERTY_GROUP, formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/properties.ts';
+import { HUBSPOT_PROPERTY_GROUP, formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import type { FieldValue } from '../../connectors/pipeline/connector.ts';
 import {
   HUBSPOT_ENRICH_ACTION_ROUTE,

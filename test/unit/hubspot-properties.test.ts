@@ -15,7 +15,7 @@ import {
   hubspotProperties,
   hubspotPropertyFor,
   type HubSpotPropertyDefinition,
-} from '../../connectors/hubspot/properties.ts';
+} from '../../connectors/hubspot/fields.ts';
 import { STATUS_KEYS, fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
 
 const properties = hubspotProperties();

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { MAX_NOTIFICATIONS_PER_MESSAGE, OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, type OutboundMessageErrorCode, escapeXml, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound.ts';
+import { MAX_NOTIFICATIONS_PER_MESSAGE, OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, type OutboundMessageErrorCode, escapeXml, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound-xml.ts';
 import { sameSalesforceId, toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/salesforce/${name}`, import.meta.url));

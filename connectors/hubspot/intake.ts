@@ -1,6 +1,8 @@
-// HubSpot webhook batches (legacy `contact.*` subscriptions), after the signature is verified: what
-// each event means for the pipeline. Creation and identity changes enqueue enrichment; our own writes
-// are dropped; a merge carries our state to the survivor; deletions erase what we keep.
+// What HubSpot sends us, decided here and answered as data (the server's route only reads the body and
+// sends the answer): webhook batches (legacy `contact.*` subscriptions), verified with the app's or the
+// portal's secret and stored as one job per portal; then, in a worker, what each event means for the
+// pipeline. Creation and identity changes enqueue enrichment; our own writes are dropped; a merge carries
+// our state to the survivor; deletions erase what we keep. (The workflow action is action.ts.)
 import { z } from 'zod';
 import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
@@ -8,6 +10,9 @@ import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
+import type { HubSpotCredentials } from './auth.ts';
+import { constantTimeEqual, verifyHubSpotRequest } from './signature.ts';
+import type { Headers } from '../kit/signature.ts';
 
 /** HubSpot sends up to 100 events per request. */
 export const MAX_EVENTS_PER_BATCH = 100;
@@ -218,4 +223,99 @@ export async function expandHubSpotEventJobs(jobs: readonly Job[], deps: IntakeD
     total.erased += summary.erased;
   }
   return total;
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** The portal a batch claims to be from, read only to find which secret verifies it. */
+function claimedPortal(parsed: unknown): string | null {
+  if (!Array.isArray(parsed) || parsed.length === 0) return null;
+  const first: unknown = parsed[0];
+  if (typeof first !== 'object' || first === null || !('portalId' in first)) return null;
+  const portal = first.portalId;
+  return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
+}
+
+export interface HubSpotWebhookDeps {
+  /** The public app's client secret (null: the server has no public app); static-token portals have their own. */
+  readonly appClientSecret: string | null;
+  readonly installationOf: (portalId: string) => Promise<Installation | undefined>;
+  readonly credentialsOf: (installation: Installation) => Promise<HubSpotCredentials | null>;
+  readonly store: PipelineStore;
+  readonly queue: JobQueue;
+  /** Nudges the workers after an enqueue. */
+  readonly wake: () => void;
+  /** Events of portals the verifying secret does not speak for were dropped (for the operator's log). */
+  readonly onForeignPortals: (portals: readonly string[]) => void;
+  /** The batch could not be stored (for the operator's log): HubSpot is told to deliver it again. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** A JSON answer as data: the route sends it as is. */
+export interface JsonAnswer {
+  readonly status: number;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A webhook batch as HubSpot posts it: verified (v3, over the raw bytes and the URL HubSpot called) with
+ * the app's secret or the claimed portal's own, parsed, and stored as one job per portal before the 200.
+ * Never throws.
+ */
+export async function acceptWebhookBatch(body: Buffer, request: { readonly url: string; readonly headers: Headers; readonly now: number }, deps: HubSpotWebhookDeps): Promise<JsonAnswer> {
+  // Parsed once, but nothing in it is acted on before the signature checks out.
+  const json = parseJson(body);
+  const secrets: string[] = [];
+  if (deps.appClientSecret !== null) secrets.push(deps.appClientSecret);
+  let verifiedBy: string | undefined;
+  try {
+    const portal = claimedPortal(json);
+    const installation = portal === null ? undefined : await deps.installationOf(portal);
+    if (installation !== undefined) {
+      const credentials = await deps.credentialsOf(installation);
+      if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
+    }
+    verifiedBy = secrets.find(
+      (clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3'], now: request.now }).ok,
+    );
+  } catch (error) {
+    deps.onError(error);
+    return { status: 503, body: { message: 'could not read the installation; HubSpot will retry' } };
+  }
+  if (verifiedBy === undefined) return { status: 401, body: { message: 'invalid or missing HubSpot signature' } };
+  if (json === NOT_JSON) return { status: 400, body: { message: 'the body is not JSON' } };
+  const events = HubSpotBatchSchema.safeParse(json);
+  if (!events.success) return { status: 400, body: { message: 'not a batch of HubSpot events (an array of 1 to 100)' } };
+  const secret = verifiedBy;
+  try {
+    // Durable as one job per portal before the 200; a worker expands it moments later.
+    // Tenant isolation: the batch speaks only for the installations whose secret verified it (the
+    // app's for portals installed through the public app, a static-token portal's own for that
+    // portal). Events of other portals are dropped with a warning, not refused: HubSpot retries a
+    // refused batch whole, and a genuine one never mixes secrets, so only a forgery is affected.
+    const queued = await queueHubSpotBatch(events.data, {
+      store: deps.store,
+      queue: deps.queue,
+      installationFor: deps.installationOf,
+      verifiedFor: async (installation) => {
+        const credentials = await deps.credentialsOf(installation);
+        return credentials !== null && constantTimeEqual(credentials.clientSecret, secret);
+      },
+    });
+    if (queued.foreignPortals !== undefined) deps.onForeignPortals(queued.foreignPortals);
+    if (queued.queued > 0) deps.wake();
+    return { status: 200, body: { received: queued.received, queued: queued.queued, ignored: queued.ignored } };
+  } catch (error) {
+    // Not durably queued: a 5xx makes HubSpot deliver again (duplicates are harmless).
+    deps.onError(error);
+    return { status: 503, body: { message: 'could not queue the batch; HubSpot will retry' } };
+  }
 }

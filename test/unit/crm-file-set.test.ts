@@ -1,0 +1,23 @@
+// STYLE.md: one folder per CRM, the same files in each, each file with the same role; what is one
+// CRM's own sits beside them under a name that says so.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+// routes.ts (the CRM's route paths) is shared too until the routes table moves into index.ts (issue 11).
+const SHARED = ['api.ts', 'auth.ts', 'backfill.ts', 'connector.ts', 'fields.ts', 'index.ts', 'install.ts', 'intake.ts', 'mapping.ts', 'routes.ts'];
+
+const filesOf = (crm: string): string[] => readdirSync(path.join(ROOT, 'connectors', crm)).filter((name) => name.endsWith('.ts')).sort();
+
+describe('the CRM folders', () => {
+  it('hold the same shared file set, HubSpot and Salesforce alike', () => {
+    const hubspot = filesOf('hubspot');
+    const salesforce = filesOf('salesforce');
+    expect(hubspot.filter((name) => salesforce.includes(name))).toEqual(SHARED);
+    for (const name of SHARED) {
+      expect(hubspot, `connectors/hubspot/${name}`).toContain(name);
+      expect(salesforce, `connectors/salesforce/${name}`).toContain(name);
+    }
+  });
+});
