@@ -237,7 +237,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     logger,
     wake: () => worker?.wake(),
   });
-  const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, db: runtime.opened.db, logger, wake: () => worker?.wake() });
+  const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
   const salesforce = salesforceRouter({
     bridge: runtime.bridge,
     queue: runtime.opened.queue,

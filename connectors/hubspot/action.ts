@@ -3,10 +3,9 @@
 // 2.5 s: when the pipeline settles it in time, the answer carries the output fields a workflow can
 // branch on; otherwise the answer is BLOCK (HubSpot holds the enrollment) and the callback is
 // completed with those fields as soon as the contact is settled.
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
-import type { Database } from '../../core/storage/schema.ts';
+import type { RequestAnswers } from '../pipeline/request-answers.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { type SettledCallback } from '../pipeline/pipeline.ts';
@@ -77,11 +76,6 @@ export async function retryHubSpotCallbacks(installation: Installation, installa
  */
 export const ACTION_WAIT_MS = 2_500;
 
-/**
- * How long a callback id is remembered: HubSpot retries an action request that failed for up to three
- * days, and the v2 signature has no timestamp, so a replay of the same bytes verifies for ever.
- */
-export const CALLBACK_MEMORY_MS = 4 * 24 * 3600_000;
 
 /**
  * The callback ids already taken and what they were answered. A v2-signed action request can be
@@ -90,32 +84,21 @@ export const CALLBACK_MEMORY_MS = 4 * 24 * 3600_000;
  * queues nothing.
  */
 export class ActionCallbacks {
-  private lastPrune = 0;
-
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly answers: RequestAnswers) {}
 
   /** Takes the callback id: null when this request is the first for it, else what to answer. */
   async claim(installationId: string, callbackId: string, now: Date = new Date()): Promise<ActionResponse | null> {
-    const inserted = await this.db
-      .insertInto('action_callbacks')
-      .values({ callback_id: callbackId, installation_id: installationId, answer: null, received_at: now.toISOString() })
-      .onConflict((oc) => oc.column('callback_id').doNothing())
-      .executeTakeFirst();
-    if (now.getTime() - this.lastPrune > 3600_000) {
-      this.lastPrune = now.getTime();
-      await this.db.deleteFrom('action_callbacks').where('received_at', '<', new Date(now.getTime() - CALLBACK_MEMORY_MS).toISOString()).execute();
-    }
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return null;
-    const row = await this.db.selectFrom('action_callbacks').select(['installation_id', 'answer']).where('callback_id', '=', callbackId).executeTakeFirst();
+    const claim = await this.answers.claim(installationId, callbackId, now);
+    if (claim.first) return null;
     // Another installation's callback id: nothing of theirs is told.
-    if (row === undefined || row.installation_id !== installationId) return { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } };
-    const stored = row.answer === null ? null : ActionResponseSchema.safeParse(JSON.parse(row.answer));
+    if ('foreign' in claim) return { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } };
+    const stored = claim.answer === null ? null : ActionResponseSchema.safeParse(claim.answer);
     return stored?.success === true ? stored.data : blocked();
   }
 
   /** Records the answer the first request gave with the enrollment's outputs. */
   async answered(callbackId: string, answer: ActionResponse): Promise<void> {
-    await this.db.updateTable('action_callbacks').set({ answer: JSON.stringify(answer) }).where('callback_id', '=', callbackId).execute();
+    await this.answers.answered(callbackId, answer);
   }
 }
 

@@ -13,7 +13,9 @@ import type { Database } from '../../core/storage/schema.ts';
 import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
+import { BackfillProgress } from './backfill.ts';
 import { InboundDeliveries } from './deliveries.ts';
+import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
@@ -81,6 +83,10 @@ export interface Bridge {
   readonly jobs: JobKinds;
   /** Webhook and outbound-message deliveries seen lately, so a redelivery queues nothing. */
   readonly deliveries: InboundDeliveries;
+  /** Request ids answered once and then the same way (HubSpot's workflow-action callbackId). */
+  readonly requestAnswers: RequestAnswers;
+  /** Where each backfill stands, so an interrupted one resumes. */
+  readonly backfills: BackfillProgress;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
 }
 
@@ -114,5 +120,14 @@ export function createBridge(deps: BridgeDeps): Bridge {
   for (const [kind, handler] of deps.connectors.jobHandlers) {
     jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue })));
   }
-  return { pipelineStore, installations, pipeline, jobs, deliveries: new InboundDeliveries(deps.db), enricherFor };
+  return {
+    pipelineStore,
+    installations,
+    pipeline,
+    jobs,
+    deliveries: new InboundDeliveries(deps.db),
+    requestAnswers: new RequestAnswers(deps.db),
+    backfills: new BackfillProgress(deps.db),
+    enricherFor,
+  };
 }

@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
-import { BackfillProgress, type BackfillPlan, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
+import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import { hubspotRecordSource } from '../../connectors/hubspot/backfill.ts';
 import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor } from '../../connectors/hubspot/connector.ts';
@@ -106,10 +106,9 @@ export function backfillCommands(): Command {
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--restart', 'start from the first contact even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags) => {
-      await withRuntime(async ({ installations, pipelineStore }, { db, queue }) => {
+      await withRuntime(async ({ installations, pipelineStore, backfills: progress }, { queue }) => {
         const installation = await installations.require(id);
         if (installation.provider !== HUBSPOT_PROVIDER) throw new InstallationError(`${id} is not a HubSpot installation`);
-        const progress = new BackfillProgress(db);
         const api = await hubspotApiFor(installation, installations);
         const connector = new HubSpotConnector(api);
         const plan = await planBackfill({
@@ -141,13 +140,12 @@ export function backfillCommands(): Command {
     .option('--restart', 'start a new query from the first record even if an earlier backfill stopped midway')
     .action(async (id: string, flags: BackfillFlags & { object: SalesforceObject; whereNotEnriched?: boolean }) => {
       const config = loadConfig();
-      await withRuntime(async ({ installations, pipelineStore }, { db, queue }) => {
+      await withRuntime(async ({ installations, pipelineStore, backfills: progress }, { queue }) => {
         const installation = await installations.require(id);
         if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
         const { object } = flags;
         const whereNotEnriched = flags.whereNotEnriched === true;
         const noun = SALESFORCE_NOUNS[object];
-        const progress = new BackfillProgress(db);
         const api = salesforceApiFor(installation, installations, { allowAnyHost: config.salesforceAllowAnyHost });
         const connector = new SalesforceConnector(api);
         let requeried = false;

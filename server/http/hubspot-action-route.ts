@@ -5,8 +5,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../core/storage/schema.ts';
 import { ActionCallbacks, ActionRequestSchema, acceptAction } from '../../connectors/hubspot/action.ts';
 import { HubSpotCredentialsCache } from '../../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
@@ -23,7 +21,6 @@ export interface HubSpotActionRouteDeps {
   readonly logger: Logger;
   readonly wake: () => void;
   /** Where callback ids are remembered, so a replayed request queues nothing. */
-  readonly db: Kysely<Database>;
   /** The clock the v3 timestamp window is checked against (tests). */
   readonly now?: () => number;
 }
@@ -43,7 +40,7 @@ export function hubspotActionRouter(deps: HubSpotActionRouteDeps): Router {
   const { config, bridge, logger } = deps;
   const router = express.Router();
   const credentialsCache = new HubSpotCredentialsCache(bridge.installations);
-  const callbacks = new ActionCallbacks(deps.db);
+  const callbacks = new ActionCallbacks(deps.bridge.requestAnswers);
   const now = deps.now ?? (() => Date.now());
   router.post(HUBSPOT_ENRICH_ACTION_ROUTE, readBody({ limit: '256kb' }), async (req: Request, res: Response) => {
     if (config.publicUrl === null) {

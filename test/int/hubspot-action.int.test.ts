@@ -99,7 +99,6 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     config,
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
-    db: runtime.opened.db,
     logger,
     wake: () => {
       if (options.worker === 'manual') worker?.wake();
