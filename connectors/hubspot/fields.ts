@@ -9,7 +9,7 @@
 //   any other string   → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions } from '../kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -125,14 +125,7 @@ function humanize(field: string): string {
 
 /** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
 function describeSchema(schema: z.core.$ZodType, key: string): Pick<Field, 'kind' | 'options'> & { description: string | null } {
-  // The description may sit on the optional wrapper or on the inner type: the outermost one wins.
-  let description: string | null = null;
-  let current = schema;
-  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
-    description ??= z.globalRegistry.get(current)?.description ?? null;
-    current = current.unwrap();
-  }
-  description ??= z.globalRegistry.get(current)?.description ?? null;
+  const { inner: current, description } = unwrapContractField(schema);
   const shape = (kind: HubSpotFieldKind, options: readonly string[] = []) => ({
     kind,
     description,

@@ -25,8 +25,6 @@ import {
   sealJson,
 } from '../kit/oauth-install.ts';
 
-export { INSTALL_LINK_TTL_MS, OAUTH_STATE_TTL_MS };
-
 /** The public app's settings, from the server's configuration. */
 export interface HubSpotAppConfig {
   readonly clientId: string;

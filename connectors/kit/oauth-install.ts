@@ -7,7 +7,7 @@
 //
 // Each CRM's install.ts keeps what is its own: its schemas, its seal context (a HubSpot link never
 // opens as a Salesforce one), its authorize URL, and what the callback stores.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
@@ -73,6 +73,15 @@ export function openUnexpired<T extends { readonly expiresAt: number }>(
 /** The browser binding's nonce: in the sealed state and in the admin's cookie. */
 export function newBrowserNonce(): string {
   return randomBytes(18).toString('base64url');
+}
+
+/**
+ * One state, one install: the first callback with a state claims it (a lease that outlives the state,
+ * which expires first); a replay (the same URL opened twice, or sent by someone else) finds it taken
+ * and is refused before its code is spent. False when taken.
+ */
+export function claimOAuthState(leases: { acquireLease(key: string, owner: string, ms: number): Promise<boolean> }, nonce: string): Promise<boolean> {
+  return leases.acquireLease(`oauth-state:${nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS);
 }
 
 /** Refuses a callback that did not come back to the browser that started the install. */

@@ -22,7 +22,7 @@
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions } from '../kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -170,14 +170,7 @@ export function salesforceLabel(prefix: string, text: string): string {
 
 /** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
 function describeSchema(schema: z.core.$ZodType, field: string, key: string): { kind: Kind; description: string | null } {
-  // The description may sit on the optional wrapper or on the inner type: the outermost one wins.
-  let description: string | null = null;
-  let current = schema;
-  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
-    description ??= z.globalRegistry.get(current)?.description ?? null;
-    current = current.unwrap();
-  }
-  description ??= z.globalRegistry.get(current)?.description ?? null;
+  const { inner: current, description } = unwrapContractField(schema);
   if (current instanceof z.ZodNumber) {
     if (current.isInt) return { kind: { type: 'Number', precision: SALESFORCE_LIMITS.precision, scale: 0 }, description };
     const decimal = DECIMALS[field];

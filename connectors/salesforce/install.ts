@@ -35,8 +35,6 @@ import {
   sealJson,
 } from '../kit/oauth-install.ts';
 
-export { INSTALL_LINK_TTL_MS, OAUTH_STATE_TTL_MS };
-
 /** A production (or developer) org logs in at SALESFORCE_LOGIN_URL; a Salesforce sandbox org at test.salesforce.com. */
 export const SALESFORCE_ORG_KINDS = ['production', 'sandbox'] as const;
 export type SalesforceOrgKind = (typeof SALESFORCE_ORG_KINDS)[number];

@@ -1,7 +1,6 @@
 // HubSpot's routes: the OAuth install and callback an admin goes through, and the webhook HubSpot
 // calls with batches of contact events. HTTP only: the work is in connectors/hubspot/.
-import { randomUUID } from 'node:crypto';
-import { StateCookie, resultPage } from '../../connectors/kit/oauth-install.ts';
+import { StateCookie, claimOAuthState, resultPage } from '../../connectors/kit/oauth-install.ts';
 import { sendResult } from './send-result.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type { JobQueue } from '../../core/queue/job-queue.ts';
@@ -13,7 +12,6 @@ import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import {
   type HubSpotAppConfig,
   HubSpotInstallError,
-  OAUTH_STATE_TTL_MS,
   authorizeUrl,
   beginOAuth,
   completeOAuth,
@@ -127,9 +125,7 @@ export function hubspotRouter(deps: HubSpotRouteDeps): Router {
     }
     try {
       const state = verifyOAuthState(box, sealed, stateCookie.read(req.headers.cookie), now());
-      // One state, one install: a replayed callback (the same URL opened twice, or sent by someone
-      // else) is refused before the code is spent. The claim outlives the state, which expires first.
-      if (!(await bridge.pipelineStore.acquireLease(`oauth-state:${state.nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS))) {
+      if (!(await claimOAuthState(bridge.pipelineStore, state.nonce))) {
         page(res, 400, 'This install was already completed', ['This sign-in link has been used for an install already. Start the install again from your install link.']);
         return;
       }

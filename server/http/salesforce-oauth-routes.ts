@@ -1,7 +1,6 @@
 // Salesforce's OAuth install routes: the install link an admin opens (→ Salesforce's authorize URL, production or
 // sandbox login) and the callback that connects the org. HTTP only: the work is in connectors/salesforce/install.ts.
-import { randomUUID } from 'node:crypto';
-import { type ResultPageContent, StateCookie, resultPage } from '../../connectors/kit/oauth-install.ts';
+import { type ResultPageContent, StateCookie, claimOAuthState, resultPage } from '../../connectors/kit/oauth-install.ts';
 import { sendResult } from './send-result.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
@@ -12,7 +11,6 @@ import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import {
   type SalesforceAppConfig,
   SalesforceInstallError,
-  OAUTH_STATE_TTL_MS,
   beginOAuth,
   completeOAuth,
   openInstallLink,
@@ -117,9 +115,7 @@ export function salesforceOAuthRouter(deps: SalesforceOAuthRouteDeps): Router {
     }
     try {
       const state = verifyOAuthState(box, sealed, stateCookie.read(req.headers.cookie), now());
-      // One state, one install: a replayed callback is refused before the code is spent. The claim
-      // outlives the state, which expires first.
-      if (!(await bridge.pipelineStore.acquireLease(`oauth-state:${state.nonce}`, randomUUID(), 2 * OAUTH_STATE_TTL_MS))) {
+      if (!(await claimOAuthState(bridge.pipelineStore, state.nonce))) {
         page(res, 400, { title: 'This install was already completed', lines: ['This sign-in link has been used for an install already. Start the install again from your install link.'] });
         return;
       }
