@@ -9,7 +9,7 @@
 //   any other string   → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions, unwrapContractField } from '../kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -110,18 +110,6 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
   },
 };
 
-const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', url: 'URL', naics: 'NAICS', linkedin: 'LinkedIn' };
-/** Labels a word-by-word reading would leave unclear. */
-const FIELD_LABELS: Readonly<Record<string, string>> = { confidence: 'Match confidence' };
-
-/** `company_naics_code` → `Company NAICS code`. */
-function humanize(field: string): string {
-  const fixed = FIELD_LABELS[field];
-  if (fixed !== undefined) return fixed;
-  const words = field.split('_').map((word) => ACRONYMS[word] ?? word);
-  const [first = '', ...rest] = words;
-  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
-}
 
 /** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
 function describeSchema(schema: z.core.$ZodType, key: string): Pick<Field, 'kind' | 'options'> & { description: string | null } {
@@ -159,7 +147,7 @@ function contractFields(
       key,
       property: `${propertyPrefix}${field}`,
       kind: described.kind,
-      label: `${labelPrefix}${humanize(field)}`,
+      label: `${labelPrefix}${fieldLabel(field)}`,
       description: `${described.description ?? fallback}${listNote}`,
       options: described.options,
     };

@@ -35,3 +35,16 @@ export function unwrapContractField(schema: z.core.$ZodType): { readonly inner: 
   description ??= z.globalRegistry.get(current)?.description ?? null;
   return { inner: current, description };
 }
+
+const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', url: 'URL', naics: 'NAICS', linkedin: 'LinkedIn' };
+/** Labels a word-by-word reading would leave unclear. */
+const FIELD_LABELS: Readonly<Record<string, string>> = { confidence: 'Match confidence' };
+
+/** A contract field's label, the same in every CRM: `company_naics_code` → `Company NAICS code`. */
+export function fieldLabel(field: string): string {
+  const fixed = FIELD_LABELS[field];
+  if (fixed !== undefined) return fixed;
+  const words = field.split('_').filter((word) => word !== '').map((word) => ACRONYMS[word] ?? word);
+  const [first = '', ...rest] = words;
+  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
+}

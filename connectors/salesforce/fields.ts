@@ -22,7 +22,7 @@
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions, unwrapContractField } from '../kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -120,18 +120,6 @@ interface Field {
   readonly kind: Kind;
 }
 
-const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', url: 'URL', naics: 'NAICS', linkedin: 'LinkedIn' };
-/** Labels a word-by-word reading would leave unclear. */
-const FIELD_LABELS: Readonly<Record<string, string>> = { confidence: 'Match confidence' };
-
-/** `company_naics_code` → `Company NAICS code`. */
-function humanize(field: string): string {
-  const fixed = FIELD_LABELS[field];
-  if (fixed !== undefined) return fixed;
-  const words = field.split('_').filter((word) => word !== '').map((word) => ACRONYMS[word] ?? word);
-  const [first = '', ...rest] = words;
-  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
-}
 
 /** 32-bit FNV-1a in base 36, five characters: a short, stable tag for a shortened name. */
 function shortHash(text: string): string {
@@ -218,8 +206,8 @@ function contractFields(
     return {
       key,
       name: salesforceApiName(prefix, field),
-      label: salesforceLabel(labelPrefix, humanize(field)),
-      description: `${source}: ${humanize(field)}${detail === '' ? '.' : detail}${money}${typeNote(kind)}`,
+      label: salesforceLabel(labelPrefix, fieldLabel(field)),
+      description: `${source}: ${fieldLabel(field)}${detail === '' ? '.' : detail}${money}${typeNote(kind)}`,
       kind,
     };
   });
