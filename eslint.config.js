@@ -27,7 +27,7 @@ export default tseslint.config(
     // The module seam (connectors/pipeline/crm-module.ts): these reach a CRM only through its index.ts.
     // server/http/ and server/cli/ are not held to it yet: their routes and commands still mount one
     // CRM at a time (issue 11); each file that moves behind its module joins this list.
-    files: ['server/runtime.ts', 'server/main.ts', 'server/config.ts', 'server/logger.ts', 'connectors/pipeline/**/*.ts', 'core/**/*.ts'],
+    files: ['server/runtime.ts', 'server/main.ts', 'server/config.ts', 'server/logger.ts', 'connectors/pipeline/**/*.ts', 'connectors/kit/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -39,6 +39,16 @@ export default tseslint.config(
             },
           ],
         },
+      ],
+    },
+  },
+  {
+    // Imports flow server → connectors → core: core knows no CRM, no pipeline and no HTTP layer.
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/connectors/**', '**/server/**'], message: 'core/ imports npm packages and core/ only (DESIGN.md, Layout).' }] },
       ],
     },
   },

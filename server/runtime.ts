@@ -15,7 +15,8 @@ import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
 import { isDatabaseBusy } from '../core/storage/errors.ts';
-import { type OpenedStore, SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME, openSqliteStore } from '../core/storage/sqlite.ts';
+import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
+import { type OpenedStorage, openStorage } from '../connectors/pipeline/storage.ts';
 import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
 import { registryOf } from '../connectors/pipeline/crm-module.ts';
 import { hubspotModule } from '../connectors/hubspot/index.ts';
@@ -38,11 +39,11 @@ import { type Logger, createLogger } from './logger.ts';
 export async function openDataFolder(
   dataDir: string,
   options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {},
-): Promise<OpenedStore> {
+): Promise<OpenedStorage> {
   const tightened = securePrivateFolder(dataDir);
   ensurePrivateDir(snapshotsDir(dataDir));
   if (tightened.length > 0) (options.onTightened ?? warnOnStderr)(tightened);
-  return openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+  return openStorage(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
 }
 
 /** The CLI's way to say it: one line on stderr. */
@@ -61,7 +62,7 @@ export function defaultConnectors(options: { salesforceAllowAnyHost?: boolean } 
 }
 
 export interface Runtime {
-  readonly opened: OpenedStore;
+  readonly opened: OpenedStorage;
   readonly service: EnrichService;
   readonly bridge: Bridge;
   readonly box: SecretBox;
@@ -126,7 +127,7 @@ export async function openRuntime(
 }
 
 /** The active data snapshot behind the service's production matcher, followed as loads activate others. */
-async function watchSnapshots(config: Config, logger: Logger, store: OpenedStore['store'], service: EnrichService): Promise<SnapshotManager> {
+async function watchSnapshots(config: Config, logger: Logger, store: OpenedStorage['store'], service: EnrichService): Promise<SnapshotManager> {
   const snapshots = new SnapshotManager(
     store,
     snapshotsDir(config.dataDir),
@@ -151,7 +152,7 @@ async function watchSnapshots(config: Config, logger: Logger, store: OpenedStore
 }
 
 /** A one-shot command's runtime on the configured data folder, closed when `run` is done. */
-export async function withRuntime<T>(run: (bridge: Bridge, opened: OpenedStore) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(run: (bridge: Bridge, opened: OpenedStorage) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // Nothing a command opens logs; warnings about the folder go to stderr (openDataFolder).
   const runtime = await openRuntime(config, createLogger('silent'), undefined, 'command');

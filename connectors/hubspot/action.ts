@@ -4,7 +4,7 @@
 // branch on; otherwise the answer is BLOCK (HubSpot holds the enrollment) and the callback is
 // completed with those fields as soon as the contact is settled.
 import { z } from 'zod';
-import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue, NewJob } from '../pipeline/job-queue.ts';
 import type { RequestAnswers } from '../pipeline/request-answers.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';

@@ -4,7 +4,7 @@
 // pipeline. Creation and identity changes enqueue enrichment; our own writes are dropped; a merge carries
 // our state to the survivor; deletions erase what we keep. (The workflow action is action.ts.)
 import { z } from 'zod';
-import type { Job, JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue, NewJob } from '../pipeline/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
 import type { PipelineStore } from '../pipeline/store.ts';

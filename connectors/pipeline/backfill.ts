@@ -3,8 +3,8 @@
 // and what it will cost), then enqueues page by page, remembering the CRM cursor so an interrupted
 // backfill resumes where it stopped.
 import type { Kysely } from 'kysely';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
-import type { Database } from '../../core/storage/schema.ts';
+import type { JobQueue } from './job-queue.ts';
+import type { PipelineDatabase as Database } from './schema.ts';
 import type { CrmConnector, CrmRecord } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { Installation } from './model.ts';

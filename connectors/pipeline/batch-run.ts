@@ -3,7 +3,7 @@
 // log entries, record states and counts the run gathers before it is saved in one transaction.
 import type { EnrichOutcome } from '../../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { Job } from '../../core/queue/job-queue.ts';
+import type { Job } from './job-queue.ts';
 import type { CrmRecord } from './connector.ts';
 import { ENRICH_JOB, EnrichJobPayloadSchema } from './enrich-job.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';

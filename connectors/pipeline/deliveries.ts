@@ -5,7 +5,7 @@
 // redelivery queues the work again, which the queue's dedupe and the pipeline's unchanged-input skip
 // make harmless; remembering first could lose a delivery.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../core/storage/schema.ts';
+import type { PipelineDatabase as Database } from './schema.ts';
 
 /** Kept a little longer than the longest redelivery window we know (Salesforce: 24 h). */
 export const DELIVERY_MEMORY_MS = 48 * 3600_000;

@@ -2,7 +2,7 @@
 // enrich even an unchanged record, a workflow waiting on it) and its dedupe key, so the webhook, the
 // workflow action, the backfill and the CLI queue the same thing.
 import { z } from 'zod';
-import type { NewJob } from '../../core/queue/job-queue.ts';
+import type { NewJob } from './job-queue.ts';
 
 export const ENRICH_JOB = 'enrich';
 

@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { issueToken, requireAccount } from '../../core/accounts/admin.ts';
 import type { Environment } from '../../core/accounts/model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from './job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import {
   type Installation,

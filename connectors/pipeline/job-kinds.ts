@@ -3,7 +3,7 @@
 // registered for it. The pipeline is the handler of `enrich`; a connector's own kinds (a webhook batch
 // to expand, a workflow callback to retry) are registered through the ConnectorRegistry and settled by
 // `settledBy`. A kind nobody registered fails for good: this version cannot run it.
-import type { Job, JobQueue } from '../../core/queue/job-queue.ts';
+import type { Job, JobQueue } from './job-queue.ts';
 import { retryWhileBusy } from '../../core/storage/errors.ts';
 import type { Installation } from './model.ts';
 import type { BatchSignals, BatchSummary } from './pipeline.ts';

@@ -8,7 +8,7 @@
 // record state and the log in one transaction → complete the jobs. The worker hands it the batch's
 // `enrich` jobs (job-kinds.ts); other kinds have handlers of their own.
 import type { Enricher } from '../../core/client/enricher.ts';
-import { type Job, type JobQueue, RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
+import { type Job, type JobQueue, RETRY_BASE_MS } from './job-queue.ts';
 import { retryWhileBusy } from '../../core/storage/errors.ts';
 import {
   BatchRun,

@@ -3,7 +3,7 @@
 // one hears what the first stored. The storage adapter of that rule, over the `action_callbacks` table
 // (migration 0010); ids older than the memory window are pruned at most once an hour.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../core/storage/schema.ts';
+import type { PipelineDatabase as Database } from './schema.ts';
 
 export type Claim =
   /** This request is the first for the id: do the work, then store the answer. */

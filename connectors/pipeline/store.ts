@@ -2,7 +2,7 @@
 // database (the same tables in SQLite and PostgreSQL, through Kysely's shared subset).
 import { type Kysely, type Selectable } from 'kysely';
 import { monotonicFactory } from 'ulid';
-import type { Database, EnrichmentLogTable, InstallationsTable, RecordStatesTable } from '../../core/storage/schema.ts';
+import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable } from './schema.ts';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
 import {
   type CrmValue,

@@ -3,7 +3,7 @@
 // (`enrichbridge worker`). On stop it finishes what is in flight (within a grace), and releases the rest.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from './job-queue.ts';
 import { isDatabaseBusy } from '../../core/storage/errors.ts';
 import { runInBackground } from '../../core/storage/event-loop-slices.ts';
 import { ownerKnownDead } from '../../core/storage/owners.ts';

@@ -7,7 +7,7 @@
 //   queued once (deliveries remember them), only when the installation enriches on create.
 // - Signed JSON callouts (Apex, Flow): the HMAC over the raw body with the installation's secret
 //   (events.ts), then the ids queued.
-import type { JobQueue, NewJob } from '../../core/queue/job-queue.ts';
+import type { JobQueue, NewJob } from '../pipeline/job-queue.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { Headers, RawBody } from '../kit/signature.ts';
 import type { InboundDeliveries } from '../pipeline/deliveries.ts';

@@ -1,14 +1,13 @@
 // The SQLite adapter of the storage port: one WAL-mode file in the data folder, shared safely by the
 // server and CLI processes, migrated to the latest version on open.
 import Database, { type BetterSqlite3 } from './better-sqlite3.ts';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { type JobQueue, KyselyJobQueue } from '../queue/job-queue.ts';
+import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
 import { ensurePrivateFile } from './data-folder.ts';
 import { isDatabaseBusy } from './errors.ts';
 import { EventLoopSlices } from './event-loop-slices.ts';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
-import { type Database as Tables, migrationProvider } from './schema.ts';
+import { CORE_MIGRATIONS, type Database as Tables } from './schema.ts';
 
 export const SQLITE_FILE_NAME = 'enrichbridge.db';
 
@@ -25,9 +24,10 @@ const QUOTA_BUSY_RETRY_MS = [10, 20, 40, 80, 160] as const;
 
 export interface OpenedStore {
   readonly store: KyselyStore;
-  /** The durable job queue, on the same database file. */
-  readonly queue: JobQueue;
-  /** The database itself, for the tables of layers above core (installations, record states, log). */
+  /**
+   * The database itself, for the adapters of the layers above core, whose tables live in the same file
+   * (connectors/pipeline/storage.ts). Nothing else takes it.
+   */
   readonly db: Kysely<Tables>;
 }
 
@@ -113,25 +113,38 @@ function connect(file: string, busyTimeoutMs: number): BetterSqlite3.Database {
   return sqlite;
 }
 
-export async function migrateToLatest(db: Kysely<Tables>): Promise<void> {
+/**
+ * Runs the service's migrations and the ones the layers above bring (the pipeline's), as one sequence
+ * of names: a name may not be claimed twice.
+ */
+export async function migrateToLatest(db: Kysely<Tables>, more: Readonly<Record<string, Migration>> = {}): Promise<void> {
+  const clash = Object.keys(more).find((name) => name in CORE_MIGRATIONS);
+  if (clash !== undefined) throw new Error(`migration ${clash} is defined twice`);
+  const migrations = { ...CORE_MIGRATIONS, ...more };
   // Unordered: migrations are numbered when a change starts and land in any order, so a database that
   // already ran a later number still takes an earlier one that landed after it.
-  const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) }, allowUnorderedMigrations: true });
   const { error } = await migrator.migrateToLatest();
   if (error !== undefined) {
     throw new Error('database migration failed', { cause: error });
   }
 }
 
-export async function openSqliteStore(file: string, options: { readonly busyTimeoutMs?: number } = {}): Promise<OpenedStore> {
+export interface OpenOptions {
+  readonly busyTimeoutMs?: number;
+  /** Migrations of the layers above (the pipeline's tables), run with the service's own. */
+  readonly migrations?: Readonly<Record<string, Migration>>;
+}
+
+export async function openSqliteStore(file: string, options: OpenOptions = {}): Promise<OpenedStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   // SQLite creates a new file with the umask's mode and gives -wal and -shm the database's mode.
   ensurePrivateFile(file);
   const main = connect(file, DEFAULT_BUSY_TIMEOUT_MS);
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: main }), plugins: [new EventLoopSlices()] });
   // Migrating at start may wait the long time (nothing is served yet); serving may not.
-  await migrateToLatest(db);
+  await migrateToLatest(db, options.migrations);
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
-  return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), queue: new KyselyJobQueue(db), db };
+  return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), db };
 }
 

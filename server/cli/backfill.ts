@@ -3,7 +3,7 @@
 // enqueues with a progress bar; an interrupted run resumes where it stopped.
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import { hubspotRecordSource } from '../../connectors/hubspot/backfill.ts';

@@ -13,7 +13,7 @@ import {
 } from '../../core/accounts/admin.ts';
 import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../../core/accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { SnapshotLoadError } from '../../core/snapshot/loader.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';

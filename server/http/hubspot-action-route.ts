@@ -3,7 +3,7 @@
 // acted on once; the answer is the outputs when the contact is settled within 2.5 s,
 // else BLOCK, and the pipeline completes the callback.
 import express, { type Request, type Response, type Router } from 'express';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import { ActionCallbacks, ActionRequestSchema, acceptAction } from '../../connectors/hubspot/action.ts';
 import { HubSpotCredentialsCache } from '../../connectors/hubspot/auth.ts';

@@ -3,7 +3,7 @@
 import { StateCookie, claimOAuthState, resultPage } from '../../connectors/kit/oauth-install.ts';
 import { sendResult } from './send-result.ts';
 import express, { type Request, type Response, type Router } from 'express';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';

@@ -3,7 +3,7 @@
 // per-address limit on refusals, sending the answer. What to accept is decided by
 // connectors/salesforce/intake.ts.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import type { Bridge } from '../../connectors/pipeline/bridge.ts';
 import { EVENTS_MAX_BODY_BYTES } from '../../connectors/salesforce/events.ts';

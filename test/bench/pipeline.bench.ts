@@ -13,7 +13,7 @@ import { DEFAULT_RATE_PER_SECOND } from '../../core/client/enricher.ts';
 import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
-import type { JobQueue } from '../../core/queue/job-queue.ts';
+import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';

@@ -2,7 +2,7 @@
 // putting them back in the queue.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { tempDir } from '../support/harness.ts';
 import { cli } from '../support/processes.ts';
 
@@ -10,7 +10,7 @@ describe('jobs CLI', () => {
   it('lists dead jobs with their last error, and retries one by id', async () => {
     const dataDir = tempDir();
     await cli(['accounts', 'list'], { DATA_DIR: dataDir }); // creates the data folder and its database
-    const { store, queue } = await openSqliteStore(path.join(dataDir, 'enrichbridge.db'));
+    const { store, queue } = await openStorage(path.join(dataDir, 'enrichbridge.db'));
     const { id } = await queue.enqueue({ installationId: 'inst_1', kind: 'enrich', payload: { recordId: '42' } });
     await queue.enqueue({ installationId: 'inst_1', kind: 'enrich', payload: { recordId: '43' } });
     await queue.claimBatch({ workerId: 'w', limit: 1, leaseMs: 60_000 });

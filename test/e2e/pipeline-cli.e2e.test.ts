@@ -9,7 +9,7 @@ import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
-import type { OpenedStore } from '../../core/storage/sqlite.ts';
+import type { OpenedStorage } from '../../connectors/pipeline/storage.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
 import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
@@ -30,7 +30,7 @@ const InstallationJsonSchema = z.object({ id: z.string(), provider: z.string(), 
 
 interface Folder {
   readonly env: Record<string, string>;
-  readonly opened: OpenedStore;
+  readonly opened: OpenedStorage;
   readonly bridge: Bridge;
   readonly crm: MemoryCrm;
   readonly enriched: Installation;

@@ -9,10 +9,10 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
-import type { Job } from '../../core/queue/job-queue.ts';
+import type { Job } from '../../connectors/pipeline/job-queue.ts';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
-import type { OpenedStore } from '../../core/storage/sqlite.ts';
+import type { OpenedStorage } from '../../connectors/pipeline/storage.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { RecordUpdate, WriteResult } from '../../connectors/pipeline/connector.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
@@ -63,7 +63,7 @@ class TrippedCrm extends MemoryCrm {
 
 interface Folder {
   readonly env: Record<string, string>;
-  readonly opened: OpenedStore;
+  readonly opened: OpenedStorage;
   readonly bridge: Bridge;
   readonly installation: Installation;
   readonly crm: TrippedCrm;

@@ -7,7 +7,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
-import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/routes.ts';
 import { SALESFORCE_EVENTS_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -29,7 +30,7 @@ const tokens = { production: '', sandbox: '' };
 
 beforeAll(async () => {
   dataDir = tempDir('enrichbridge-body-faults-');
-  const opened = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+  const opened = await openStorage(path.join(dataDir, SQLITE_FILE_NAME));
   await createAccount(opened.store, 'bodies', { quotaLimit: 1000, rateLimit: 1000 });
   tokens.production = (await issueToken(opened.store, 'bodies', 'production')).token;
   tokens.sandbox = (await issueToken(opened.store, 'bodies', 'sandbox')).token;

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runInBackground } from '../../core/storage/event-loop-slices.ts';
-import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { tempDir } from '../support/harness.ts';
 
 describe('the database connection shares the event loop', () => {
   it("gives the event loop a turn during a worker's long run of statements, so a waiting callback runs before the run ends", async () => {
-    const { db, store } = await openSqliteStore(path.join(tempDir(), 'slices.db'));
+    const { db, store } = await openStorage(path.join(tempDir(), 'slices.db'));
     let turns = 0;
     let running = true;
     const tick = () => {

@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../core/accounts/admin.ts';
-import type { Job } from '../../core/queue/job-queue.ts';
+import type { Job } from '../../connectors/pipeline/job-queue.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { ACTION_EXPIRATION, ActionRequestSchema, HUBSPOT_CALLBACK_JOB, acceptAction, completeHubSpotCallbacks, retryHubSpotCallbacks } from '../../connectors/hubspot/action.ts';
-import type { Job } from '../../core/queue/job-queue.ts';
+import type { Job } from '../../connectors/pipeline/job-queue.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';

@@ -10,7 +10,8 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/intake.ts';
@@ -797,7 +798,7 @@ describe('POST /webhooks/hubspot on the real server', () => {
 
     expect(accepted.status).toBe(200);
     expect(refused.status).toBe(401);
-    const { store, queue } = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME));
+    const { store, queue } = await openStorage(path.join(dataDir, SQLITE_FILE_NAME));
     try {
       // The batch is on disk as one stored batch of the installation, holding the signed event only.
       const queued = await queue.list({ state: 'queued' });

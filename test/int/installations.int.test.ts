@@ -11,7 +11,8 @@ import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { SecretBoxError } from '../../core/secrets/secret-box.ts';
-import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../connectors/pipeline/installations.ts';
 import type { InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { DuplicateInstallationError, KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
@@ -308,7 +309,7 @@ describe('credential lease across processes', () => {
     const first = await startPipeline();
     const installation = await first.install();
     // A second connection to the same data folder stands in for a second process.
-    const second = await openSqliteStore(path.join(first.dataDir, SQLITE_FILE_NAME));
+    const second = await openStorage(path.join(first.dataDir, SQLITE_FILE_NAME));
     const otherStore = new KyselyPipelineStore(second.db);
     try {
       let inside = 0;

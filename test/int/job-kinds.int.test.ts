@@ -1,6 +1,6 @@
 // The worker runs a claimed batch by job kind (connectors/pipeline/job-kinds.ts), on the real queue.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Job } from '../../core/queue/job-queue.ts';
+import type { Job } from '../../connectors/pipeline/job-queue.ts';
 import { JobKinds, settledBy } from '../../connectors/pipeline/job-kinds.ts';
 import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';

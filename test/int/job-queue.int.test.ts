@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RETRY_BASE_MS } from '../../core/queue/job-queue.ts';
-import { openSqliteStore } from '../../core/storage/sqlite.ts';
+import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { tempDir } from '../support/harness.ts';
 
 const closers: (() => Promise<void>)[] = [];
@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 async function open(file = path.join(tempDir(), 'eb.db')) {
-  const opened = await openSqliteStore(file);
+  const opened = await openStorage(file);
   closers.push(() => opened.store.close());
   return { ...opened, file };
 }
@@ -183,7 +183,7 @@ describe('Job queue', () => {
 
   it('keeps its jobs across a restart', async () => {
     const file = path.join(tempDir(), 'eb.db');
-    const first = await openSqliteStore(file);
+    const first = await openStorage(file);
     await first.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { keep: true } });
     await first.store.close();
     const { queue } = await open(file);

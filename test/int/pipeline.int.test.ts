@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { updateAccount } from '../../core/accounts/admin.ts';
 import { CREDENTIAL_CACHE_MS } from '../../core/accounts/authenticator.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
-import { type Job, retryDelayMs } from '../../core/queue/job-queue.ts';
+import { type Job, retryDelayMs } from '../../connectors/pipeline/job-queue.ts';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import { inputHash } from '../../connectors/pipeline/input.ts';

@@ -8,7 +8,8 @@ import type { Environment } from '../../core/accounts/model.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { SecretBox } from '../../core/secrets/secret-box.ts';
-import { type OpenedStore, SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { openStorage, type OpenedStorage } from '../../connectors/pipeline/storage.ts';
 import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/enrich-job.ts';
@@ -21,7 +22,7 @@ export const PROVIDER = 'memcrm';
 
 export interface PipelineHarness {
   readonly dataDir: string;
-  readonly opened: OpenedStore;
+  readonly opened: OpenedStorage;
   readonly service: EnrichService;
   readonly bridge: Bridge;
   readonly crm: MemoryCrm;
@@ -38,7 +39,7 @@ export interface PipelineHarness {
 
 export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: number) => Promise<void>; busyTimeoutMs?: number } = {}): Promise<PipelineHarness> {
   const dataDir = tempDir('enrichbridge-pipeline-');
-  const opened = await openSqliteStore(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+  const opened = await openStorage(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
   const clock = { now: new Date() };
   const now = () => clock.now;
   const service = new EnrichService({ store: opened.store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new PersonaProductionMatcher() });

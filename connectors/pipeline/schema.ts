@@ -1,0 +1,325 @@
+// The pipeline's tables, as Kysely sees them, and the migrations that create them: installations,
+// record states, the enrichment log, the job queue, backfill cursors, deliveries, leases, action
+// callbacks. They live in the service's database (core/storage) and keep the migration numbers they
+// shipped with, so a data folder made before they moved here opens unchanged.
+// Column types are kept to what SQLite and PostgreSQL share: text, integer, ISO-8601 timestamps.
+import { type Kysely, type Migration, sql } from 'kysely';
+import type { Database as CoreTables } from '../../core/storage/schema.ts';
+
+export interface JobsTable {
+  id: string;
+  installation_id: string;
+  kind: string;
+  /** JSON. */
+  payload: string;
+  dedupe_key: string | null;
+  /** queued | running | done | dead */
+  state: string;
+  attempts: number;
+  max_attempts: number;
+  /** ISO time from which the job may run (backoff after a failure). */
+  run_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  /** 1 when a duplicate arrived while the job ran: it runs once more when it completes. */
+  rerun: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One CRM account linked to an enrichment target (connectors/pipeline/installations.ts). */
+export interface InstallationsTable {
+  id: string;
+  provider: string;
+  external_account_id: string;
+  environment: string;
+  /** local | remote */
+  target_kind: string;
+  /** local: the account enriched against; remote: null. */
+  target_account_id: string | null;
+  /** local: the installation-owned token's public id; remote: null. */
+  target_token_id: string | null;
+  /** remote: the endpoint URL; local: null. */
+  remote_url: string | null;
+  /** SecretBox-sealed JSON: the enrichment token and the CRM credentials. Never plaintext. */
+  secrets: string;
+  /** active | paused | disabled */
+  status: string;
+  paused_until: string | null;
+  pause_reason: string | null;
+  /** JSON settings (overwrite mode, re-enrichment age, …). */
+  settings: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What the pipeline knows about one CRM record it has enriched. */
+export interface RecordStatesTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  household_matched: number;
+  career_matched: number;
+  windfall_id: string | null;
+  confidence: number | null;
+  enriched_at: string;
+  input_hash: string;
+  /** JSON: CRM property → the value we last wrote there (what the tracked mode compares with). */
+  written: string;
+}
+
+export interface EnrichmentLogTable {
+  /** Time-ordered (ULID-like) so the log reads in order across processes. */
+  id: string;
+  installation_id: string;
+  object: string;
+  record_id: string;
+  at: string;
+  /** enriched | no_match | skipped:<reason> | failed:<reason> */
+  outcome: string;
+  /** JSON array of CRM properties written. */
+  fields_written: string;
+  quota_consumed: number;
+  latency_ms: number | null;
+  detail: string | null;
+}
+
+/** Where a backfill of one installation's object got to, so a rerun resumes there. */
+export interface BackfillsTable {
+  installation_id: string;
+  object: string;
+  /** The CRM's paging cursor after the last page fully enqueued; null: from the start. */
+  cursor: string | null;
+  enqueued: number;
+  /** running | done */
+  state: string;
+  started_at: string;
+  updated_at: string;
+}
+
+/** A record a CRM deleted (or asked us to forget): nothing about it may be saved again. */
+export interface ErasedRecordsTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  erased_at: string;
+}
+
+/** Deliveries a CRM identifies (Salesforce notification ids): a redelivery is recognised and skipped. */
+export interface InboundDeliveriesTable {
+  provider: string;
+  delivery_id: string;
+  received_at: string;
+}
+
+/** Workflow-action requests seen, by callback id, and what they were answered: a replay gets the same answer. */
+export interface ActionCallbacksTable {
+  callback_id: string;
+  installation_id: string;
+  /** The JSON answer once known (the outputs); null while the enrollment waits (BLOCK). */
+  answer: string | null;
+  received_at: string;
+}
+
+/** Short leases across processes (one credential refresh per installation at a time). */
+export interface LeasesTable {
+  key: string;
+  owner: string;
+  expires_at: string;
+}
+
+// A type, not an interface: Kysely's withTables wants an index-signature-compatible shape.
+export type PipelineTables = {
+  jobs: JobsTable;
+  installations: InstallationsTable;
+  record_states: RecordStatesTable;
+  enrichment_log: EnrichmentLogTable;
+  backfills: BackfillsTable;
+  erased_records: ErasedRecordsTable;
+  inbound_deliveries: InboundDeliveriesTable;
+  action_callbacks: ActionCallbacksTable;
+  leases: LeasesTable;
+};
+
+/** The database as the pipeline's adapters see it: the service's tables and its own. */
+export type PipelineDatabase = CoreTables & PipelineTables;
+
+// Append-only, as core's: never edit one that has shipped.
+export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0003_jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('dedupe_key', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('max_attempts', 'integer', (c) => c.notNull())
+        .addColumn('run_at', 'text', (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // One pending job per dedupe key: a duplicate event while one waits or runs adds nothing.
+      await db.schema
+        .createIndex('jobs_pending_dedupe')
+        .on('jobs')
+        .column('dedupe_key')
+        .unique()
+        .where(sql.ref('state'), 'in', sql`('queued', 'running')`)
+        .execute();
+      await db.schema.createIndex('jobs_ready').on('jobs').columns(['state', 'run_at']).execute();
+      await db.schema.createIndex('jobs_installation').on('jobs').columns(['installation_id', 'state', 'run_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('jobs').execute();
+    },
+  },
+  '0004_installations_record_states_log': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('installations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('external_account_id', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('target_kind', 'text', (c) => c.notNull())
+        .addColumn('target_account_id', 'text', (c) => c.references('accounts.id').onDelete('restrict'))
+        .addColumn('target_token_id', 'text')
+        .addColumn('remote_url', 'text')
+        .addColumn('secrets', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('paused_until', 'text')
+        .addColumn('pause_reason', 'text')
+        .addColumn('settings', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('installations_provider_account', ['provider', 'external_account_id'])
+        .execute();
+      await db.schema
+        .createTable('record_states')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('household_matched', 'integer', (c) => c.notNull())
+        .addColumn('career_matched', 'integer', (c) => c.notNull())
+        .addColumn('windfall_id', 'text')
+        .addColumn('confidence', 'real')
+        .addColumn('enriched_at', 'text', (c) => c.notNull())
+        .addColumn('input_hash', 'text', (c) => c.notNull())
+        .addColumn('written', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('record_states_pk', ['installation_id', 'object', 'record_id'])
+        .execute();
+      await db.schema
+        .createTable('enrichment_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('fields_written', 'text', (c) => c.notNull())
+        .addColumn('quota_consumed', 'integer', (c) => c.notNull())
+        .addColumn('latency_ms', 'integer')
+        .addColumn('detail', 'text')
+        .execute();
+      await db.schema.createIndex('enrichment_log_installation').on('enrichment_log').columns(['installation_id', 'id']).execute();
+      await db.schema.createIndex('enrichment_log_record').on('enrichment_log').columns(['record_id', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('enrichment_log').execute();
+      await db.schema.dropTable('record_states').execute();
+      await db.schema.dropTable('installations').execute();
+    },
+  },
+  '0005_jobs_rerun': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('rerun', 'integer', (c) => c.notNull().defaultTo(sql`0`)).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').dropColumn('rerun').execute();
+    },
+  },
+  '0006_backfills': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('backfills')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('cursor', 'text')
+        .addColumn('enqueued', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backfills_pk', ['installation_id', 'object'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('backfills').execute();
+    },
+  },
+  '0007_erased_records': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('erased_records')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('erased_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('erased_records_pk', ['installation_id', 'object', 'record_id'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('erased_records').execute();
+    },
+  },
+  '0008_inbound_deliveries': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('inbound_deliveries')
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('delivery_id', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('inbound_deliveries_pk', ['provider', 'delivery_id'])
+        .execute();
+      await db.schema.createIndex('inbound_deliveries_received').on('inbound_deliveries').column('received_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('inbound_deliveries').execute();
+    },
+  },
+  '0009_leases': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('leases')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('leases').execute();
+    },
+  },
+  '0010_action_callbacks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('action_callbacks')
+        .addColumn('callback_id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('answer', 'text')
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('action_callbacks_received').on('action_callbacks').column('received_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('action_callbacks').execute();
+    },
+  },
+};

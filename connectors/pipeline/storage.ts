@@ -1,0 +1,24 @@
+// The pipeline's storage on the service's database: the file core/storage opens (one connection, one
+// sequence of migrations), with the pipeline's migrations run beside the service's and its adapters
+// (the job queue; the pipeline store and the rest through the bridge) over the same handle.
+import type { Kysely } from 'kysely';
+import { type OpenOptions, openSqliteStore } from '../../core/storage/sqlite.ts';
+import type { KyselyStore } from '../../core/storage/kysely-store.ts';
+import type { JobQueue } from './job-queue.ts';
+import { KyselyJobQueue } from './kysely-job-queue.ts';
+import { PIPELINE_MIGRATIONS, type PipelineDatabase, type PipelineTables } from './schema.ts';
+
+export interface OpenedStorage {
+  /** The service's store (accounts, tokens, quotas, snapshots). */
+  readonly store: KyselyStore;
+  /** The durable job queue. */
+  readonly queue: JobQueue;
+  /** The database as the pipeline's adapters see it: only the composition root hands it to them (createBridge). */
+  readonly db: Kysely<PipelineDatabase>;
+}
+
+export async function openStorage(file: string, options: Omit<OpenOptions, 'migrations'> = {}): Promise<OpenedStorage> {
+  const { store, db } = await openSqliteStore(file, { ...options, migrations: PIPELINE_MIGRATIONS });
+  const pipelineDb = db.withTables<PipelineTables>();
+  return { store, queue: new KyselyJobQueue(pipelineDb), db: pipelineDb };
+}
