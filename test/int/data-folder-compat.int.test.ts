@@ -1,9 +1,12 @@
 // A data folder written by an earlier version opens unchanged: the fixture was made by main as of
 // 2026-11-25 (test/fixtures/data-folder-2026-11-25/make.ts.txt), before the pipeline's storage moved
-// out of core/. Its migrations keep their names, so nothing runs twice and nothing is lost.
-import { chmodSync, cpSync } from 'node:fs';
+// out of core/, and kept as the SQL dump of its database (text to review, not a binary file). Its
+// migrations keep their names, so nothing runs twice and nothing is lost.
+import { chmodSync, cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import Database from '../../core/storage/better-sqlite3.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { openRuntime } from '../../server/runtime.ts';
@@ -14,12 +17,13 @@ const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/data-folder-2026-
 describe('a data folder made by an earlier version', () => {
   it('opens with its account, installation (secrets included), queued job and enrichment log', async () => {
     const dataDir = tempDir('enrichbridge-compat-');
-    // A copy: the fixture stays as the earlier version left it. Its key is its secret.key (a test key).
-    for (const file of ['enrichbridge.db', 'secret.key']) {
-      cpSync(path.join(FIXTURE, file), path.join(dataDir, file));
-      // As the earlier version left them (a checkout gives files 0644, which the key loader refuses).
-      chmodSync(path.join(dataDir, file), 0o600);
-    }
+    // The database as the earlier version left it, from its dump; its key is its secret.key (a test
+    // key), 0600 as the earlier version wrote it (a checkout gives 0644, which the key loader refuses).
+    const database = new Database(path.join(dataDir, SQLITE_FILE_NAME));
+    database.exec(readFileSync(path.join(FIXTURE, 'enrichbridge.sql'), 'utf8'));
+    database.close();
+    cpSync(path.join(FIXTURE, 'secret.key'), path.join(dataDir, 'secret.key'));
+    chmodSync(path.join(dataDir, 'secret.key'), 0o600);
     const runtime = await openRuntime(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), createLogger('silent'), undefined, 'command');
     try {
       expect((await runtime.opened.store.findAccountByName('acme'))?.careerIntelligence).toBe(true);
