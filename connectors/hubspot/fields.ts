@@ -9,7 +9,7 @@
 //   any other string   → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
+import { enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -68,8 +68,6 @@ const BOOLEAN_OPTIONS: readonly { label: string; value: string }[] = [
   { label: 'Yes', value: 'true' },
   { label: 'No', value: 'false' },
 ];
-
-export { ENRICHMENT_STATUSES };
 
 interface Field {
   readonly key: string;

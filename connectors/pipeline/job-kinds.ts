@@ -61,7 +61,11 @@ export class JobKinds implements BatchProcessor {
   async processBatch(jobs: readonly Job[], workerId: string, signals: BatchSignals = {}): Promise<BatchSummary> {
     let summary = emptySummary(jobs[0]?.installationId ?? '');
     const byKind = new Map<string, Job[]>();
-    for (const job of jobs) byKind.set(job.kind, [...(byKind.get(job.kind) ?? []), job]);
+    for (const job of jobs) {
+      const ofKind = byKind.get(job.kind);
+      if (ofKind === undefined) byKind.set(job.kind, [job]);
+      else ofKind.push(job);
+    }
     for (const [kind, ofKind] of byKind) {
       const handler = this.handlers.get(kind);
       if (handler === undefined) {

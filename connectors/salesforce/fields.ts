@@ -22,7 +22,7 @@
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
-import { ENRICHMENT_STATUSES, enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
+import { enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
@@ -92,8 +92,6 @@ export interface SalesforceFieldDefinition {
   /** Picklist only, in display order. */
   readonly picklistValues?: readonly SalesforcePicklistValue[];
 }
-
-export { ENRICHMENT_STATUSES };
 
 /**
  * Precision (total digits) and scale (digits after the point) of each decimal field, by field name.
