@@ -1,26 +1,21 @@
-// The HubSpot contact properties enrichbridge writes, derived from the contract's zod schemas (so a new
-// household or career field gets its property without anyone listing it), the field key → property
-// mapping the pipeline uses, and how each value is formatted for HubSpot.
+// The HubSpot contact properties enrichbridge writes, one per entry of the kit's field catalogue (so a
+// new household or career field gets its property without anyone listing it) and per status key, the
+// field key → property mapping the pipeline uses, and how each value is formatted for HubSpot.
 //
-// Types per field, from the schema:
+// Types per catalogue kind:
 //   integer or decimal → number/number          boolean  → bool/booleancheckbox, options true/false
-//   ISO date           → date/date (YYYY-MM-DD)  enum     → enumeration/select with the enum's values
-//   list of strings    → string/textarea, the entries joined with "; " (LIST_SEPARATOR)
-//   any other string   → string/text
+//   date               → date/date (YYYY-MM-DD)  enum     → enumeration/select with the enum's values
+//   list               → string/textarea, the entries joined with "; " (the kit's LIST_SEPARATOR)
+//   text (url or not)  → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
-import { enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
-import { z } from 'zod';
-import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
+import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
 import { STATUS_KEYS } from '../pipeline/write-policy.ts';
 
 /** The contact property group all our properties live in. */
 export const HUBSPOT_PROPERTY_GROUP = { name: 'enrichbridge', label: 'Windfall enrichment' } as const;
-
-/** Joins a list field's entries into one text value. */
-export const LIST_SEPARATOR = '; ';
 
 /** Every label starts with this, so an admin can find our properties among the portal's own. */
 export const LABEL_PREFIX = 'Windfall';
@@ -52,6 +47,9 @@ export interface HubSpotPropertyDefinition {
 
 /** How a field is stored; decides the HubSpot type pair and the value format. */
 export type HubSpotFieldKind = 'number' | 'boolean' | 'date' | 'datetime' | 'enum' | 'list' | 'text';
+
+/** A catalogue kind as HubSpot stores it: both kinds of number alike, a URL as plain text. */
+const hubspotKind = (kind: FieldKind): HubSpotFieldKind => (kind.type === 'integer' || kind.type === 'decimal' ? 'number' : kind.type);
 
 const PAIRS: Record<HubSpotFieldKind, { type: HubSpotPropertyType; fieldType: HubSpotFieldType }> = {
   number: { type: 'number', fieldType: 'number' },
@@ -108,48 +106,24 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
   },
 };
 
+/** Per catalogue group: the property name prefix, the label prefix, the description when the contract has none. */
+const GROUPS = {
+  household: { property: 'wf_hh_', label: `${LABEL_PREFIX}: `, fallback: 'Household data from Windfall.' },
+  career: { property: 'wf_career_', label: `${LABEL_PREFIX} career: `, fallback: 'Career data from Windfall.' },
+} as const;
 
-/** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
-function describeSchema(schema: z.core.$ZodType, key: string): Pick<Field, 'kind' | 'options'> & { description: string | null } {
-  const { inner: current, description } = unwrapContractField(schema);
-  const shape = (kind: HubSpotFieldKind, options: readonly string[] = []) => ({
-    kind,
-    description,
-    options: options.map((value) => ({ label: value, value })),
-  });
-  if (current instanceof z.ZodNumber) return shape('number');
-  if (current instanceof z.ZodBoolean) return { ...shape('boolean'), options: BOOLEAN_OPTIONS };
-  if (current instanceof z.ZodISODate) return shape('date');
-  if (current instanceof z.ZodISODateTime) return shape('datetime');
-  if (current instanceof z.ZodEnum) return shape('enum', current.options.map(String));
-  if (current instanceof z.ZodArray && current.element instanceof z.ZodString) return shape('list');
-  if (current instanceof z.ZodString) return shape('text');
-  throw new Error(`no HubSpot property rule for ${key} (zod type ${current._zod.def.type})`);
-}
-
-function contractFields(
-  section: 'household' | 'career',
-  fields: readonly string[],
-  shape: Readonly<Record<string, z.core.$ZodType>>,
-): Field[] {
-  const propertyPrefix = section === 'household' ? 'wf_hh_' : 'wf_career_';
-  const labelPrefix = section === 'household' ? `${LABEL_PREFIX}: ` : `${LABEL_PREFIX} career: `;
-  const fallback = section === 'household' ? 'Household data from Windfall.' : 'Career data from Windfall.';
-  return fields.map((field) => {
-    const key = `${section}.${field}`;
-    const schema = shape[field];
-    if (schema === undefined) throw new Error(`${key} is listed but has no schema`);
-    const described = describeSchema(schema, key);
-    const listNote = described.kind === 'list' ? ` Entries are joined with "${LIST_SEPARATOR}".` : '';
-    return {
-      key,
-      property: `${propertyPrefix}${field}`,
-      kind: described.kind,
-      label: `${labelPrefix}${fieldLabel(field)}`,
-      description: `${described.description ?? fallback}${listNote}`,
-      options: described.options,
-    };
-  });
+function contractField({ group, field, key, label, description, kind }: CatalogueField): Field {
+  const prefixes = GROUPS[group];
+  const hubspot = hubspotKind(kind);
+  const enumOptions = kind.type === 'enum' ? kind.values.map((value) => ({ label: value, value })) : [];
+  return {
+    key,
+    property: `${prefixes.property}${field}`,
+    kind: hubspot,
+    label: `${prefixes.label}${label}`,
+    description: `${description ?? prefixes.fallback}${hubspot === 'list' ? ` ${LIST_NOTE}` : ''}`,
+    options: hubspot === 'boolean' ? BOOLEAN_OPTIONS : enumOptions,
+  };
 }
 
 const FIELDS: readonly Field[] = [
@@ -159,8 +133,7 @@ const FIELDS: readonly Field[] = [
     ...STATUS_FIELDS[key],
     label: `${LABEL_PREFIX}: ${STATUS_FIELDS[key].label}`,
   })),
-  ...contractFields('household', HOUSEHOLD_FIELDS, HouseholdSchema.shape),
-  ...contractFields('career', CAREER_FIELDS, CareerSchema.shape),
+  ...FIELD_CATALOGUE.map(contractField),
 ];
 
 const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
@@ -208,10 +181,7 @@ export function hubspotFieldKind(key: string): HubSpotFieldKind | null {
 export function formatHubSpotValue(key: string, value: FieldValue): CrmValue {
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value !== 'string') {
-    const entries = value.map((entry) => entry.trim()).filter((entry) => entry !== '');
-    return entries.length === 0 ? null : entries.join(LIST_SEPARATOR);
-  }
+  if (typeof value !== 'string') return joinList(value);
   if (hubspotFieldKind(key) === 'date' && /^\d{4}-\d{2}-\d{2}/.test(value)) return value.slice(0, 10);
   return value;
 }

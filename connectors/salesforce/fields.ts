@@ -1,8 +1,8 @@
-// The Salesforce custom fields enrichbridge writes on Contact and Lead, derived from the contract's zod
-// schemas (a new household or career field gets its field without anyone listing it), the field key →
-// API name mapping the pipeline uses, and how each value is formatted for Salesforce.
+// The Salesforce custom fields enrichbridge writes on Contact and Lead, one per entry of the kit's field
+// catalogue (a new household or career field gets its field without anyone listing it) and per status
+// key, the field key → API name mapping the pipeline uses, and how each value is formatted for Salesforce.
 //
-// Types per field, from the schema (crm-platforms.md section 10 for the metadata rules):
+// Types per catalogue kind (crm-platforms.md section 10 for the metadata rules):
 //   integer             → Number(18, 0). Net worth too: a Currency field is read in the record's
 //                         currency in a multi-currency org, so a dollar figure on a EUR contact would
 //                         show as euros; the descriptions say "US dollars" instead.
@@ -12,19 +12,17 @@
 //                         provided" look the same (the matched flags and WF_Enrichment_Status__c tell
 //                         them apart), and readSalesforceValue reads an unchecked box as empty so the
 //                         overwrite policy can still fill it.
-//   ISO date            → Date (YYYY-MM-DD); the enriched_at datetime → DateTime.
+//   date                → Date (YYYY-MM-DD); datetime (the enriched_at status) → DateTime.
 //   enum                → Picklist with the enum's values, unrestricted (see PICKLIST_RESTRICTED).
-//   list of strings     → Text(255), entries joined with "; " (LIST_SEPARATOR): filterable in list
-//                         views and reports, which a Long Text Area is not, and ten NTEE codes or
+//   list                → Text(255), entries joined with "; " (the kit's LIST_SEPARATOR): filterable in
+//                         list views and reports, which a Long Text Area is not, and ten NTEE codes or
 //                         regions fit easily.
-//   *_url, *_domain     → Url (clickable; Salesforce adds the scheme when it shows one without).
-//   any other string    → Text(255).
+//   text with url       → Url (clickable; Salesforce adds the scheme when it shows one without).
+//   any other text      → Text(255).
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
-import { enrichmentStatusOptions, fieldLabel, unwrapContractField } from '../kit/field-catalogue.ts';
-import { z } from 'zod';
-import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
+import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
 import type { FieldValue } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
 import { STATUS_KEYS } from '../pipeline/write-policy.ts';
@@ -51,9 +49,6 @@ export const SALESFORCE_OUTBOUND_MESSAGE_FIELDS: Record<SalesforceObject, readon
   Contact: ['Id', ...SALESFORCE_IDENTITY_FIELDS.Contact.filter((field) => !field.includes('.'))],
   Lead: ['Id', ...SALESFORCE_IDENTITY_FIELDS.Lead.filter((field) => !field.includes('.'))],
 };
-
-/** Joins a list field's entries into one text value. */
-export const LIST_SEPARATOR = '; ';
 
 /** Salesforce's limits: API name before `__c`, label, description, help text, Text length. */
 export const SALESFORCE_LIMITS = { apiName: 40, label: 40, description: 1000, inlineHelpText: 510, text: 255, precision: 18 } as const;
@@ -154,61 +149,58 @@ export function salesforceLabel(prefix: string, text: string): string {
   return `${prefix}${words.join(' ')}`.slice(0, SALESFORCE_LIMITS.label).trimEnd();
 }
 
-/** What a contract field's zod schema says about storing it; throws on a shape we have no rule for. */
-function describeSchema(schema: z.core.$ZodType, field: string, key: string): { kind: Kind; description: string | null } {
-  const { inner: current, description } = unwrapContractField(schema);
-  if (current instanceof z.ZodNumber) {
-    if (current.isInt) return { kind: { type: 'Number', precision: SALESFORCE_LIMITS.precision, scale: 0 }, description };
-    const decimal = DECIMALS[field];
-    if (decimal === undefined) throw new Error(`${key} is a decimal: give it a precision and scale in DECIMALS`);
-    return { kind: { type: 'Number', ...decimal }, description };
+/** A catalogue kind as Salesforce stores it; a decimal field with no DECIMALS entry throws. */
+function salesforceKind(kind: FieldKind, field: string, key: string): Kind {
+  switch (kind.type) {
+    case 'integer':
+      return { type: 'Number', precision: SALESFORCE_LIMITS.precision, scale: 0 };
+    case 'decimal': {
+      const decimal = DECIMALS[field];
+      if (decimal === undefined) throw new Error(`${key} is a decimal: give it a precision and scale in DECIMALS`);
+      return { type: 'Number', ...decimal };
+    }
+    case 'boolean':
+      return { type: 'Checkbox' };
+    case 'date':
+      return { type: 'Date' };
+    case 'datetime':
+      return { type: 'DateTime' };
+    case 'enum':
+      return { type: 'Picklist', values: kind.values.map((value) => ({ value, label: value })) };
+    case 'list':
+      return { type: 'Text', list: true };
+    case 'text':
+      return kind.url ? { type: 'Url' } : { type: 'Text', list: false };
   }
-  if (current instanceof z.ZodBoolean) return { kind: { type: 'Checkbox' }, description };
-  if (current instanceof z.ZodISODate) return { kind: { type: 'Date' }, description };
-  if (current instanceof z.ZodISODateTime) return { kind: { type: 'DateTime' }, description };
-  if (current instanceof z.ZodEnum) {
-    const values = current.options.map((option) => ({ value: String(option), label: String(option) }));
-    return { kind: { type: 'Picklist', values }, description };
-  }
-  if (current instanceof z.ZodArray && current.element instanceof z.ZodString) return { kind: { type: 'Text', list: true }, description };
-  if (current instanceof z.ZodString) {
-    return { kind: /(_url|_domain)$/.test(field) ? { type: 'Url' } : { type: 'Text', list: false }, description };
-  }
-  throw new Error(`no Salesforce field rule for ${key} (zod type ${current._zod.def.type})`);
 }
 
 /** What a description adds for a field type whose stored value needs explaining. */
 function typeNote(kind: Kind): string {
   if (kind.type === 'Checkbox') return ' Unchecked means false or not provided.';
-  if (kind.type === 'Text' && kind.list) return ` Entries are joined with "${LIST_SEPARATOR}".`;
+  if (kind.type === 'Text' && kind.list) return ` ${LIST_NOTE}`;
   return '';
 }
 
-function contractFields(
-  section: 'household' | 'career',
-  fields: readonly string[],
-  shape: Readonly<Record<string, z.core.$ZodType>>,
-): Field[] {
-  const prefix = section === 'household' ? 'WF_HH_' : 'WF_Career_';
-  const labelPrefix = section === 'household' ? 'WF Household: ' : 'WF Career: ';
-  const source = section === 'household' ? 'Windfall household data' : 'Windfall career data';
-  return fields.map((field) => {
-    const key = `${section}.${field}`;
-    const schema = shape[field];
-    if (schema === undefined) throw new Error(`${key} is listed but has no schema`);
-    const { kind, description } = describeSchema(schema, field, key);
-    // The shared date description says nothing the field type does not.
-    const detail = description === null || /^Date, YYYY-MM-DD\.?$/.test(description) ? '' : ` — ${description}`;
-    // Net worth is a Number, not a Currency (see the top of this file): say which currency it is.
-    const money = /net_worth$/.test(field) && !/dollar/i.test(detail) ? ' In US dollars.' : '';
-    return {
-      key,
-      name: salesforceApiName(prefix, field),
-      label: salesforceLabel(labelPrefix, fieldLabel(field)),
-      description: `${source}: ${fieldLabel(field)}${detail === '' ? '.' : detail}${money}${typeNote(kind)}`,
-      kind,
-    };
-  });
+/** Per catalogue group: the API name prefix, the label prefix, whose data the description says it is. */
+const GROUPS = {
+  household: { name: 'WF_HH_', label: 'WF Household: ', source: 'Windfall household data' },
+  career: { name: 'WF_Career_', label: 'WF Career: ', source: 'Windfall career data' },
+} as const;
+
+function contractField({ group, field, key, label, description, kind: catalogueKind }: CatalogueField): Field {
+  const prefixes = GROUPS[group];
+  const kind = salesforceKind(catalogueKind, field, key);
+  // The shared date description says nothing the field type does not.
+  const detail = description === null || /^Date, YYYY-MM-DD\.?$/.test(description) ? '' : ` — ${description}`;
+  // Net worth is a Number, not a Currency (see the top of this file): say which currency it is.
+  const money = /net_worth$/.test(field) && !/dollar/i.test(detail) ? ' In US dollars.' : '';
+  return {
+    key,
+    name: salesforceApiName(prefixes.name, field),
+    label: salesforceLabel(prefixes.label, label),
+    description: `${prefixes.source}: ${label}${detail === '' ? '.' : detail}${money}${typeNote(kind)}`,
+    kind,
+  };
 }
 
 type StatusKey = (typeof STATUS_KEYS)[number];
@@ -246,8 +238,7 @@ export const ENRICHED_AT_FIELD = STATUS_FIELDS['status.enriched_at'].name;
 
 const FIELDS: readonly Field[] = [
   ...STATUS_KEYS.map((key) => ({ key, ...STATUS_FIELDS[key] })),
-  ...contractFields('household', HOUSEHOLD_FIELDS, HouseholdSchema.shape),
-  ...contractFields('career', CAREER_FIELDS, CareerSchema.shape),
+  ...FIELD_CATALOGUE.map(contractField),
 ];
 
 const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
@@ -355,8 +346,8 @@ export function formatSalesforceValue(key: string, value: FieldValue): CrmValue 
     case 'Text': {
       if (typeof value === 'string') return value.trim() === '' ? null : fitText(value, SALESFORCE_LIMITS.text);
       if (typeof value === 'number' || typeof value === 'boolean') return null;
-      const entries = value.map((entry) => entry.trim()).filter((entry) => entry !== '');
-      return entries.length === 0 ? null : fitText(entries.join(LIST_SEPARATOR), SALESFORCE_LIMITS.text);
+      const joined = joinList(value);
+      return joined === null ? null : fitText(joined, SALESFORCE_LIMITS.text);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The HubSpot contact properties: one per contract field and status key, names HubSpot accepts, type
 // pairs HubSpot validates, the key ↔ property mapping, and how values are formatted for HubSpot.
-import { ENRICHMENT_STATUSES } from '../../connectors/kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, LIST_SEPARATOR } from '../../connectors/kit/field-catalogue.ts';
 import { PropertyCreateFieldTypeEnum, PropertyCreateTypeEnum } from '@hubspot/api-client/lib/codegen/crm/properties/index.js';
 import { describe, expect, it } from 'vitest';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
@@ -8,7 +8,6 @@ import { PERSONAS } from '../../core/sandbox/personas.ts';
 import {
   HUBSPOT_FIELD_KEYS,
   HUBSPOT_PROPERTY_GROUP,
-  LIST_SEPARATOR,
   fieldKeyForHubSpotProperty,
   formatHubSpotValue,
   hubspotFieldKind,
