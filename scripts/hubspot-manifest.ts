@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { hubspotActionOutputDefinitions, hubspotActionOutputLabels } from '../connectors/hubspot/action-fields.ts';
 import { HUBSPOT_PROPERTY_GROUP, hubspotProperties } from '../connectors/hubspot/fields.ts';
-import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/routes.ts';
+import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/paths.ts';
 
 export const HUBSPOT_MANIFEST_DIR = path.resolve(import.meta.dirname, '../manifests/hubspot');
 

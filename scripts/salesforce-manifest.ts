@@ -17,7 +17,7 @@ import {
   type SalesforceFieldDefinition,
   type SalesforceObject,
 } from '../connectors/salesforce/fields.ts';
-import { SALESFORCE_OAUTH_CALLBACK_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/routes.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/paths.ts';
 import { SALESFORCE_API_VERSION } from '../connectors/salesforce/version.ts';
 
 export const SALESFORCE_MANIFEST_DIR = path.resolve(import.meta.dirname, '../manifests/salesforce');

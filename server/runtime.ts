@@ -18,17 +18,14 @@ import { isDatabaseBusy } from '../core/storage/errors.ts';
 import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
 import { type OpenedStorage, openStorage } from '../connectors/pipeline/storage.ts';
 import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
-import { registryOf } from '../connectors/pipeline/crm-module.ts';
+import { type CrmModule, registryOf } from '../connectors/pipeline/crm-module.ts';
 import { hubspotModule } from '../connectors/hubspot/index.ts';
 import { salesforceModule } from '../connectors/salesforce/index.ts';
 import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
 import { setOutboundTimeouts } from '../core/client/timeouts.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
-import { hubspotRouter } from './http/hubspot-routes.ts';
-import { salesforceRouter } from './http/salesforce-routes.ts';
-import { salesforceOAuthRouter } from './http/salesforce-oauth-routes.ts';
-import { hubspotActionRouter } from './http/hubspot-action-route.ts';
 import { createApp } from './http/app.ts';
+import { crmRouter } from './http/crm-routes.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type Logger, createLogger } from './logger.ts';
 
@@ -56,9 +53,21 @@ export function snapshotsDir(dataDir: string): string {
   return path.join(dataDir, 'snapshots');
 }
 
+/**
+ * The CRM modules this build ships, each with its configuration (none: no OAuth app, the defaults).
+ * The one place that names the CRMs: everything else takes the modules as they come.
+ */
+export function crmModules(config?: Config): readonly CrmModule[] {
+  if (config === undefined) return [hubspotModule(), salesforceModule()];
+  return [
+    hubspotModule(config.hubspot),
+    salesforceModule({ app: { ...config.salesforce, allowAnyHost: config.salesforceAllowAnyHost }, outbound: config.salesforceOutbound }),
+  ];
+}
+
 /** The CRM modules this build ships, as the bridge's registry. */
-export function defaultConnectors(options: { salesforceAllowAnyHost?: boolean } = {}): ConnectorRegistry {
-  return registryOf([hubspotModule(), salesforceModule({ allowAnyHost: options.salesforceAllowAnyHost ?? false })]);
+export function defaultConnectors(config?: Config): ConnectorRegistry {
+  return registryOf(crmModules(config));
 }
 
 export interface Runtime {
@@ -66,6 +75,8 @@ export interface Runtime {
   readonly service: EnrichService;
   readonly bridge: Bridge;
   readonly box: SecretBox;
+  /** The CRM modules, configured: their routes and commands. */
+  readonly modules: readonly CrmModule[];
   /** Stops the snapshot watcher and closes the database. */
   close(): Promise<void>;
 }
@@ -85,7 +96,7 @@ export type RuntimePurpose = 'serve' | 'command';
 export async function openRuntime(
   config: Config,
   logger: Logger,
-  connectors: ConnectorRegistry = defaultConnectors({ salesforceAllowAnyHost: config.salesforceAllowAnyHost }),
+  connectors: ConnectorRegistry = defaultConnectors(config),
   purpose: RuntimePurpose = 'serve',
 ): Promise<Runtime> {
   setOutboundTimeouts(config.timeouts);
@@ -119,6 +130,7 @@ export async function openRuntime(
     service,
     bridge,
     box,
+    modules: crmModules(config),
     close: async () => {
       snapshots?.stop();
       await store.close();
@@ -230,30 +242,14 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const runtime = await openRuntime(config, logger, connectors);
   const { store } = runtime.opened;
   let worker: Worker | null = null;
-  const hubspot = hubspotRouter({
-    config,
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    box: runtime.box,
-    logger,
-    wake: () => worker?.wake(),
-  });
-  const action = hubspotActionRouter({ config, bridge: runtime.bridge, queue: runtime.opened.queue, logger, wake: () => worker?.wake() });
-  const salesforce = salesforceRouter({
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    logger,
-    wake: () => worker?.wake(),
-    outboundLegacyPath: config.salesforceOutbound.legacyPath,
-    outboundRatePerAddress: config.salesforceOutbound.ratePerAddress,
-  });
-  const salesforceOAuth = salesforceOAuthRouter({ config, bridge: runtime.bridge, box: runtime.box, logger });
   const app = createApp({
     service: runtime.service,
     logger,
     trustProxy: config.trustProxy,
     requireHttps: config.requireHttps,
-    routers: [hubspot, action, salesforce, salesforceOAuth],
+    routers: [
+      crmRouter(runtime.modules, { publicUrl: config.publicUrl, bridge: runtime.bridge, queue: runtime.opened.queue, box: runtime.box, log: logger, wake: () => worker?.wake() }),
+    ],
   });
   const limits = connectionLimits(config);
   const server =

@@ -14,6 +14,10 @@ import { hubspotActionOutputs } from './action-fields.ts';
 import { CrmError } from '../pipeline/connector.ts';
 import { HubSpotApiError } from './api.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
+import type { HubSpotCredentials } from './auth.ts';
+import { verifyHubSpotRequest } from './signature.ts';
+import { type HttpResult, jsonResult } from '../kit/http.ts';
+import type { Headers } from '../kit/signature.ts';
 
 /** How long HubSpot holds a BLOCKed enrollment before it moves on without our outputs. */
 export const ACTION_EXPIRATION = 'PT15M';
@@ -181,6 +185,61 @@ export async function acceptAction(
   return { outputFields: outputs };
 }
 
+export interface ActionRequestDeps {
+  /** The public app's client secret (null: no public app); a static-token portal has its own. */
+  readonly appClientSecret: string | null;
+  readonly installationOf: (portalId: string) => Promise<Installation | undefined>;
+  readonly credentialsOf: (installation: Installation) => Promise<HubSpotCredentials | null>;
+  readonly queue: JobQueue;
+  readonly wake: () => void;
+  readonly callbacks: ActionCallbacks;
+  /** The job could not be queued (for the operator's log): HubSpot is told to retry. */
+  readonly onError: (error: unknown) => void;
+}
+
+function portalOf(raw: Buffer): string | null {
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    const origin = typeof parsed === 'object' && parsed !== null && 'origin' in parsed ? parsed.origin : null;
+    const portal = typeof origin === 'object' && origin !== null && 'portalId' in origin ? origin.portalId : null;
+    return typeof portal === 'number' || typeof portal === 'string' ? String(portal) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A workflow action request as HubSpot posts it: verified with the app's secret or the claimed portal's
+ * own (v3, timestamped, so a replay goes stale in 5 minutes, when HubSpot sends it, as it does beside
+ * the older versions; otherwise v2, whose replays the callback ids catch), parsed, then acceptAction.
+ */
+export async function acceptActionRequest(body: Buffer, request: { readonly url: string; readonly headers: Headers; readonly now: number }, deps: ActionRequestDeps): Promise<HttpResult> {
+  const portal = portalOf(body);
+  const installation = portal === null ? undefined : await deps.installationOf(portal);
+  const secrets: string[] = deps.appClientSecret === null ? [] : [deps.appClientSecret];
+  if (installation !== undefined) {
+    const credentials = await deps.credentialsOf(installation);
+    if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
+  }
+  const verify = (clientSecret: string): boolean =>
+    verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3', 'v2'], now: request.now }).ok;
+  if (!secrets.some(verify)) return jsonResult(401, { message: 'invalid or missing HubSpot signature' });
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return jsonResult(400, { message: 'the body is not JSON' });
+  }
+  const parsed = ActionRequestSchema.safeParse(json);
+  if (!parsed.success) return jsonResult(400, { message: 'not a workflow action request (callbackId, origin.portalId, object.objectId)' });
+  if (installation === undefined || installation.status === 'disabled') return jsonResult(200, { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } });
+  try {
+    return jsonResult(200, await acceptAction(parsed.data, installation, deps.queue, { wake: deps.wake, callbacks: deps.callbacks }));
+  } catch (error) {
+    deps.onError(error);
+    return jsonResult(503, { message: 'could not queue the enrichment; HubSpot will retry' });
+  }
+}
 
 /**
  * The outputs for a settled contact: its values and SUCCESS, or FAIL_CONTINUE when it could not be

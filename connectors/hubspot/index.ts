@@ -3,9 +3,14 @@ import type { CrmModule } from '../pipeline/crm-module.ts';
 import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
 import { HubSpotCredentialsCache } from './auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
+import { type HubSpotAppSettings, NO_HUBSPOT_APP } from './install.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
+import { hubspotRoutes } from './routes.ts';
 
-export function hubspotModule(): CrmModule {
+export type { HubSpotAppSettings } from './install.ts';
+
+/** The module, for the public app the server is configured with (none: static-token portals only). */
+export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModule {
   return {
     provider: HUBSPOT_PROVIDER,
     objects: [CONTACT],
@@ -20,5 +25,6 @@ export function hubspotModule(): CrmModule {
         await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
       },
     },
+    routes: (context) => hubspotRoutes(app, context),
   };
 }

@@ -12,7 +12,7 @@ import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi } from './api.ts';
 import { type HubSpotCredentials, HubSpotAuthError, requestToken } from './auth.ts';
 import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
 import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
-import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './routes.ts';
+import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './paths.ts';
 import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
 import {
   INSTALL_LINK_TTL_MS,
@@ -24,6 +24,31 @@ import {
   requireSameBrowser,
   sealJson,
 } from '../kit/oauth-install.ts';
+
+/** The public app as configured (HUBSPOT_CLIENT_ID, …): without all three, no OAuth install. */
+export interface HubSpotAppSettings {
+  readonly clientId: string | null;
+  readonly clientSecret: string | null;
+  readonly appId: string | null;
+  readonly apiBaseUrl: string;
+  readonly authBaseUrl: string;
+}
+
+/** No public app: static-token portals only (`enrichbridge hubspot connect`). */
+export const NO_HUBSPOT_APP: HubSpotAppSettings = {
+  clientId: null,
+  clientSecret: null,
+  appId: null,
+  apiBaseUrl: DEFAULT_HUBSPOT_API_BASE,
+  authBaseUrl: 'https://app.hubspot.com',
+};
+
+/** The app's settings for an install, or null when the server cannot run one (no app, or no public URL). */
+export function hubspotAppConfig(settings: HubSpotAppSettings, publicUrl: string | null): HubSpotAppConfig | null {
+  const { clientId, clientSecret, appId } = settings;
+  if (clientId === null || clientSecret === null || appId === null || publicUrl === null) return null;
+  return { clientId, clientSecret, appId, apiBaseUrl: settings.apiBaseUrl, authBaseUrl: settings.authBaseUrl, publicUrl };
+}
 
 /** The public app's settings, from the server's configuration. */
 export interface HubSpotAppConfig {

@@ -12,6 +12,7 @@ import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { HttpResult } from './http.ts';
 
 /** How long an install link stays good: long enough to reach the admin who installs. */
 export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -121,13 +122,6 @@ export class StateCookie {
   read(cookieHeader: string | undefined): string | undefined {
     return parseCookies(cookieHeader ?? '')[this.name];
   }
-}
-
-/** An answer as data: what a handler returns and the server turns into HTTP. */
-export interface HttpResult {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
 }
 
 export interface ResultPageContent {

@@ -3,10 +3,15 @@
 // root (server/runtime.ts) registers every module the build ships, and nothing else there knows which
 // CRMs exist.
 //
-// Today a module gives its provider name and objects, its connector factory, its post-settlement hook
-// (HubSpot's workflow callbacks) and its own job kinds. Its intake handlers, install spec, backfill
-// source and routes table are still mounted by server/http and server/cli one CRM at a time (issue 11).
-import { type CallbackHandler, type ConnectorFactory, type ConnectorJobHandler, ConnectorRegistry } from './bridge.ts';
+// A module gives its provider name and objects, its connector factory, its post-settlement hook
+// (HubSpot's workflow callbacks), its own job kinds, its routes table (its OAuth install, webhooks and
+// outbound messages, each a handler that returns its answer as data), its backfill record source and its
+// operator commands. server/http mounts the routes, server/cli the commands, all the same way.
+import type { CrmRoute } from '../kit/http.ts';
+import type { RouteLog } from '../kit/oauth-routes.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { type Bridge, type CallbackHandler, type ConnectorFactory, type ConnectorJobHandler, ConnectorRegistry } from './bridge.ts';
+import type { JobQueue } from './job-queue.ts';
 
 export interface CrmModule {
   /** The provider name installations are stored under (`hubspot`, `salesforce`). */
@@ -19,12 +24,22 @@ export interface CrmModule {
   readonly callbacks?: CallbackHandler;
   /** The module's own job kinds, each with its handler (done when it resolves, retried when it throws). */
   readonly jobs?: Readonly<Record<string, ConnectorJobHandler>>;
+  /** The module's HTTP routes, built once per server from what they need of it. */
+  readonly routes?: (context: CrmRouteContext) => readonly CrmRoute[];
 }
 
-/** What every module may be told when it is made. */
-export interface CrmModuleOptions {
-  /** Tests and local fakes only: the CRM's API and login hosts may be anywhere. */
-  readonly allowAnyHost?: boolean;
+/** What a module's routes are given by the server that mounts them. */
+export interface CrmRouteContext {
+  /** The address the CRM and admins reach this server at (PUBLIC_URL); null when it is not set. */
+  readonly publicUrl: string | null;
+  readonly bridge: Bridge;
+  readonly queue: JobQueue;
+  readonly box: SecretBox;
+  readonly log: RouteLog;
+  /** Nudges the in-process workers after an enqueue. */
+  readonly wake: () => void;
+  /** The clock (tests move it). */
+  readonly now?: () => Date;
 }
 
 /** The registry the bridge uses, from the modules the build ships. Two modules may not share a provider or a job kind. */

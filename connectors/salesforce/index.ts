@@ -1,12 +1,27 @@
 // The Salesforce module: what the composition root registers (connectors/pipeline/crm-module.ts).
-import type { CrmModule, CrmModuleOptions } from '../pipeline/crm-module.ts';
+import type { CrmModule } from '../pipeline/crm-module.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
 import { SALESFORCE_OBJECTS } from './fields.ts';
+import { NO_SALESFORCE_APP, type SalesforceAppSettings } from './install.ts';
+import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings, salesforceRoutes } from './routes.ts';
 
-export function salesforceModule(options: CrmModuleOptions = {}): CrmModule {
+export type { SalesforceAppSettings } from './install.ts';
+export type { OutboundSettings } from './routes.ts';
+export { SALESFORCE_STATE_COOKIE } from './routes.ts';
+
+export interface SalesforceModuleSettings {
+  /** The External Client App (none: orgs connect with a token from the command line). */
+  readonly app?: Partial<SalesforceAppSettings>;
+  readonly outbound?: Partial<OutboundSettings>;
+}
+
+export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmModule {
+  const app: SalesforceAppSettings = { ...NO_SALESFORCE_APP, ...settings.app };
+  const outbound: OutboundSettings = { ...DEFAULT_OUTBOUND_SETTINGS, ...settings.outbound };
   return {
     provider: SALESFORCE_PROVIDER,
     objects: SALESFORCE_OBJECTS,
-    connector: salesforceConnectorFactory({ allowAnyHost: options.allowAnyHost ?? false }),
+    connector: salesforceConnectorFactory({ allowAnyHost: app.allowAnyHost }),
+    routes: (context) => salesforceRoutes(app, outbound, context),
   };
 }

@@ -10,6 +10,7 @@ import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import { InstallationError, type Installations, type TargetInput } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
 import {
+  SALESFORCE_PRODUCTION_LOGIN_URL,
   SALESFORCE_SANDBOX_LOGIN_URL,
   type SalesforceCredentials,
   type SalesforceGrant,
@@ -23,7 +24,7 @@ import {
 } from './auth.ts';
 import { SALESFORCE_PROVIDER } from './connector.ts';
 import { toSalesforceId18 } from './ids.ts';
-import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './routes.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './paths.ts';
 import {
   INSTALL_LINK_TTL_MS,
   INSTALL_MESSAGES,
@@ -38,6 +39,34 @@ import {
 /** A production (or developer) org logs in at SALESFORCE_LOGIN_URL; a Salesforce sandbox org at test.salesforce.com. */
 export const SALESFORCE_ORG_KINDS = ['production', 'sandbox'] as const;
 export type SalesforceOrgKind = (typeof SALESFORCE_ORG_KINDS)[number];
+
+/** The External Client App as configured (SALESFORCE_CLIENT_ID, …): without a client id, no OAuth install. */
+export interface SalesforceAppSettings {
+  readonly clientId: string | null;
+  /** Null when the app does not require the secret (PKCE alone). */
+  readonly clientSecret: string | null;
+  /** Where production orgs log in (login.salesforce.com, or a My Domain login URL). */
+  readonly loginUrl: string;
+  /** Tests and local fakes only: login and instance URLs on any host. */
+  readonly allowAnyHost: boolean;
+  /** The JWT bearer flow's settings (`salesforce connect-jwt`), or null when none is set. */
+  readonly jwt: { readonly consumerKey: string; readonly username: string; readonly privateKeyFile: string } | null;
+}
+
+/** No External Client App: orgs connect with a token (`enrichbridge salesforce connect`). */
+export const NO_SALESFORCE_APP: SalesforceAppSettings = {
+  clientId: null,
+  clientSecret: null,
+  loginUrl: SALESFORCE_PRODUCTION_LOGIN_URL,
+  allowAnyHost: false,
+  jwt: null,
+};
+
+/** The app's settings for an install, or null when the server cannot run one (no client id or no public URL). */
+export function salesforceAppConfig(settings: SalesforceAppSettings, publicUrl: string | null): SalesforceAppConfig | null {
+  if (settings.clientId === null || publicUrl === null) return null;
+  return { clientId: settings.clientId, clientSecret: settings.clientSecret, loginUrl: settings.loginUrl, publicUrl, allowAnyHost: settings.allowAnyHost };
+}
 
 /** The External Client App's settings and where we are reached, from the server's configuration. */
 export interface SalesforceAppConfig {

@@ -4,22 +4,10 @@
 // (before authentication, so it must be cheap and quiet): never a 500, never an error-level log line.
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-
-export interface BodyFault {
-  /** 413 over the cap, 415 an encoding we do not read, 400 bytes that do not decode. */
-  readonly status: 400 | 413 | 415;
-  /** body-parser's error type where it has one, else ours (`encoding.invalid`, `utf8.invalid`). */
-  readonly type: string;
-  readonly message: string;
-}
+import type { BodyFault } from '../../connectors/kit/http.ts';
 
 /** Answers a fault in the route's format; `next` for a route that defers the answer (the enrichment endpoints). */
 export type RefuseBody = (res: Response, fault: BodyFault, req: Request, next: NextFunction) => void;
-
-/** The webhook routes' format for a client error: JSON `{ message }`. */
-const answerJson: RefuseBody = (res, fault) => {
-  res.status(fault.status).json({ message: fault.message });
-};
 
 function faultOf(error: unknown): BodyFault | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -52,9 +40,9 @@ const NOT_UTF8: BodyFault = { status: 400, type: 'utf8.invalid', message: 'the b
  * Middleware that leaves the body in `req.body` as a Buffer (empty when there was none), or answers
  * with `refuse`. `limit` is express's: bytes, or a string such as '1mb'; it counts inflated bytes.
  */
-export function readBody(options: { readonly limit: number | string; readonly refuse?: RefuseBody }): RequestHandler {
+export function readBody(options: { readonly limit: number | string; readonly refuse: RefuseBody }): RequestHandler {
   const raw = express.raw({ type: () => true, limit: options.limit });
-  const refuse = options.refuse ?? answerJson;
+  const { refuse } = options;
   return (req, res, next) => {
     const afterRaw = (error?: unknown): void => {
       if (error !== undefined && error !== null) {

@@ -21,9 +21,9 @@ import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import type { Worker } from '../../connectors/pipeline/worker.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
-import { hubspotActionRouter } from '../../server/http/hubspot-action-route.ts';
+import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
+import { type Runtime, crmModules, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
 import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { until as untilDone } from '../support/processes.ts';
@@ -95,11 +95,12 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     worker ??= startWorker(runtime, logger, 1);
     return worker;
   };
-  const router = hubspotActionRouter({
-    config,
+  const router = crmRouter(crmModules(config), {
+    publicUrl: config.publicUrl,
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
-    logger,
+    box: runtime.box,
+    log: logger,
     wake: () => {
       if (options.worker === 'manual') worker?.wake();
       else ensureWorker().wake();

@@ -15,9 +15,9 @@ import { createInstallLink } from '../../connectors/hubspot/install.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
-import { hubspotRouter } from '../../server/http/hubspot-routes.ts';
+import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
+import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { type Page, browserGet } from '../support/browser.ts';
 import { tempDir } from '../support/harness.ts';
@@ -65,12 +65,12 @@ async function startRig(options: { publicUrl?: string; configured?: boolean; fak
   const runtime = await openRuntime(config, logger);
   await createAccount(runtime.opened.store, ACCOUNT, { careerIntelligence: true });
   const clock = { aheadMs: 0 };
-  const router = hubspotRouter({
-    config,
+  const router = crmRouter(crmModules(config), {
+    publicUrl: config.publicUrl,
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
     box: runtime.box,
-    logger,
+    log: logger,
     wake: () => undefined,
     now: () => new Date(Date.now() + clock.aheadMs),
   });

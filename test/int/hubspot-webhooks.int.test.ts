@@ -20,9 +20,9 @@ import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
-import { hubspotRouter } from '../../server/http/hubspot-routes.ts';
+import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
+import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, type WebhookEvent, hubspotV1Signature, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 
@@ -80,12 +80,12 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
   });
   const runtime = await openRuntime(config, logger);
   const wakes = { count: 0 };
-  const router = hubspotRouter({
-    config,
+  const router = crmRouter(crmModules(config), {
+    publicUrl: config.publicUrl,
     bridge: runtime.bridge,
     queue: runtime.opened.queue,
     box: runtime.box,
-    logger,
+    log: logger,
     wake: () => {
       wakes.count += 1;
     },

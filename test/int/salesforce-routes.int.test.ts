@@ -17,12 +17,13 @@ import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound-xml.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/routes.ts';
+import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/paths.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startServer } from '../../server/runtime.ts';
-import { salesforceRouter } from '../../server/http/salesforce-routes.ts';
+import { crmRouter } from '../../server/http/crm-routes.ts';
+import { salesforceModule } from '../../connectors/salesforce/index.ts';
 import { tempDir } from '../support/harness.ts';
 
 const logger = createLogger('silent');
@@ -91,15 +92,15 @@ async function startRig(options: { legacyPath?: boolean; ratePerAddress?: number
       trustProxy: false,
       requireHttps: false,
       routers: [
-        salesforceRouter({
+        crmRouter([salesforceModule({ outbound: { legacyPath: options.legacyPath ?? true, ...(options.ratePerAddress === undefined ? {} : { ratePerAddress: options.ratePerAddress }) } })], {
+          publicUrl: config.publicUrl,
           bridge: runtime.bridge,
           queue: runtime.opened.queue,
-          logger,
+          box: runtime.box,
+          log: logger,
           wake: () => {
             wakes.count += 1;
           },
-          outboundLegacyPath: options.legacyPath ?? true,
-          ...(options.ratePerAddress === undefined ? {} : { outboundRatePerAddress: options.ratePerAddress }),
         }),
       ],
     });

@@ -1,7 +1,7 @@
 // manifests/hubspot/ is data the code depends on: these tests keep it in sync with the code. The
 // properties and the workflow action are generated from the code, the app declares exactly the scopes
 // the code asks for, the webhooks subscribe to exactly the identity properties, and every URL points
-// at a route the server mounts from connectors/hubspot/routes.ts.
+// at a route the server mounts from connectors/hubspot/paths.ts.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import {
   HUBSPOT_ENRICH_ACTION_ROUTE,
   HUBSPOT_OAUTH_CALLBACK_ROUTE,
   HUBSPOT_WEBHOOK_ROUTE,
-} from '../../connectors/hubspot/routes.ts';
+} from '../../connectors/hubspot/paths.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from '../../connectors/hubspot/scopes.ts';
 import { fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';

@@ -1,7 +1,7 @@
 // The Salesforce custom fields: one per contract field and status key on each object, API names and
 // labels Salesforce accepts, types, lengths and precision within the metadata rules (crm-platforms.md
 // section 10), the key ↔ API name mapping, and how values are formatted for Salesforce.
-import { ENRICHMENT_STATUSES } from '../../connectors/kit/field-catalogue.ts';
+import { ENRICHMENT_STATUSES, LIST_SEPARATOR } from '../../connectors/kit/field-catalogue.ts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
@@ -9,7 +9,6 @@ import { PERSONAS } from '../../core/sandbox/personas.ts';
 import {
   DECIMALS,
   ENRICHED_AT_FIELD,
-  LIST_SEPARATOR,
   SALESFORCE_FIELD_KEYS,
   SALESFORCE_FIELD_NAMES,
   SALESFORCE_IDENTITY_FIELDS,
@@ -33,7 +32,7 @@ import {
   SALESFORCE_OAUTH_CALLBACK_ROUTE,
   SALESFORCE_OAUTH_INSTALL_ROUTE,
   SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
-} from '../../connectors/salesforce/routes.ts';
+} from '../../connectors/salesforce/paths.ts';
 import { SALESFORCE_API_VERSION as VERSION_MODULE_API_VERSION } from '../../connectors/salesforce/version.ts';
 import { STATUS_KEYS, fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
 

@@ -15,7 +15,7 @@ import {
   salesforceFields,
   type SalesforceFieldDefinition,
 } from '../../connectors/salesforce/fields.ts';
-import { SALESFORCE_API_VERSION, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/routes.ts';
+import { SALESFORCE_API_VERSION, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/paths.ts';
 import {
   ECA_FILE,
   ECA_NAME,

@@ -1,0 +1,21 @@
+// The HTTP paths Salesforce (and the admin's browser) calls on us, in one place: routes.ts mounts its
+// handlers here and the metadata in manifests/salesforce/ points at them (test/unit/salesforce-manifests.test.ts).
+
+/** Where an admin starts the install: redirects to Salesforce's authorize URL (production or sandbox). */
+export const SALESFORCE_OAUTH_INSTALL_ROUTE = '/oauth/salesforce/install';
+/** The OAuth redirect URL; the External Client App's callback URL must be exactly this on the public host. */
+export const SALESFORCE_OAUTH_CALLBACK_ROUTE = '/oauth/salesforce/callback';
+/**
+ * Outbound Messages (SOAP) from the record-triggered flows. The `endpointUrl` of the workflow outbound
+ * messages is this followed by `/<the installation's outbound secret>` (salesforceOutboundMessagePath);
+ * the bare path is accepted only where an operator enables it (SALESFORCE_OUTBOUND_LEGACY_PATH).
+ */
+export const SALESFORCE_OUTBOUND_MESSAGE_ROUTE = '/webhooks/salesforce/outbound-message';
+
+/** The path an installation's outbound messages are posted to, its secret included. */
+export const salesforceOutboundMessagePath = (secret: string): string => `${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/${secret}`;
+/** The signed JSON variant (`{orgId, object, ids[]}`) for Apex or Flow HTTP callouts. */
+export const SALESFORCE_EVENTS_ROUTE = '/webhooks/salesforce/events';
+
+// Re-exported so a module that needs the routes and the version imports one file.
+export { SALESFORCE_API_VERSION } from './version.ts';
