@@ -3,8 +3,9 @@
 // plan can count match keys and input hashes without a second read. The cursor is HubSpot's own `after`
 // token, so an interrupted backfill resumes at the page it stopped on.
 import type { RecordSource } from '../pipeline/backfill.ts';
+import type { CrmBackfill } from '../pipeline/crm-module.ts';
 import type { HubSpotApi } from './api.ts';
-import { readProperties } from './connector.ts';
+import { CONTACT, HubSpotConnector, hubspotApiFor, readProperties } from './connector.ts';
 
 /** Docs: https://developers.hubspot.com/docs/api-reference/crm-contacts-v3/basic/get-crm-v3-objects-contacts */
 export function hubspotRecordSource(options: { readonly api: HubSpotApi }): RecordSource {
@@ -14,3 +15,13 @@ export function hubspotRecordSource(options: { readonly api: HubSpotApi }): Reco
     return { records: page.contacts, next: page.after };
   };
 }
+
+/** `enrichbridge backfill hubspot`: the portal's contacts. */
+export const hubspotBackfill: CrmBackfill = {
+  description: 'page through the portal’s contacts (not the 10,000-capped search) and enqueue those that need enriching',
+  nouns: { [CONTACT]: 'contacts' },
+  open: async ({ installation, installations }) => {
+    const api = await hubspotApiFor(installation, installations);
+    return { connector: new HubSpotConnector(api), source: hubspotRecordSource({ api }), scanned: 'contacts', summary: () => ({ restarted: false, lines: [] }) };
+  },
+};

@@ -1,9 +1,11 @@
 // The HubSpot module: what the composition root registers (connectors/pipeline/crm-module.ts).
 import type { CrmModule } from '../pipeline/crm-module.ts';
 import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
-import { HubSpotCredentialsCache } from './auth.ts';
+import { HubSpotAuthError, HubSpotCredentialsCache } from './auth.ts';
+import { hubspotBackfill } from './backfill.ts';
+import { hubspotCommands } from './cli.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
-import { type HubSpotAppSettings, NO_HUBSPOT_APP } from './install.ts';
+import { type HubSpotAppSettings, HubSpotInstallError, NO_HUBSPOT_APP } from './install.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
 import { hubspotRoutes } from './routes.ts';
 
@@ -13,6 +15,7 @@ export type { HubSpotAppSettings } from './install.ts';
 export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModule {
   return {
     provider: HUBSPOT_PROVIDER,
+    name: 'HubSpot',
     objects: [CONTACT],
     connector: hubspotConnectorFor,
     callbacks: completeHubSpotCallbacks,
@@ -26,5 +29,8 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
       },
     },
     routes: (context) => hubspotRoutes(app, context),
+    commands: (context) => hubspotCommands(context),
+    backfill: hubspotBackfill,
+    isUserError: (error) => error instanceof HubSpotInstallError || error instanceof HubSpotAuthError,
   };
 }

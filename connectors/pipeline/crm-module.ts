@@ -7,15 +7,23 @@
 // (HubSpot's workflow callbacks), its own job kinds, its routes table (its OAuth install, webhooks and
 // outbound messages, each a handler that returns its answer as data), its backfill record source and its
 // operator commands. server/http mounts the routes, server/cli the commands, all the same way.
+import type { Command } from 'commander';
 import type { CrmRoute } from '../kit/http.ts';
 import type { RouteLog } from '../kit/oauth-routes.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import { type Bridge, type CallbackHandler, type ConnectorFactory, type ConnectorJobHandler, ConnectorRegistry } from './bridge.ts';
+import type { RecordSource } from './backfill.ts';
+import type { CrmConnector } from './connector.ts';
+import type { Installations } from './installations.ts';
 import type { JobQueue } from './job-queue.ts';
+import type { Installation } from './model.ts';
+import type { OpenedStorage } from './storage.ts';
 
 export interface CrmModule {
   /** The provider name installations are stored under (`hubspot`, `salesforce`). */
   readonly provider: string;
+  /** The CRM's name as people read it (`HubSpot`). */
+  readonly name: string;
   /** The objects it enriches, in the order an installation enables them by default. */
   readonly objects: readonly string[];
   /** Builds an installation's connector (its API client, credentials and pacing). */
@@ -26,6 +34,57 @@ export interface CrmModule {
   readonly jobs?: Readonly<Record<string, ConnectorJobHandler>>;
   /** The module's HTTP routes, built once per server from what they need of it. */
   readonly routes?: (context: CrmRouteContext) => readonly CrmRoute[];
+  /** The operator's commands for this CRM (`enrichbridge hubspot …`): connect, install links, disconnect. */
+  readonly commands?: (context: CrmCommandContext) => Command;
+  /** How `enrichbridge backfill <provider>` reads the records the CRM already has. */
+  readonly backfill?: CrmBackfill;
+  /** The module's errors that are the operator's to fix: the command line prints their message alone. */
+  readonly isUserError?: (error: unknown) => boolean;
+}
+
+/** What a module's commands are given: each opens what it needs when it runs, not when it is built. */
+export interface CrmCommandContext {
+  /** PUBLIC_URL, or null. */
+  readonly publicUrl: () => string | null;
+  /** The data folder's key (install links are sealed with it). */
+  readonly box: () => SecretBox;
+  /** The parts a command needs, opened on the data folder and closed once `run` is done. */
+  readonly withRuntime: <T>(run: (bridge: Bridge, opened: OpenedStorage) => Promise<T>) => Promise<T>;
+  /** The command's result, for a script to read (stdout): an installation id, a URL. */
+  readonly print: (line: string) => void;
+  /** What the operator is told beside it (stderr). */
+  readonly tell: (line: string) => void;
+}
+
+/** A CRM's side of a backfill; the command line does the rest (plan, confirm, enqueue, progress). */
+export interface CrmBackfill {
+  /** What `backfill <provider>` says it does. */
+  readonly description: string;
+  /** The objects it reads, each with its plural for the output. More than one: `--object` is required. */
+  readonly nouns: Readonly<Record<string, string>>;
+  /** Boolean options of the CRM's own, by their long flag (`--where-not-enriched`), with their help. */
+  readonly flags?: Readonly<Record<string, string>>;
+  /** The record source for one installation and object. */
+  open(request: BackfillRequest): Promise<BackfillReader>;
+}
+
+export interface BackfillRequest {
+  readonly installation: Installation;
+  readonly installations: Installations;
+  readonly object: string;
+  /** The CRM's own flags, by their long flag, true when given. */
+  readonly flags: Readonly<Record<string, boolean>>;
+  /** A line for the operator, as it happens (a query that had to start again). */
+  readonly notice: (line: string) => void;
+}
+
+export interface BackfillReader {
+  readonly connector: Pick<CrmConnector, 'toRequest'>;
+  readonly source: RecordSource;
+  /** What the plan's count says was scanned (`contacts`, `leads with an empty WF_Enriched_At__c`). */
+  readonly scanned: string;
+  /** After planning: whether it started over though a backfill had stopped midway, and lines of its own (API calls spent). */
+  summary(): { readonly restarted: boolean; readonly lines: readonly string[] };
 }
 
 /** What a module's routes are given by the server that mounts them. */

@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import type { RecordSource } from '../pipeline/backfill.ts';
 import type { CrmRecord } from '../pipeline/connector.ts';
+import type { CrmBackfill } from '../pipeline/crm-module.ts';
 import { InstallationError } from '../pipeline/installations.ts';
-import { type BulkIdPage, SALESFORCE_API_VERSION, SALESFORCE_BATCH_LIMIT, type SalesforceApi, SalesforceApiError } from './api.ts';
-import type { SalesforceConnector } from './connector.ts';
+import { type BulkIdPage, DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION, SALESFORCE_BATCH_LIMIT, type SalesforceApi, SalesforceApiError } from './api.ts';
+import { SalesforceConnector, isSalesforceObject, salesforceApiFor } from './connector.ts';
 import type { SalesforceObject } from './fields.ts';
 
 /**
@@ -156,5 +157,44 @@ export function salesforceRecordSource(options: SalesforceRecordSourceOptions): 
     open = job;
     handedOut = next;
     return { records, next: next === null ? null : next.cursor };
+  };
+}
+
+const NOUNS: Readonly<Record<SalesforceObject, string>> = { Contact: 'contacts', Lead: 'leads' };
+const WHERE_NOT_ENRICHED = '--where-not-enriched';
+
+/** `enrichbridge backfill salesforce --object Contact|Lead`: an object's records, listed by one bulk query. */
+export function salesforceBackfill(options: { readonly allowAnyHost: boolean }): CrmBackfill {
+  return {
+    description: 'list the ids of an object’s records with a Bulk API 2.0 query job, read them 200 per call, and enqueue those that need enriching',
+    nouns: NOUNS,
+    flags: { [WHERE_NOT_ENRICHED]: `only records whose ${DEFAULT_ENRICHED_AT_FIELD} is empty (filtered in the bulk query)` },
+    open: ({ installation, installations, object, flags, notice }) => {
+      if (!isSalesforceObject(object)) throw new InstallationError(`a Salesforce backfill reads Contacts or Leads, not ${object}`);
+      const whereNotEnriched = flags[WHERE_NOT_ENRICHED] === true;
+      const api = salesforceApiFor(installation, installations, { allowAnyHost: options.allowAnyHost });
+      const connector = new SalesforceConnector(api);
+      let requeried = false;
+      const source = salesforceRecordSource({
+        api,
+        connector,
+        object,
+        whereNotEnriched,
+        onRequery: ({ jobId, reason }) => {
+          requeried = true;
+          const why = reason === 'gone' ? 'Salesforce no longer has it' : `it was made with another API version than ${SALESFORCE_API_VERSION}`;
+          notice(`the bulk query job ${jobId} of the last backfill cannot be resumed (${why}): querying again`);
+        },
+      });
+      return Promise.resolve({
+        connector,
+        source,
+        scanned: whereNotEnriched ? `${NOUNS[object]} with an empty ${DEFAULT_ENRICHED_AT_FIELD}` : NOUNS[object],
+        summary: () => {
+          const usage = api.apiUsage === null ? '' : ` (the org has used ${api.apiUsage.used} of ${api.apiUsage.max} in 24 h)`;
+          return { restarted: requeried, lines: [`  Salesforce API calls:   ${api.calls}${usage}`] };
+        },
+      });
+    },
   };
 }

@@ -1,5 +1,7 @@
 // The Salesforce module: what the composition root registers (connectors/pipeline/crm-module.ts).
 import type { CrmModule } from '../pipeline/crm-module.ts';
+import { salesforceBackfill } from './backfill.ts';
+import { salesforceCommands } from './cli.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
 import { SALESFORCE_OBJECTS } from './fields.ts';
 import { NO_SALESFORCE_APP, type SalesforceAppSettings } from './install.ts';
@@ -20,8 +22,11 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
   const outbound: OutboundSettings = { ...DEFAULT_OUTBOUND_SETTINGS, ...settings.outbound };
   return {
     provider: SALESFORCE_PROVIDER,
+    name: 'Salesforce',
     objects: SALESFORCE_OBJECTS,
     connector: salesforceConnectorFactory({ allowAnyHost: app.allowAnyHost }),
     routes: (context) => salesforceRoutes(app, outbound, context),
+    commands: (context) => salesforceCommands(app, context),
+    backfill: salesforceBackfill({ allowAnyHost: app.allowAnyHost }),
   };
 }

@@ -1,20 +1,16 @@
-// `enrichbridge backfill hubspot|salesforce INSTALLATION`: enrich the records a CRM already has. It
-// reads them (no enrichment yet), says how many need enriching and what that will cost, asks, then
-// enqueues with a progress bar; an interrupted run resumes where it stopped.
+// `enrichbridge backfill <provider> INSTALLATION`: enrich the records a CRM already has. It reads them
+// (no enrichment yet), says how many need enriching and what that will cost, asks, then enqueues with a
+// progress bar; an interrupted run resumes where it stopped. One subcommand per CRM module that has a
+// backfill (connectors/pipeline/crm-module.ts's CrmBackfill): the module reads, this file does the rest.
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import { hubspotRecordSource } from '../../connectors/hubspot/backfill.ts';
-import { CONTACT, HUBSPOT_PROVIDER, HubSpotConnector, hubspotApiFor } from '../../connectors/hubspot/connector.ts';
-import { DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION } from '../../connectors/salesforce/api.ts';
-import { salesforceRecordSource } from '../../connectors/salesforce/backfill.ts';
-import { SALESFORCE_PROVIDER, SalesforceConnector, salesforceApiFor } from '../../connectors/salesforce/connector.ts';
-import { SALESFORCE_OBJECTS, type SalesforceObject } from '../../connectors/salesforce/fields.ts';
-import { loadConfig } from '../config.ts';
+import type { CrmBackfill, CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { progressReporter } from './data.ts';
-import { withRuntime } from '../runtime.ts';
+import { crmModules, withRuntime } from '../runtime.ts';
+import { loadConfig } from '../config.ts';
 import { wholeNumber } from './options.ts';
 
 async function confirm(question: string): Promise<boolean> {
@@ -34,8 +30,8 @@ interface BackfillFlags {
 }
 
 /** What a plan says about where it started, when that is not simply the first record. */
-function startNote(plan: BackfillPlan, requeried: boolean): string {
-  if (requeried) return ' (the last backfill stopped midway, but its query can no longer be read: from the first record again)';
+function startNote(plan: BackfillPlan, restarted: boolean): string {
+  if (restarted) return ' (the last backfill stopped midway, but its query can no longer be read: from the first record again)';
   return plan.startCursor === null ? '' : ' (resuming after the last backfill stopped)';
 }
 
@@ -94,87 +90,53 @@ async function confirmAndEnqueue(
   console.log(`enqueued ${result.enqueued} ${noun}${result.duplicates > 0 ? ` (${result.duplicates} were already queued)` : ''}; the workers enrich them at the token's rate`);
 }
 
-const SALESFORCE_NOUNS: Record<SalesforceObject, string> = { Contact: 'contacts', Lead: 'leads' };
+/** A flag's name as commander stores it: `--where-not-enriched` → `whereNotEnriched`. */
+function attributeOf(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+}
 
-export function backfillCommands(): Command {
-  const backfill = new Command('backfill').description('enrich records that already exist in a CRM');
-  backfill
-    .command('hubspot <installation>')
-    .description('page through the portal’s contacts (not the 10,000-capped search) and enqueue those that need enriching')
+function backfillCommand(module: CrmModule, spec: CrmBackfill): Command {
+  const objects = Object.keys(spec.nouns);
+  const command = new Command(module.provider).argument('<installation>').description(spec.description);
+  if (objects.length > 1) command.addOption(new Option('--object <object>', 'the object to backfill').choices(objects).makeOptionMandatory());
+  for (const [flag, help] of Object.entries(spec.flags ?? {})) command.option(flag, help);
+  command
     .option('--dry-run', 'count and price only; enqueue nothing')
-    .option('--limit <n>', 'enqueue at most N contacts', wholeNumber(1))
+    .option('--limit <n>', `enqueue at most N ${objects.length > 1 ? 'records' : (spec.nouns[objects[0] ?? ''] ?? 'records')}`, wholeNumber(1))
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
-    .option('--restart', 'start from the first contact even if an earlier backfill stopped midway')
-    .action(async (id: string, flags: BackfillFlags) => {
+    .option('--restart', 'start from the first record even if an earlier backfill stopped midway')
+    .action(async (id: string, flags: BackfillFlags & { object?: string } & Record<string, unknown>) => {
       await withRuntime(async ({ installations, pipelineStore, backfills: progress }, { queue }) => {
         const installation = await installations.require(id);
-        if (installation.provider !== HUBSPOT_PROVIDER) throw new InstallationError(`${id} is not a HubSpot installation`);
-        const api = await hubspotApiFor(installation, installations);
-        const connector = new HubSpotConnector(api);
-        const plan = await planBackfill({
-          installation,
-          object: CONTACT,
-          connector,
-          store: pipelineStore,
-          progress,
-          source: hubspotRecordSource({ api }),
-          ...(flags.limit === undefined ? {} : { limit: flags.limit }),
-          restart: flags.restart === true,
-          onPage: scanReporter('contacts'),
-        });
-        console.log(describePlan(plan, installation.environment, 'contacts', startNote(plan, false)));
-        await confirmAndEnqueue(plan, { noun: 'contacts', flags, queue, progress });
-      });
-    });
-
-  backfill
-    .command('salesforce <installation>')
-    .description(
-      'list the ids of an object’s records with a Bulk API 2.0 query job, read them 200 per call, and enqueue those that need enriching',
-    )
-    .addOption(new Option('--object <object>', 'the object to backfill').choices(SALESFORCE_OBJECTS).makeOptionMandatory())
-    .option('--where-not-enriched', `only records whose ${DEFAULT_ENRICHED_AT_FIELD} is empty (filtered in the bulk query)`)
-    .option('--dry-run', 'count and price only; enqueue nothing')
-    .option('--limit <n>', 'enqueue at most N records', wholeNumber(1))
-    .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
-    .option('--restart', 'start a new query from the first record even if an earlier backfill stopped midway')
-    .action(async (id: string, flags: BackfillFlags & { object: SalesforceObject; whereNotEnriched?: boolean }) => {
-      const config = loadConfig();
-      await withRuntime(async ({ installations, pipelineStore, backfills: progress }, { queue }) => {
-        const installation = await installations.require(id);
-        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
-        const { object } = flags;
-        const whereNotEnriched = flags.whereNotEnriched === true;
-        const noun = SALESFORCE_NOUNS[object];
-        const api = salesforceApiFor(installation, installations, { allowAnyHost: config.salesforceAllowAnyHost });
-        const connector = new SalesforceConnector(api);
-        let requeried = false;
+        if (installation.provider !== module.provider) throw new InstallationError(`${id} is not a ${module.name} installation`);
+        const object = flags.object ?? objects[0] ?? '';
+        const noun = spec.nouns[object] ?? 'records';
+        const own = Object.fromEntries(Object.keys(spec.flags ?? {}).map((flag) => [flag, flags[attributeOf(flag)] === true]));
+        const reader = await spec.open({ installation, installations, object, flags: own, notice: (line) => process.stderr.write(`${line}\n`) });
         const plan = await planBackfill({
           installation,
           object,
-          connector,
+          connector: reader.connector,
           store: pipelineStore,
           progress,
-          source: salesforceRecordSource({
-            api,
-            connector,
-            object,
-            whereNotEnriched,
-            onRequery: ({ jobId, reason }) => {
-              requeried = true;
-              const why = reason === 'gone' ? 'Salesforce no longer has it' : `it was made with another API version than ${SALESFORCE_API_VERSION}`;
-              process.stderr.write(`the bulk query job ${jobId} of the last backfill cannot be resumed (${why}): querying again\n`);
-            },
-          }),
+          source: reader.source,
           ...(flags.limit === undefined ? {} : { limit: flags.limit }),
           restart: flags.restart === true,
           onPage: scanReporter(noun),
         });
-        const usage = api.apiUsage === null ? '' : ` (the org has used ${api.apiUsage.used} of ${api.apiUsage.max} in 24 h)`;
-        const scanned = whereNotEnriched ? `${noun} with an empty ${DEFAULT_ENRICHED_AT_FIELD}` : noun;
-        console.log(describePlan(plan, installation.environment, scanned, startNote(plan, requeried), [`  Salesforce API calls:   ${api.calls}${usage}`]));
+        const summary = reader.summary();
+        console.log(describePlan(plan, installation.environment, reader.scanned, startNote(plan, summary.restarted), summary.lines));
         await confirmAndEnqueue(plan, { noun, flags, queue, progress });
       });
     });
+  return command;
+}
+
+/** `enrichbridge backfill <provider>`, for every module that can read its CRM's records. */
+export function backfillCommands(modules: readonly CrmModule[] = crmModules(loadConfig())): Command {
+  const backfill = new Command('backfill').description('enrich records that already exist in a CRM');
+  for (const module of modules) {
+    if (module.backfill !== undefined) backfill.addCommand(backfillCommand(module, module.backfill));
+  }
   return backfill;
 }

@@ -17,18 +17,16 @@ import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { SnapshotLoadError } from '../../core/snapshot/loader.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { dataCommands } from './data.ts';
 import { jobsCommands } from './jobs.ts';
 import { pipelineCommands } from './pipeline.ts';
-import { hubspotCommands } from './hubspot.ts';
-import { salesforceCommands } from './salesforce.ts';
 import { backfillCommands } from './backfill.ts';
-import { HubSpotInstallError } from '../../connectors/hubspot/install.ts';
-import { HubSpotAuthError } from '../../connectors/hubspot/auth.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
+import type { CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import { openDataFolder } from '../runtime.ts';
+import { crmModules, openDataFolder } from '../runtime.ts';
+import { crmCommands } from './crm.ts';
 
 interface SettingsFlags {
   careerIntelligence?: boolean;
@@ -112,7 +110,25 @@ export async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T
   }
 }
 
-export function buildProgram(): Command {
+/**
+ * The CRM modules as configured. A configuration that does not load still gives every command (so
+ * `--help` works); the first command that runs then fails with the configuration's own error.
+ */
+function configuredModules(program: Command): readonly CrmModule[] {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    program.hook('preAction', () => {
+      throw error;
+    });
+    return crmModules();
+  }
+  return crmModules(config);
+}
+
+/** The program, and whether an error is one whose message alone tells the operator what to fix. */
+export function buildProgram(): { readonly program: Command; readonly isUserError: (error: unknown) => error is Error } {
   const program = new Command('enrichbridge')
     .description('enrichbridge: enrichment service and CRM bridge. Works on the data folder DATA_DIR (default ./data).')
     .showHelpAfterError();
@@ -177,27 +193,22 @@ export function buildProgram(): Command {
   program.addCommand(dataCommands(withStore));
   program.addCommand(jobsCommands(withQueue));
   for (const command of pipelineCommands()) program.addCommand(command);
-  program.addCommand(hubspotCommands());
-  program.addCommand(salesforceCommands());
-  program.addCommand(backfillCommands());
-  return program;
+  const modules = configuredModules(program);
+  for (const command of crmCommands(modules)) program.addCommand(command);
+  program.addCommand(backfillCommands(modules));
+  const isUserError = (error: unknown): error is Error =>
+    error instanceof AdminError ||
+    error instanceof DuplicateAccountError ||
+    error instanceof SnapshotLoadError ||
+    error instanceof InstallationError ||
+    error instanceof CrmError ||
+    (error instanceof Error && modules.some((module) => module.isUserError?.(error) === true));
+  return { program, isUserError };
 }
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((error: unknown) => {
-    if (
-      error instanceof AdminError ||
-      error instanceof DuplicateAccountError ||
-      error instanceof SnapshotLoadError ||
-      error instanceof InstallationError ||
-      error instanceof HubSpotInstallError ||
-      error instanceof HubSpotAuthError ||
-      error instanceof CrmError
-    ) {
-      console.error(`enrichbridge: ${error.message}`);
-    } else {
-      console.error(error);
-    }
-    process.exitCode = 1;
-  });
+const { program, isUserError } = buildProgram();
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (isUserError(error)) console.error(`enrichbridge: ${error.message}`);
+  else console.error(error);
+  process.exitCode = 1;
+});

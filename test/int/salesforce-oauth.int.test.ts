@@ -21,7 +21,7 @@ import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
-import { salesforceCommands } from '../../server/cli/salesforce.ts';
+import { crmCommand } from '../../server/cli/crm.ts';
 import { SALESFORCE_STATE_COOKIE } from '../../connectors/salesforce/index.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { tempDir } from '../support/harness.ts';
@@ -642,7 +642,7 @@ describe('enrichbridge salesforce install-link and connect-jwt', () => {
       printed.push(String(line));
     });
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    await salesforceCommands().parseAsync(args, { from: 'user' });
+    await crmCommand('salesforce').parseAsync(args, { from: 'user' });
     return printed;
   }
 

@@ -5,7 +5,7 @@ import { salesforceModule } from '../../connectors/salesforce/index.ts';
 import { type CrmModule, registryOf } from '../../connectors/pipeline/crm-module.ts';
 import { defaultConnectors } from '../../server/runtime.ts';
 
-const quiet: CrmModule = { provider: 'memcrm', objects: ['contact'], connector: () => Promise.reject(new Error('unused')) };
+const quiet: CrmModule = { provider: 'memcrm', name: 'MemCRM', objects: ['contact'], connector: () => Promise.reject(new Error('unused')) };
 
 describe('CRM modules', () => {
   it('the build ships HubSpot and Salesforce, with HubSpot’s own job kinds, registered from their modules only', () => {

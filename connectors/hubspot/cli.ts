@@ -1,0 +1,91 @@
+// `enrichbridge hubspot …`: connecting a portal with a private/static app token, install links for
+// the OAuth flow, and disconnecting. server/cli mounts it with every other module's commands.
+import { Command } from 'commander';
+import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
+import type { CrmCommandContext } from '../pipeline/crm-module.ts';
+import { InstallationError, targetFromFlags } from '../pipeline/installations.ts';
+import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
+import { HUBSPOT_PROVIDER } from './connector.ts';
+import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from './install.ts';
+import { HUBSPOT_OAUTH_INSTALL_ROUTE } from './paths.ts';
+
+interface ConnectFlags extends TargetFlags {
+  portalId: string;
+  accessToken: string;
+  clientSecret: string;
+  appId: string;
+  apiBaseUrl?: string;
+}
+
+export function hubspotCommands(context: CrmCommandContext): Command {
+  const hubspot = new Command('hubspot').description('connect HubSpot portals');
+
+  withTargetOptions(
+    hubspot
+      .command('connect')
+      .description('connect one portal with a private/static app token; prints the installation id')
+      .requiredOption('--portal-id <id>', 'the HubSpot portal (hub) id')
+      .requiredOption('--access-token <token>', "the app's access token")
+      .requiredOption('--client-secret <secret>', "the app's client secret (verifies webhook signatures)")
+      .requiredOption('--app-id <id>', "the app's id (tells our own writes apart in webhook events)")
+      .option('--api-base-url <url>', 'HubSpot API base URL (a local fake for QA)'),
+  ).action(async (flags: ConnectFlags) => {
+    if (!/^\d+$/.test(flags.portalId)) throw new InstallationError('--portal-id is a number');
+    const target = targetFromFlags(flags);
+    await checkStaticToken(flags.apiBaseUrl, flags.portalId, flags.accessToken);
+    await context.withRuntime(async ({ installations, pipelineStore }) => {
+      const existing = await pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, flags.portalId);
+      const result = await connectPortal({
+        installations,
+        portalId: flags.portalId,
+        credentials: {
+          kind: 'static',
+          accessToken: flags.accessToken,
+          refreshToken: null,
+          expiresAt: null,
+          clientId: null,
+          clientSecret: flags.clientSecret,
+          appId: flags.appId,
+          apiBaseUrl: flags.apiBaseUrl ?? DEFAULT_HUBSPOT_API_BASE,
+        },
+        target,
+        environment: flags.env,
+        existing,
+      });
+      const p = result.provisioned;
+      context.tell(
+        `${result.created ? 'connected' : 'renewed the credentials of'} portal ${flags.portalId} (${result.installation.environment}); properties: ${p.created.length} created, ${p.updated.length} updated, ${p.unchanged.length} in place${p.conflicting.length > 0 ? `, conflicting: ${p.conflicting.join(', ')}` : ''}`,
+      );
+      context.print(result.installation.id);
+    });
+  });
+
+  withTargetOptions(
+    hubspot
+      .command('install-link')
+      .description('an expiring link (7 days) a HubSpot admin opens to install the public app (OAuth) for this target'),
+  ).action((flags: TargetFlags) => {
+    const publicUrl = context.publicUrl();
+    if (publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address HubSpot and admins reach this server at)');
+    const target = targetFromFlags(flags);
+    // Sealed with the data folder's key: only a server with the same key can open it.
+    const link = createInstallLink(context.box(), target, flags.env);
+    // Appended, not resolved: a PUBLIC_URL with a path prefix keeps it.
+    const url = new URL(`${publicUrl.replace(/\/+$/, '')}${HUBSPOT_OAUTH_INSTALL_ROUTE}`);
+    url.searchParams.set('link', link);
+    context.print(url.toString());
+  });
+
+  hubspot
+    .command('disconnect <installation>')
+    .description('forget a portal: its credentials, state and token; optionally archive our properties in it')
+    .option('--remove-properties', 'also archive the wf_* contact properties and their group in the portal')
+    .action(async (id: string, flags: { removeProperties?: boolean }) => {
+      await context.withRuntime(async ({ installations }) => {
+        const { removedProperties } = await disconnectPortal(installations, id, flags.removeProperties === true);
+        context.tell(`disconnected ${id}${flags.removeProperties === true ? `; archived ${removedProperties} properties` : ''}`);
+      });
+    });
+
+  return hubspot;
+}

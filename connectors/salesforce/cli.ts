@@ -1,0 +1,170 @@
+// `enrichbridge salesforce …`: connecting one org with a token (QA and single-org use) or with the JWT bearer
+// flow (server to server), install links for the OAuth routes, the outbound-message URL, and disconnecting.
+// server/cli mounts it with every other module's commands.
+import { Command } from 'commander';
+import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
+import { requireAccount } from '../../core/accounts/admin.ts';
+import type { CrmCommandContext } from '../pipeline/crm-module.ts';
+import { InstallationError, checkRemoteUrl, targetFromFlags } from '../pipeline/installations.ts';
+import { SALESFORCE_API_VERSION, SalesforceApi } from './api.ts';
+import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from './auth.ts';
+import { SALESFORCE_PROVIDER } from './connector.ts';
+import { toSalesforceId18 } from './ids.ts';
+import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey } from './install.ts';
+import { salesforceOutboundMessagePath } from './paths.ts';
+
+/** The full outbound-message URL of an installation; without PUBLIC_URL, the path behind a placeholder host. */
+function outboundUrl(publicUrl: string | null, secret: string): string {
+  return `${publicUrl ?? 'https://YOUR_PUBLIC_HOST'}${salesforceOutboundMessagePath(secret)}`;
+}
+
+interface ConnectFlags extends TargetFlags {
+  orgId: string;
+  instanceUrl: string;
+  accessToken: string;
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  sandboxOrg?: boolean;
+}
+
+interface InstallLinkFlags extends TargetFlags {
+  sandboxOrg?: boolean;
+}
+
+interface ConnectJwtFlags extends TargetFlags {
+  instanceUrl: string;
+  loginUrl?: string;
+}
+
+export function salesforceCommands(app: SalesforceAppSettings, context: CrmCommandContext): Command {
+  const salesforce = new Command('salesforce').description('connect Salesforce orgs');
+
+  const connect = salesforce
+    .command('connect')
+    .description('connect one org with an access token (and a refresh token to keep it); prints the installation id')
+    .requiredOption('--org-id <id>', 'the organization id (00D…, 15 or 18 characters)')
+    .requiredOption('--instance-url <url>', "the org's API host, https://<my-domain>.my.salesforce.com")
+    .requiredOption('--access-token <token>', 'an access token (session id) of the integration user')
+    .option('--refresh-token <token>', 'a refresh token, with --client-id, so the access can be renewed')
+    .option('--client-id <id>', "the External Client App's consumer key (needed to refresh)")
+    .option('--client-secret <secret>', "the External Client App's consumer secret, if it requires one to refresh")
+    .option('--sandbox-org', 'the org is a Salesforce sandbox (tokens from test.salesforce.com)');
+  withTargetOptions(connect).action(async (flags: ConnectFlags) => {
+    const orgId = toSalesforceId18(flags.orgId);
+    if (orgId === null || !orgId.startsWith('00D')) throw new InstallationError('--org-id is an organization id: 00D followed by 12 or 15 characters');
+    if (flags.refreshToken !== undefined && flags.clientId === undefined) throw new InstallationError('--refresh-token needs --client-id to be used');
+    const instanceUrl = checkInstanceUrl(flags.instanceUrl, { allowAnyHost: app.allowAnyHost });
+    const target = targetFromFlags(flags);
+    // The token is tried before anything is stored: a wrong one fails here, not in the first batch.
+    const probe = new SalesforceApi({
+      orgId,
+      session: () => Promise.resolve({ instanceUrl, accessToken: flags.accessToken }),
+      allowAnyHost: app.allowAnyHost,
+    });
+    await probe.send('check the token', { method: 'GET', url: `/services/data/v${SALESFORCE_API_VERSION}/` });
+    const credentials: SalesforceCredentials = {
+      kind: flags.refreshToken !== undefined ? 'oauth' : 'static',
+      instanceUrl,
+      accessToken: flags.accessToken,
+      refreshToken: flags.refreshToken ?? null,
+      issuedAt: null,
+      expiresAt: null,
+      clientId: flags.clientId ?? null,
+      clientSecret: flags.clientSecret ?? null,
+      loginUrl: flags.sandboxOrg === true ? SALESFORCE_SANDBOX_LOGIN_URL : SALESFORCE_PRODUCTION_LOGIN_URL,
+      orgId,
+      userId: null,
+      jwt: null,
+    };
+    await context.withRuntime(async ({ installations }) => {
+      const installation = await installations.create({
+        provider: SALESFORCE_PROVIDER,
+        externalAccountId: orgId,
+        environment: flags.env,
+        target,
+        crmCredentials: credentials,
+      });
+      const secret = await installations.webhookSecret(installation.id);
+      context.tell(`connected org ${orgId} (${installation.environment}); deploy manifests/salesforce to create the fields and flows`);
+      context.tell(`outbound messages go to: ${outboundUrl(context.publicUrl(), await installations.outboundSecret(installation.id))}`);
+      context.tell(`signing secret for the JSON callout (shown once; the Apex class needs it): ${secret}`);
+      context.print(installation.id);
+    });
+  });
+
+  withTargetOptions(
+    salesforce
+      .command('install-link')
+      .description('an expiring link (7 days) a Salesforce admin opens to connect an org with OAuth, for this target')
+      .option('--sandbox-org', 'the org is a Salesforce sandbox (logs in at test.salesforce.com); else the admin may pick with org=sandbox'),
+  ).action(async (flags: InstallLinkFlags) => {
+    const publicUrl = context.publicUrl();
+    if (publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address Salesforce and admins reach this server at)');
+    const target = targetFromFlags(flags);
+    // Checked now rather than after the admin has been through Salesforce's consent screen.
+    if (target.kind === 'remote') checkRemoteUrl(target.url);
+    else await context.withRuntime((_bridge, opened) => requireAccount(opened.store, target.accountName));
+    // Sealed with the data folder's key: only a server with the same key can open it.
+    const link = createInstallLink(context.box(), target, flags.env, flags.sandboxOrg === true ? { org: 'sandbox' } : {});
+    if (app.clientId === null) context.tell('note: SALESFORCE_CLIENT_ID is not set here; the server that opens this link needs it');
+    context.print(installLinkUrl(publicUrl, link));
+  });
+
+  withTargetOptions(
+    salesforce
+      .command('connect-jwt')
+      .description('connect one org server to server with the JWT bearer flow (SALESFORCE_JWT_CONSUMER_KEY, _USERNAME, _PRIVATE_KEY_FILE); prints the installation id')
+      .requiredOption('--instance-url <url>', "the org's API host the token must be for, https://<my-domain>.my.salesforce.com")
+      .option('--login-url <url>', 'where the token is asked for (default SALESFORCE_LOGIN_URL; a sandbox org: https://test.salesforce.com)'),
+  ).action(async (flags: ConnectJwtFlags) => {
+    const settings = app.jwt;
+    if (settings === null) throw new InstallationError('set SALESFORCE_JWT_CONSUMER_KEY, SALESFORCE_JWT_USERNAME and SALESFORCE_JWT_PRIVATE_KEY_FILE');
+    const key = readJwtKey(settings);
+    const target = targetFromFlags(flags);
+    await context.withRuntime(async ({ installations, pipelineStore }) => {
+      const result = await connectJwt({
+        installations,
+        findExisting: (orgId) => pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, orgId),
+        key,
+        loginUrl: flags.loginUrl ?? app.loginUrl,
+        instanceUrl: flags.instanceUrl,
+        target,
+        environment: flags.env,
+        allowAnyHost: app.allowAnyHost,
+      });
+      const { installation } = result;
+      context.tell(
+        `${result.created ? 'connected' : 'renewed the credentials of'} org ${installation.externalAccountId} (${installation.environment}) with the JWT bearer flow as ${key.username}; deploy manifests/salesforce to create the fields and flows`,
+      );
+      if (result.newWebhookSecret !== null) context.tell(`signing secret for the JSON callout (shown once; the Apex class needs it): ${result.newWebhookSecret}`);
+      context.tell(`outbound messages go to: ${outboundUrl(context.publicUrl(), await installations.outboundSecret(installation.id))}`);
+      context.print(installation.id);
+    });
+  });
+
+  salesforce
+    .command('outbound-url <installation>')
+    .description("the URL this org's outbound messages must be sent to (the endpointUrl of manifests/salesforce's workflows), with the installation's secret in it")
+    .action(async (id: string) => {
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        context.print(outboundUrl(context.publicUrl(), await installations.outboundSecret(id)));
+      });
+    });
+
+  salesforce
+    .command('disconnect <installation>')
+    .description('forget an org: its credentials, state and token (the fields stay in Salesforce)')
+    .action(async (id: string) => {
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        await installations.remove(id);
+        context.tell(`disconnected ${id}`);
+      });
+    });
+
+  return salesforce;
+}
