@@ -2,6 +2,7 @@
 // the OAuth flow, and disconnecting. server/cli mounts it with every other module's commands.
 import { Command } from 'commander';
 import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
+import { installLinkUrl } from '../kit/oauth-install.ts';
 import type { CrmCommandContext } from '../pipeline/crm-module.ts';
 import { InstallationError, targetFromFlags } from '../pipeline/installations.ts';
 import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
@@ -70,10 +71,7 @@ export function hubspotCommands(context: CrmCommandContext): Command {
     const target = targetFromFlags(flags);
     // Sealed with the data folder's key: only a server with the same key can open it.
     const link = createInstallLink(context.box(), target, flags.env);
-    // Appended, not resolved: a PUBLIC_URL with a path prefix keeps it.
-    const url = new URL(`${publicUrl.replace(/\/+$/, '')}${HUBSPOT_OAUTH_INSTALL_ROUTE}`);
-    url.searchParams.set('link', link);
-    context.print(url.toString());
+    context.print(installLinkUrl(publicUrl, HUBSPOT_OAUTH_INSTALL_ROUTE, link));
   });
 
   hubspot

@@ -14,16 +14,7 @@ import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
 import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
 import { HUBSPOT_OAUTH_CALLBACK_ROUTE } from './paths.ts';
 import { HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from './scopes.ts';
-import {
-  INSTALL_LINK_TTL_MS,
-  INSTALL_MESSAGES,
-  InstallTargetSchema,
-  OAUTH_STATE_TTL_MS,
-  newBrowserNonce,
-  openUnexpired,
-  requireSameBrowser,
-  sealJson,
-} from '../kit/oauth-install.ts';
+import { INSTALL_LINK_TTL_MS, InstallSeals, InstallTargetSchema, OAUTH_STATE_TTL_MS, newBrowserNonce } from '../kit/oauth-install.ts';
 
 /** The public app as configured (HUBSPOT_CLIENT_ID, …): without all three, no OAuth install. */
 export interface HubSpotAppSettings {
@@ -81,8 +72,6 @@ const OAuthStateSchema = z.object({
 });
 export type OAuthState = z.infer<typeof OAuthStateSchema>;
 
-const SEAL_CONTEXT = 'hubspot-oauth';
-
 export class HubSpotInstallError extends Error {
   constructor(message: string) {
     super(message);
@@ -90,30 +79,26 @@ export class HubSpotInstallError extends Error {
   }
 }
 
-const refuse = (message: string): HubSpotInstallError => new HubSpotInstallError(message);
+const seals = new InstallSeals({ context: 'hubspot-oauth', intent: InstallIntentSchema, state: OAuthStateSchema, fail: (message) => new HubSpotInstallError(message) });
 
 /** An install link's token: sealed (so neither readable nor forgeable), expiring. */
 export function createInstallLink(box: SecretBox, target: TargetInput, environment: Environment, now: Date = new Date()): string {
-  const intent: InstallIntent = { purpose: 'hubspot-install', target: TargetSchema.parse(target), environment, expiresAt: now.getTime() + INSTALL_LINK_TTL_MS };
-  return sealJson(box, SEAL_CONTEXT, intent);
+  return seals.seal(box, { purpose: 'hubspot-install', target: TargetSchema.parse(target), environment, expiresAt: now.getTime() + INSTALL_LINK_TTL_MS });
 }
 
 export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): InstallIntent {
-  return openUnexpired(box, SEAL_CONTEXT, sealed, { schema: InstallIntentSchema, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, refuse);
+  return seals.openLink(box, sealed, now);
 }
 
 /** Starts the OAuth dance: the state to send (sealed) and the nonce to set as a cookie. */
 export function beginOAuth(box: SecretBox, intent: InstallIntent, now: Date = new Date()): { state: string; nonce: string } {
   const nonce = newBrowserNonce();
-  const state: OAuthState = { purpose: 'hubspot-oauth-state', intent, nonce, expiresAt: now.getTime() + OAUTH_STATE_TTL_MS };
-  return { state: sealJson(box, SEAL_CONTEXT, state), nonce };
+  return { state: seals.seal(box, { purpose: 'hubspot-oauth-state', intent, nonce, expiresAt: now.getTime() + OAUTH_STATE_TTL_MS }), nonce };
 }
 
 /** Verifies the state HubSpot hands back: ours, unexpired, and from the browser that started. */
 export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): OAuthState {
-  const state = openUnexpired(box, SEAL_CONTEXT, sealed, { schema: OAuthStateSchema, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, refuse);
-  requireSameBrowser(state.nonce, cookieNonce, refuse);
-  return state;
+  return seals.verifyState(box, sealed, cookieNonce, now);
 }
 
 /**

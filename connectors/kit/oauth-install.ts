@@ -77,6 +77,39 @@ export function newBrowserNonce(): string {
 }
 
 /**
+ * A CRM's two sealed install tokens under a seal context of its own (a HubSpot link never opens as a
+ * Salesforce one): the install link's intent, and the OAuth state bound to the admin's browser.
+ */
+export class InstallSeals<Intent extends { readonly expiresAt: number }, State extends { readonly expiresAt: number; readonly nonce: string }> {
+  constructor(
+    private readonly spec: { readonly context: string; readonly intent: z.ZodType<Intent>; readonly state: z.ZodType<State>; readonly fail: InstallFailure },
+  ) {}
+
+  seal(box: SecretBox, value: Intent | State): string {
+    return sealJson(box, this.spec.context, value);
+  }
+
+  /** The intent of a link: ours, untampered, unexpired (else the CRM's refusal). */
+  openLink(box: SecretBox, sealed: string, now: Date): Intent {
+    return openUnexpired(box, this.spec.context, sealed, { schema: this.spec.intent, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, this.spec.fail);
+  }
+
+  /** The state the CRM hands back: ours, unexpired, and from the browser that started. */
+  verifyState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date): State {
+    const state = openUnexpired(box, this.spec.context, sealed, { schema: this.spec.state, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, this.spec.fail);
+    requireSameBrowser(state.nonce, cookieNonce, this.spec.fail);
+    return state;
+  }
+}
+
+/** The address an admin opens: PUBLIC_URL with the install route appended (a path prefix stays) and the link. */
+export function installLinkUrl(publicUrl: string, installRoute: string, link: string): string {
+  const url = new URL(`${publicUrl.replace(/\/+$/, '')}${installRoute}`);
+  url.searchParams.set('link', link);
+  return url.toString();
+}
+
+/**
  * One state, one install: the first callback with a state claims it (a lease that outlives the state,
  * which expires first); a replay (the same URL opened twice, or sent by someone else) finds it taken
  * and is refused before its code is spent. False when taken.

@@ -27,13 +27,11 @@ import { toSalesforceId18 } from './ids.ts';
 import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE } from './paths.ts';
 import {
   INSTALL_LINK_TTL_MS,
-  INSTALL_MESSAGES,
+  InstallSeals,
   InstallTargetSchema,
   OAUTH_STATE_TTL_MS,
+  installLinkUrl as kitInstallLinkUrl,
   newBrowserNonce,
-  openUnexpired,
-  requireSameBrowser,
-  sealJson,
 } from '../kit/oauth-install.ts';
 
 /** A production (or developer) org logs in at SALESFORCE_LOGIN_URL; a Salesforce sandbox org at test.salesforce.com. */
@@ -108,9 +106,6 @@ const OAuthStateSchema = z.object({
 });
 export type SalesforceOAuthState = z.infer<typeof OAuthStateSchema>;
 
-// Not HubSpot's context: a HubSpot install link or state does not open here, nor ours there.
-const SEAL_CONTEXT = 'salesforce-oauth';
-
 /** An install that cannot go on for a reason the admin or operator can act on (a bad link, state or key). */
 export class SalesforceInstallError extends InstallationError {
   constructor(message: string) {
@@ -119,7 +114,8 @@ export class SalesforceInstallError extends InstallationError {
   }
 }
 
-const refuse = (message: string): SalesforceInstallError => new SalesforceInstallError(message);
+// Not HubSpot's context: a HubSpot install link or state does not open here, nor ours there.
+const seals = new InstallSeals({ context: 'salesforce-oauth', intent: InstallIntentSchema, state: OAuthStateSchema, fail: (message) => new SalesforceInstallError(message) });
 
 /** An install link's token: sealed (neither readable nor forgeable), expiring in 7 days. */
 export function createInstallLink(
@@ -136,18 +132,16 @@ export function createInstallLink(
     org: options.org ?? null,
     expiresAt: now.getTime() + INSTALL_LINK_TTL_MS,
   };
-  return sealJson(box, SEAL_CONTEXT, intent);
+  return seals.seal(box, intent);
 }
 
 /** The address an admin opens: PUBLIC_URL with the install route appended (a path prefix stays) and the link. */
 export function installLinkUrl(publicUrl: string, link: string): string {
-  const url = new URL(`${publicUrl.replace(/\/+$/, '')}${SALESFORCE_OAUTH_INSTALL_ROUTE}`);
-  url.searchParams.set('link', link);
-  return url.toString();
+  return kitInstallLinkUrl(publicUrl, SALESFORCE_OAUTH_INSTALL_ROUTE, link);
 }
 
 export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): SalesforceInstallIntent {
-  return openUnexpired(box, SEAL_CONTEXT, sealed, { schema: InstallIntentSchema, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, refuse);
+  return seals.openLink(box, sealed, now);
 }
 
 /**
@@ -202,7 +196,7 @@ export function beginOAuth(
     loginUrl,
     expiresAt: now.getTime() + OAUTH_STATE_TTL_MS,
   };
-  const sealed = sealJson(box, SEAL_CONTEXT, state);
+  const sealed = seals.seal(box, state);
   return {
     authorizeUrl: authorizationUrl({ loginUrl, clientId: app.clientId, redirectUri: callbackUrl(app), state: sealed, codeVerifier, allowAnyHost: app.allowAnyHost }),
     nonce,
@@ -211,9 +205,7 @@ export function beginOAuth(
 
 /** Verifies the state Salesforce hands back: ours, unexpired, and from the browser that started. */
 export function verifyOAuthState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date = new Date()): SalesforceOAuthState {
-  const state = openUnexpired(box, SEAL_CONTEXT, sealed, { schema: OAuthStateSchema, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, refuse);
-  requireSameBrowser(state.nonce, cookieNonce, refuse);
-  return state;
+  return seals.verifyState(box, sealed, cookieNonce, now);
 }
 
 export interface SalesforceConnectResult {
