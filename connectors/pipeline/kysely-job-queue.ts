@@ -54,8 +54,22 @@ function toJob(row: Selectable<JobsTable>): Job {
 }
 
 
+/**
+ * What the claim needs to know of the database. SQLite runs one writer at a time, so the claim's one
+ * statement is serialised whole; PostgreSQL runs claims side by side, so each locks the rows it picks
+ * and passes over rows another claim holds (FOR UPDATE SKIP LOCKED), and re-checks them once locked.
+ */
+export type QueueDialect = 'sqlite' | 'postgres';
+
 export class KyselyJobQueue implements JobQueue {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly skipLocked: boolean;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: { readonly dialect?: QueueDialect } = {},
+  ) {
+    this.skipLocked = options.dialect === 'postgres';
+  }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
     const row = newJobRow(job, new Date().toISOString());
@@ -153,6 +167,7 @@ export class KyselyJobQueue implements JobQueue {
    * lease are picked under the write lock, so two workers never lease the same job.
    */
   private async claimFrom(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
+    if (this.skipLocked) return this.claimFromPostgres(workerId, limit, now, leaseEnd, ready, avoid);
     const rows = await this.db
       .updateTable('jobs')
       .set((eb) => ({
@@ -183,6 +198,54 @@ export class KyselyJobQueue implements JobQueue {
           .orderBy('created_at')
           .limit(limit),
       )
+      .returningAll()
+      .execute();
+    return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /**
+   * PostgreSQL's claim: the same pick, but claims run side by side. The jobs are locked as they are
+   * picked and rows another claim holds are passed over (FOR UPDATE SKIP LOCKED); the pick is
+   * materialised first, so the planner cannot run it again per row (and lock a second set); and each
+   * row, read again once locked, must still be ready (READ COMMITTED: a completion may have landed).
+   */
+  private async claimFromPostgres(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
+    const rows = await this.db
+      .with(
+        (cte) => cte('picked').materialized(),
+        (db) =>
+          db
+            .selectFrom('jobs')
+            .select('id')
+            .where(ready)
+            .where(
+              'installation_id',
+              '=',
+              db
+                .selectFrom('jobs')
+                .select('installation_id')
+                .where(ready)
+                .$if(avoid !== null, (qb) => qb.where('installation_id', 'not in', avoid ?? []))
+                .orderBy('run_at')
+                .orderBy('created_at')
+                .limit(1),
+            )
+            .orderBy('run_at')
+            .orderBy('created_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+      )
+      .updateTable('jobs')
+      .set((eb) => ({
+        state: 'running',
+        lease_owner: workerId,
+        lease_expires_at: leaseEnd,
+        attempts: eb('attempts', '+', 1),
+        updated_at: now,
+      }))
+      .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
+      .where(ready)
       .returningAll()
       .execute();
     return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
@@ -329,7 +392,8 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {
-    let query = this.db.selectFrom('jobs').selectAll().orderBy('created_at').limit(options.limit ?? 1000);
+    // Ids are time-ordered: they keep jobs enqueued in one millisecond in the order they were enqueued.
+    let query = this.db.selectFrom('jobs').selectAll().orderBy('created_at').orderBy('id').limit(options.limit ?? 1000);
     if (options.state !== undefined) query = query.where('state', '=', options.state);
     return (await query.execute()).map(toJob);
   }

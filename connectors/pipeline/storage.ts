@@ -1,7 +1,9 @@
-// The pipeline's storage on the service's database: the file core/storage opens (one connection, one
-// sequence of migrations), with the pipeline's migrations run beside the service's and its adapters
-// (the job queue; the pipeline store and the rest through the bridge) over the same handle.
+// The pipeline's storage on the service's database: the SQLite file or the PostgreSQL database
+// core/storage opens (one sequence of migrations), with the pipeline's migrations run beside the
+// service's and its adapters (the job queue; the pipeline store and the rest through the bridge) over
+// the same handle.
 import type { Kysely } from 'kysely';
+import { isPostgresUrl, openPostgresStore } from '../../core/storage/postgres.ts';
 import { type OpenOptions, openSqliteStore } from '../../core/storage/sqlite.ts';
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import type { JobQueue } from './job-queue.ts';
@@ -17,8 +19,17 @@ export interface OpenedStorage {
   readonly db: Kysely<PipelineDatabase>;
 }
 
-export async function openStorage(file: string, options: Omit<OpenOptions, 'migrations'> = {}): Promise<OpenedStorage> {
-  const { store, db } = await openSqliteStore(file, { ...options, migrations: PIPELINE_MIGRATIONS });
+/**
+ * Opens the database at `location`: a `postgres://` URL (DATABASE_URL), or else the path of a SQLite
+ * file. `busyTimeoutMs` is SQLite's; PostgreSQL waits on row locks, not on the whole file.
+ */
+export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> = {}): Promise<OpenedStorage> {
+  if (isPostgresUrl(location)) {
+    const { store, db } = await openPostgresStore(location, { migrations: PIPELINE_MIGRATIONS });
+    const pipelineDb = db.withTables<PipelineTables>();
+    return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'postgres' }), db: pipelineDb };
+  }
+  const { store, db } = await openSqliteStore(location, { ...options, migrations: PIPELINE_MIGRATIONS });
   const pipelineDb = db.withTables<PipelineTables>();
-  return { store, queue: new KyselyJobQueue(pipelineDb), db: pipelineDb };
+  return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'sqlite' }), db: pipelineDb };
 }

@@ -117,13 +117,20 @@ function connect(file: string, busyTimeoutMs: number): BetterSqlite3.Database {
  * Runs the service's migrations and the ones the layers above bring (the pipeline's), as one sequence
  * of names: a name may not be claimed twice.
  */
-export async function migrateToLatest(db: Kysely<Tables>, more: Readonly<Record<string, Migration>> = {}): Promise<void> {
+export async function migrateToLatest(db: Kysely<Tables>, more: Readonly<Record<string, Migration>> = {}, options: { readonly migrationTableSchema?: string } = {}): Promise<void> {
   const clash = Object.keys(more).find((name) => name in CORE_MIGRATIONS);
   if (clash !== undefined) throw new Error(`migration ${clash} is defined twice`);
   const migrations = { ...CORE_MIGRATIONS, ...more };
   // Unordered: migrations are numbered when a change starts and land in any order, so a database that
   // already ran a later number still takes an earlier one that landed after it.
-  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) }, allowUnorderedMigrations: true });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(migrations) },
+    allowUnorderedMigrations: true,
+    // PostgreSQL: the bookkeeping tables in the schema the data goes to, not whichever schema of the
+    // database already has tables of that name.
+    ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
+  });
   const { error } = await migrator.migrateToLatest();
   if (error !== undefined) {
     throw new Error('database migration failed', { cause: error });

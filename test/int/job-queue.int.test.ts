@@ -1,26 +1,27 @@
-// The durable job queue on a real SQLite file: dedupe, batches of one installation, leases and
+// The durable job queue on a real SQLite file and on PostgreSQL (TEST_DATABASE_URL): dedupe, batches of one installation, leases and
 // at-least-once delivery, retries with backoff, dead letters, release, restarts and a killed worker.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
-import { tempDir } from '../support/harness.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function open(file = path.join(tempDir(), 'eb.db')) {
-  const opened = await openStorage(file);
-  closers.push(() => opened.store.close());
-  return { ...opened, file };
-}
-
 const at = (iso: string) => new Date(iso);
 
-describe('Job queue', () => {
+describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
+  async function open(location?: string) {
+    const file = location ?? (await database.fresh());
+    const opened = await openStorage(file);
+    closers.push(() => opened.store.close());
+    return { ...opened, file };
+  }
+
   it('dedupes a pending job by key, and takes the same key again once it is done', async () => {
     const { queue } = await open();
     const first = await queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: { id: 'c1' }, dedupeKey: 'i1:c1' });
@@ -112,6 +113,26 @@ describe('Job queue', () => {
     expect(await queue.claimBatch({ workerId: 'w4', limit: 10, leaseMs: 60_000 })).toEqual([]);
   });
 
+  it('claims running side by side from several connections never lease the same job twice', async () => {
+    const { queue, file } = await open();
+    const ids = new Set<string>();
+    for (let i = 0; i < 120; i += 1) ids.add((await queue.enqueue({ installationId: `i${i % 6}`, kind: 'enrich', payload: { i } })).id);
+    // Four processes' worth of connections (four stores on one database), each claiming until it finds nothing.
+    const others = await Promise.all([1, 2, 3].map(() => open(file)));
+    const claimed: string[] = [];
+    await Promise.all(
+      [queue, ...others.map((other) => other.queue)].map(async (claimer, n) => {
+        for (;;) {
+          const batch = await claimer.claimBatch({ workerId: `w${n}`, limit: 7, leaseMs: 60_000 });
+          if (batch.length === 0) return;
+          claimed.push(...batch.map((job) => job.id));
+        }
+      }),
+    );
+    expect(claimed).toHaveLength(ids.size);
+    expect(new Set(claimed)).toEqual(ids);
+  });
+
   it('delivers at least once: a job whose lease expired goes to another worker, and the first cannot complete it', async () => {
     const { queue } = await open();
     await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
@@ -182,7 +203,7 @@ describe('Job queue', () => {
   });
 
   it('keeps its jobs across a restart', async () => {
-    const file = path.join(tempDir(), 'eb.db');
+    const file = await database.fresh();
     const first = await openStorage(file);
     await first.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { keep: true } });
     await first.store.close();

@@ -1,29 +1,30 @@
-// The SQLite adapter of the storage port on a real file: accounts, tokens, revocation, and quota
-// consumption that stays atomic when several processes take from one ledger at the same time.
+// The storage port on a real SQLite file and on PostgreSQL (TEST_DATABASE_URL): accounts, tokens,
+// revocation, and quota consumption that stays atomic when several processes take from one ledger at
+// the same time.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount, describeAccount, issueToken } from '../../core/accounts/admin.ts';
 import { hashToken } from '../../core/accounts/tokens.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
-import { openSqliteStore } from '../../core/storage/sqlite.ts';
-import { tempDir } from '../support/harness.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function open(file: string) {
-  const opened = await openSqliteStore(file);
+async function open(location: string) {
+  const opened = await openStorage(location);
   closers.push(() => opened.store.close());
   return opened;
 }
 
-describe('SQLite store', () => {
+describe.each(TEST_DATABASES)('Store on $name', (database) => {
   it('creates a fresh file, then reopens and migrates an existing one without loss', async () => {
-    const file = path.join(tempDir(), 'eb.db');
-    const first = await openSqliteStore(file);
+    const file = await database.fresh();
+    const first = await openStorage(file);
     expect(await first.store.countAccounts()).toBe(0);
     await createAccount(first.store, 'kept', { careerIntelligence: true, householdFields: 'net_worth' });
     await first.store.close();
@@ -36,13 +37,13 @@ describe('SQLite store', () => {
   });
 
   it('refuses a second account with the same name', async () => {
-    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    const { store } = await open(await database.fresh());
     await createAccount(store, 'acme', {});
     await expect(createAccount(store, 'acme', {})).rejects.toBeInstanceOf(DuplicateAccountError);
   });
 
   it('finds a live token by hash only, and not after revocation', async () => {
-    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    const { store } = await open(await database.fresh());
     await createAccount(store, 'acme', {});
     const { token, record } = await issueToken(store, 'acme', 'sandbox');
     expect((await store.findLiveToken(hashToken(token)))?.token.id).toBe(record.id);
@@ -52,7 +53,7 @@ describe('SQLite store', () => {
   });
 
   it('shows quota used and remaining per production token', async () => {
-    const { store } = await open(path.join(tempDir(), 'eb.db'));
+    const { store } = await open(await database.fresh());
     await createAccount(store, 'acme', { quotaLimit: 10, quotaPeriod: 'month' });
     const { record } = await issueToken(store, 'acme', 'production');
     await issueToken(store, 'acme', 'sandbox');
@@ -66,9 +67,8 @@ describe('SQLite store', () => {
   });
 
   it('never takes more than the limit when four processes race for one ledger', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 'eb.db');
-    const { store } = await openSqliteStore(file);
+    const file = await database.fresh();
+    const { store } = await openStorage(file);
     await createAccount(store, 'race', { quotaLimit: 50 });
     const { record } = await issueToken(store, 'race', 'production');
     await store.close();

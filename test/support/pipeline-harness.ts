@@ -1,5 +1,5 @@
 // The pipeline on real parts for tests: a temporary data folder with the real SQLite store and job
-// queue, the real EnrichService (sandbox personas; production through a persona matcher), a real
+// queue (or PostgreSQL's, given a database), the real EnrichService (sandbox personas; production through a persona matcher), a real
 // SecretBox, and a MemoryCrm as the only double, registered as provider "memcrm".
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/p
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/enrich-job.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
+import type { TestDatabase } from './databases.ts';
 import { tempDir } from './harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from './memory-crm.ts';
 import { PersonaProductionMatcher } from './persona-matcher.ts';
@@ -37,9 +38,18 @@ export interface PipelineHarness {
   close(): Promise<void>;
 }
 
-export async function startPipeline(options: { maxBatch?: number; sleep?: (ms: number) => Promise<void>; busyTimeoutMs?: number } = {}): Promise<PipelineHarness> {
+export interface PipelineHarnessOptions {
+  maxBatch?: number;
+  sleep?: (ms: number) => Promise<void>;
+  busyTimeoutMs?: number;
+  /** Where the state lives: a database of test/support/databases.ts (default: a SQLite file in the data folder). */
+  database?: TestDatabase | undefined;
+}
+
+export async function startPipeline(options: PipelineHarnessOptions = {}): Promise<PipelineHarness> {
   const dataDir = tempDir('enrichbridge-pipeline-');
-  const opened = await openStorage(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+  const location = options.database === undefined ? path.join(dataDir, SQLITE_FILE_NAME) : await options.database.fresh();
+  const opened = await openStorage(location, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
   const clock = { now: new Date() };
   const now = () => clock.now;
   const service = new EnrichService({ store: opened.store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new PersonaProductionMatcher() });
