@@ -24,6 +24,23 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
+  /**
+   * PostgreSQL for the state several instances share (accounts, tokens, quotas, installations, record
+   * state, the log, the job queue). Unset: the SQLite file in DATA_DIR, the zero-set-up default.
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/[^\s]+$/i, 'expected a postgres:// (or postgresql://) URL')
+    .optional(),
+  /** Connections each instance holds to DATABASE_URL at most. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** What every key this deployment keeps in Redis starts with (several deployments may share one Redis). */
+  REDIS_KEY_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'letters, digits and : . _ - only').default('eb:'),
+  /** Redis for the limits several instances share: the inbound per-token rate and the outbound pacing. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/[^\s]+$/i, 'expected a redis:// (or rediss://) URL')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
@@ -104,6 +121,12 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
+  /** PostgreSQL's URL when the state lives there; null: the SQLite file in the data folder. */
+  readonly databaseUrl: string | null;
+  readonly databasePoolSize: number;
+  /** Redis's URL when limits are shared across instances; null: in-process limits. */
+  readonly redisUrl: string | null;
+  readonly redisKeyPrefix: string;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly trustProxy: string | false;
@@ -172,6 +195,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Development binds loopback only: plain HTTP with live tokens should not leave the machine.
     host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL ?? null,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    redisUrl: e.REDIS_URL ?? null,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     logLevel: e.LOG_LEVEL,
     tls: e.TLS_CERT_FILE !== undefined && e.TLS_KEY_FILE !== undefined ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : null,
     trustProxy,

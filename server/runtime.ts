@@ -12,6 +12,8 @@ import { cleanAbandonedLoads } from '../core/snapshot/loader.ts';
 import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
+import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
+import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
 import { isDatabaseBusy } from '../core/storage/errors.ts';
@@ -31,16 +33,30 @@ import { type Logger, createLogger } from './logger.ts';
 
 /**
  * Opens the data folder: 0700 with every file in it 0600 (an older, looser folder is tightened, and
- * `onTightened` hears which paths were), then its database.
+ * `onTightened` hears which paths were), then the database: PostgreSQL when `databaseUrl` is given
+ * (DATABASE_URL), else the SQLite file in the folder.
  */
 export async function openDataFolder(
   dataDir: string,
-  options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {},
+  options: {
+    readonly busyTimeoutMs?: number;
+    readonly onTightened?: (paths: string[]) => void;
+    readonly databaseUrl?: string | null;
+    readonly poolSize?: number;
+  } = {},
 ): Promise<OpenedStorage> {
   const tightened = securePrivateFolder(dataDir);
   ensurePrivateDir(snapshotsDir(dataDir));
   if (tightened.length > 0) (options.onTightened ?? warnOnStderr)(tightened);
+  if (options.databaseUrl !== undefined && options.databaseUrl !== null) {
+    return openStorage(options.databaseUrl, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
+  }
   return openStorage(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+}
+
+/** The data folder and the database a configuration names. */
+export function openConfiguredStorage(config: Config, options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {}): Promise<OpenedStorage> {
+  return openDataFolder(config.dataDir, { ...options, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 }
 
 /** The CLI's way to say it: one line on stderr. */
@@ -103,15 +119,16 @@ export async function openRuntime(
   const serving = purpose === 'serve';
   // A server or worker process must not stand still while another holds the write lock.
   const opened = serving
-    ? await openDataFolder(config.dataDir, {
+    ? await openConfiguredStorage(config, {
         busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS,
         onTightened: (paths) => logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
       })
-    : await openDataFolder(config.dataDir);
+    : await openConfiguredStorage(config);
   const { store, queue, db } = opened;
+  const limits = serving && config.redisUrl !== null ? await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger) : null;
   const service = new EnrichService({
     store,
-    rateLimiter: new MemoryRateLimiter(),
+    rateLimiter: limits?.rateLimiter ?? new MemoryRateLimiter(),
     productionMatcher: new NoSnapshotMatcher(),
   });
   const snapshots = serving ? await watchSnapshots(config, logger, store, service) : null;
@@ -133,7 +150,56 @@ export async function openRuntime(
     modules: crmModules(config),
     close: async () => {
       snapshots?.stop();
+      await limits?.close();
       await store.close();
+    },
+  };
+}
+
+/** How long a start waits for Redis before serving on the fallback (and Redis's commands, each). */
+const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+const REDIS_COMMAND_TIMEOUT_MS = 250;
+
+/**
+ * The limits several instances share (REDIS_URL): the per-token rate in Redis, with this instance
+ * counted among the live ones for the fallback's share. Redis unreachable at start is not fatal: the
+ * fallback serves (or refuses) until Redis answers.
+ */
+async function openSharedLimits(url: string, prefix: string, logger: Logger): Promise<{ rateLimiter: RedisRateLimiter; close(): Promise<void> }> {
+  const redis = new Redis(url, {
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // Fail at once while disconnected (the fallback decides), and keep reconnecting in the background.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  redis.on('error', () => undefined);
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, REDIS_CONNECT_TIMEOUT_MS);
+    redis.once('ready', done);
+  });
+  const instances = new InstanceRegistry(redis, { key: `${prefix}instances` });
+  await instances.beat().catch((error: unknown) => logger.warn({ err: error }, 'redis unreachable at start: the rate limit falls back (see README, Running several instances)'));
+  instances.start();
+  const rateLimiter = new RedisRateLimiter(redis, {
+    keyPrefix: `${prefix}rate:`,
+    instances,
+    onFallback: (error) =>
+      error === null
+        ? logger.info('redis answers again: the shared rate limit is back')
+        : logger.error({ err: error, instances: instances.count }, "redis unreachable: each instance admits its share of a token's rate in process"),
+  });
+  return {
+    rateLimiter,
+    close: async () => {
+      await instances.stop();
+      redis.disconnect();
     },
   };
 }

@@ -23,13 +23,13 @@ export interface OpenedStorage {
  * Opens the database at `location`: a `postgres://` URL (DATABASE_URL), or else the path of a SQLite
  * file. `busyTimeoutMs` is SQLite's; PostgreSQL waits on row locks, not on the whole file.
  */
-export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> = {}): Promise<OpenedStorage> {
+export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {}): Promise<OpenedStorage> {
   if (isPostgresUrl(location)) {
-    const { store, db } = await openPostgresStore(location, { migrations: PIPELINE_MIGRATIONS });
+    const { store, db } = await openPostgresStore(location, { migrations: PIPELINE_MIGRATIONS, ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
     const pipelineDb = db.withTables<PipelineTables>();
     return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'postgres' }), db: pipelineDb };
   }
-  const { store, db } = await openSqliteStore(location, { ...options, migrations: PIPELINE_MIGRATIONS });
+  const { store, db } = await openSqliteStore(location, { ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }), migrations: PIPELINE_MIGRATIONS });
   const pipelineDb = db.withTables<PipelineTables>();
   return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'sqlite' }), db: pipelineDb };
 }

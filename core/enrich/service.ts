@@ -15,7 +15,7 @@ import {
   type SandboxResponse,
 } from '../contract/schemas.ts';
 import { currentPeriod } from '../limits/quota-period.ts';
-import type { RateDecision, RateLimiter } from '../limits/rate-limiter.ts';
+import { type RateDecision, type RateLimiter, RateLimitUnavailableError } from '../limits/rate-limiter.ts';
 import { matchPersona } from '../sandbox/matcher.ts';
 import { isDatabaseBusy } from '../storage/errors.ts';
 import type { QuotaTake, Store } from '../storage/port.ts';
@@ -86,12 +86,19 @@ export class EnrichService {
     if (credential === undefined) {
       return { ok: false, error: new EnrichError('unauthorized', 'Invalid or revoked X-WF-Auth-Token.') };
     }
-    if (credential.token.environment !== call.environment) {
-      // A refusal for the wrong environment is not charged to the rate, but still reports it.
-      const rate = await this.rateLimiter.peek(credential.token.id, credential.account.rateLimit);
-      return { ok: false, credential, rate, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };
+    let rate: RateDecision;
+    try {
+      if (credential.token.environment !== call.environment) {
+        // A refusal for the wrong environment is not charged to the rate, but still reports it.
+        rate = await this.rateLimiter.peek(credential.token.id, credential.account.rateLimit);
+        return { ok: false, credential, rate, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };
+      }
+      rate = await this.rateLimiter.take(credential.token.id, credential.account.rateLimit);
+    } catch (error) {
+      // The shared limit cannot be read and no safe share of it is known: refuse rather than exceed it.
+      if (!(error instanceof RateLimitUnavailableError)) throw error;
+      return { ok: false, credential, error: new EnrichError('service_unavailable', 'The rate limiter is unavailable; retry in a moment.') };
     }
-    const rate = await this.rateLimiter.take(credential.token.id, credential.account.rateLimit);
     if (!rate.allowed) {
       const error = new EnrichError('rate_limit', `Rate limit exceeded: at most ${rate.limit} requests per second per token.`);
       return this.fail(call, credential, rate, error);

@@ -1,5 +1,5 @@
-// Per-token request-rate limiting: a sliding log of admitted requests per key, in process. A Redis
-// adapter (a sorted set per key) will implement the same port when several instances share tokens.
+// Per-token request-rate limiting: a sliding log of admitted requests per key, in process. The Redis
+// adapter (redis-rate-limiter.ts, a sorted set per key) implements the same port for several instances.
 //
 // Two contract rules pull against each other: "more than 5 requests per second gives 429" and "a client
 // spacing calls 200 ms apart never sees a 429". A fixed 1 s window breaks the first (5 at the end of one
@@ -18,6 +18,14 @@ export interface RateDecision {
   readonly resetSeconds: number;
   /** Seconds to wait before the next request can pass (0 when allowed). */
   readonly retryAfterSeconds: number;
+}
+
+/** The limiter cannot decide (a shared limit unreachable, and no safe share of it): the caller answers 503. */
+export class RateLimitUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RateLimitUnavailableError';
+  }
 }
 
 export interface RateLimiter {

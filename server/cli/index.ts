@@ -25,7 +25,7 @@ import { backfillCommands } from './backfill.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import type { CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import { crmModules, openDataFolder } from '../runtime.ts';
+import { crmModules, openConfiguredStorage } from '../runtime.ts';
 import { crmCommands } from './crm.ts';
 
 interface SettingsFlags {
@@ -93,7 +93,7 @@ async function printAccount(store: Store, name: string, json: boolean): Promise<
 }
 
 async function withQueue<T>(run: (queue: JobQueue) => Promise<T>): Promise<T> {
-  const { store, queue } = await openDataFolder(loadConfig().dataDir);
+  const { store, queue } = await openConfiguredStorage(loadConfig());
   try {
     return await run(queue);
   } finally {
@@ -102,7 +102,7 @@ async function withQueue<T>(run: (queue: JobQueue) => Promise<T>): Promise<T> {
 }
 
 export async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
-  const { store } = await openDataFolder(loadConfig().dataDir);
+  const { store } = await openConfiguredStorage(loadConfig());
   try {
     return await run(store);
   } finally {

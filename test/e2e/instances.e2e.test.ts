@@ -1,0 +1,65 @@
+// Several instances on one PostgreSQL and one Redis, as an operator runs them: two `npm start`
+// processes, no proxy in front (the test spreads the requests itself). One token's requests spread
+// over both are admitted at most 5 per 950 ms in all, and a quota is never exceeded by requests racing
+// to both. Runs when the run has both servers (TEST_DATABASE_URL, TEST_REDIS_URL; .ci/run sets them).
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { post, tempDir } from '../support/harness.ts';
+import { TEST_DATABASE_URL, freshPostgresSchema } from '../support/databases.ts';
+import { type Proc, cli, startServerProcess } from '../support/processes.ts';
+import { TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
+import { byEmail, persona } from '../support/requests.ts';
+import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+
+const running: Proc[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((proc) => proc.stop()));
+});
+
+/** Two instances on one host: one data folder (its key and snapshots), one database, one Redis. */
+async function twoInstances(): Promise<{ env: Record<string, string>; urls: [string, string] }> {
+  const env = {
+    DATA_DIR: tempDir(),
+    DATABASE_URL: await freshPostgresSchema(TEST_DATABASE_URL ?? ''),
+    REDIS_URL: TEST_REDIS_URL ?? '',
+    REDIS_KEY_PREFIX: freshPrefix(),
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    REQUIRE_HTTPS: 'false',
+  };
+  await cli(['accounts', 'list'], env); // migrates once, before the two start side by side
+  const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  running.push(a.proc, b.proc);
+  return { env, urls: [a.url, b.url] };
+}
+
+// Skipped only where the run has no PostgreSQL or no Redis (a quick local run); CI always has both.
+describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || TEST_REDIS_URL === undefined)('two instances', () => {
+  it("admit one token's requests spread over both at most 5 per 950 ms in all", async () => {
+    const { env, urls } = await twoInstances();
+    await cli(['accounts', 'create', 'acme'], env);
+    const token = (await cli(['tokens', 'create', 'acme', '--env', 'sandbox'], env)).stdout.trim();
+    const body = byEmail(persona('Amanda Taylor'));
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`${urls[i % 2]}/sandbox/v1`, body, { 'X-WF-Auth-Token': token })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(15);
+    // Each instance had 10 of them and refused some: the budget is one, not one each.
+    expect(new Set(replies.flatMap((r, i) => (r.status === 429 ? [i % 2] : []))).size).toBe(2);
+  });
+
+  it('never exceed a quota of 7 with 24 production requests racing to both', async () => {
+    const { env, urls } = await twoInstances();
+    const h = household([{ address: '1 Oak Street', zipcode: '30301' }], { windfall_id: '1'.padStart(32, '0') });
+    await cli(['data', 'load', writeSnapshot(path.join(tempDir(), 'week-1'), { version: 'week-1', households: [h], people: [person('p1', 'Pat', 'Doe', h, { emails: ['pat@example.com'] })] })], env);
+    await cli(['accounts', 'create', 'acme', '--quota', '7', '--rate-limit', '1000'], env);
+    const token = (await cli(['tokens', 'create', 'acme', '--env', 'production'], env)).stdout.trim();
+    // The instances pick the activated snapshot up within a second or two.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const replies = await Promise.all(Array.from({ length: 24 }, (_, i) => post(`${urls[i % 2]}/v1/`, { emails: ['pat@example.com'] }, { 'X-WF-Auth-Token': token })));
+    const statuses = replies.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(7);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(17);
+    const shown = (await cli(['accounts', 'show', 'acme', '--json'], env)).stdout;
+    expect(JSON.parse(shown).tokens[0].quota).toMatchObject({ used: 7, remaining: 0 });
+  });
+});

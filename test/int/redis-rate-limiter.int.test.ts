@@ -1,0 +1,133 @@
+// The per-token rate limit several instances share, on a real Redis (TEST_REDIS_URL): the contract's
+// rule across instances, and what each instance does while Redis is away and when it comes back.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitUnavailableError } from '../../core/limits/rate-limiter.ts';
+import { InstanceRegistry, RedisRateLimiter } from '../../core/limits/redis-rate-limiter.ts';
+import { createAccount, issueToken } from '../../core/accounts/admin.ts';
+import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
+import { EnrichService } from '../../core/enrich/service.ts';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { RedisOutage, TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
+import { byEmail, persona } from '../support/requests.ts';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function client(url: string): Redis {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250, retryStrategy: () => 50 });
+  redis.on('error', () => undefined);
+  cleanups.push(() => redis.disconnect());
+  return redis;
+}
+
+async function ready(redis: Redis): Promise<void> {
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+}
+
+/** An instance: its own connection, its own registry entry, its own limiter, sharing one key space. */
+async function instance(url: string, prefix: string, registryKey: string) {
+  const redis = client(url);
+  await ready(redis);
+  const instances = new InstanceRegistry(redis, { key: registryKey, everyMs: 200 });
+  await instances.beat();
+  const switches: (string | null)[] = [];
+  const limiter = new RedisRateLimiter(redis, { keyPrefix: prefix, instances, onFallback: (error) => switches.push(error === null ? null : 'down') });
+  return { redis, instances, limiter, switches };
+}
+
+// Skipped only where no Redis was given (a quick local run); CI always gives one.
+describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
+  const url = TEST_REDIS_URL ?? '';
+
+  it('admits no more than the rate in any 950 ms window across two instances taking at once', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([instance(url, prefix, `${prefix}instances`), instance(url, prefix, `${prefix}instances`)]);
+    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_1', 5)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+    const refused = decisions.find((d) => !d.allowed);
+    expect(refused).toMatchObject({ limit: 5, remaining: 0 });
+    expect(refused?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // Another token has a budget of its own.
+    expect((await b.limiter.take('tok_2', 5)).allowed).toBe(true);
+  });
+
+  it('a burst of 5 passes, and a client 200 ms apart alternating between instances is never refused', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([instance(url, prefix, `${prefix}instances`), instance(url, prefix, `${prefix}instances`)]);
+    const burst = await Promise.all([1, 2, 3, 4, 5].map(() => a.limiter.take('tok_burst', 5)));
+    expect(burst.every((d) => d.allowed)).toBe(true);
+    const steady: boolean[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 15; i += 1) {
+      await sleep(Math.max(0, started + i * 200 - Date.now()));
+      steady.push((await (i % 2 === 0 ? a : b).limiter.take('tok_steady', 5)).allowed);
+    }
+    expect(steady.every(Boolean)).toBe(true);
+  });
+
+  it('peek reports without taking', async () => {
+    const { limiter } = await instance(url, freshPrefix(), `${freshPrefix()}instances`);
+    for (let i = 0; i < 3; i += 1) await limiter.peek('tok_peek', 5);
+    expect(await limiter.take('tok_peek', 5)).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it('Redis unreachable: each of two instances admits its share (2 of 5), so together never more than the rate; back by itself when Redis returns', async () => {
+    const prefix = freshPrefix();
+    const outage = await RedisOutage.start(url);
+    cleanups.push(() => outage.close());
+    const [a, b] = await Promise.all([instance(outage.url, prefix, `${prefix}instances`), instance(outage.url, prefix, `${prefix}instances`)]);
+    await a.instances.beat();
+    expect(a.instances.count).toBe(2);
+    expect(b.instances.count).toBe(2);
+    outage.cut();
+    const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_down', 5)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(4);
+    expect(a.switches).toEqual(['down']);
+    outage.restore();
+    await Promise.all([ready(a.redis), ready(b.redis)]);
+    await sleep(1000);
+    const back = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_back', 5)));
+    expect(back.filter((d) => d.allowed)).toHaveLength(5);
+    expect(a.switches).toEqual(['down', null]);
+  });
+
+  it('Redis unreachable with no instance count ever seen, or a share under one request a second: refused, not guessed', async () => {
+    const outage = await RedisOutage.start(url);
+    cleanups.push(() => outage.close());
+    outage.cut();
+    const redis = client(outage.url);
+    const never = new InstanceRegistry(redis);
+    const limiter = new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: never });
+    await expect(limiter.take('tok_x', 5)).rejects.toBeInstanceOf(RateLimitUnavailableError);
+    const crowded = new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: { count: 6 } });
+    await expect(crowded.take('tok_x', 5)).rejects.toBeInstanceOf(RateLimitUnavailableError);
+    expect((await new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: { count: 2 } }).take('tok_x', 5)).allowed).toBe(true);
+  });
+
+  it('the service answers 503 service_unavailable when the limit cannot be decided, and serves again once Redis is back', async () => {
+    const outage = await RedisOutage.start(url);
+    cleanups.push(() => outage.close());
+    const { store } = await openStorage(await (TEST_DATABASES[0]?.fresh() ?? Promise.reject(new Error('no database'))));
+    cleanups.push(() => store.close());
+    await createAccount(store, 'acme', {});
+    const { token } = await issueToken(store, 'acme', 'sandbox');
+    const redis = client(outage.url);
+    await ready(redis);
+    const instances = new InstanceRegistry(redis, { key: `${freshPrefix()}instances` });
+    const service = new EnrichService({ store, productionMatcher: new NoSnapshotMatcher(), rateLimiter: new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances }) });
+    const call = { environment: 'sandbox' as const, token, readBody: () => byEmail(persona('Amanda Taylor')) };
+    outage.cut();
+    const refused = await service.enrichRecord(call);
+    expect(refused.ok ? null : refused.error.code).toBe('service_unavailable');
+    outage.restore();
+    await ready(redis);
+    await sleep(200);
+    expect((await service.enrichRecord(call)).ok).toBe(true);
+  });
+});
