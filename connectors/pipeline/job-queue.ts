@@ -87,6 +87,11 @@ export interface JobQueue {
   cancel(dedupeKey: string): Promise<boolean>;
   list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
+  /**
+   * Where the queue can say so (PostgreSQL's LISTEN/NOTIFY): calls `listener` when jobs are enqueued by
+   * any process; returns how to stop. Absent: workers find new jobs by polling.
+   */
+  readonly onReady?: ((listener: () => void) => () => void) | undefined;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 5;

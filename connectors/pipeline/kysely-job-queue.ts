@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
 import { type ClaimOptions, DEFAULT_MAX_ATTEMPTS, JOB_STATES, type Job, type JobQueue, type JobState, type NewJob, retryDelayMs } from './job-queue.ts';
 import type { JobsTable, PipelineDatabase as Database } from './schema.ts';
+import { JOBS_CHANNEL_SQL, type JobListener } from './job-notifications.ts';
 
 const stateColumn = z.enum(JOB_STATES);
 
@@ -66,9 +67,21 @@ export class KyselyJobQueue implements JobQueue {
 
   constructor(
     private readonly db: Kysely<Database>,
-    options: { readonly dialect?: QueueDialect } = {},
+    private readonly options: { readonly dialect?: QueueDialect; readonly listener?: JobListener } = {},
   ) {
     this.skipLocked = options.dialect === 'postgres';
+  }
+
+  /** PostgreSQL: hears every instance's enqueues (LISTEN/NOTIFY). Absent on SQLite, whose workers poll. */
+  get onReady(): ((listener: () => void) => () => void) | undefined {
+    const { listener } = this.options;
+    return listener === undefined ? undefined : (wake) => listener.subscribe(wake);
+  }
+
+  /** Tells the other instances' idle workers (PostgreSQL; a no-op on SQLite). */
+  private async announce(): Promise<void> {
+    if (!this.skipLocked) return;
+    await sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db);
   }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
@@ -76,6 +89,7 @@ export class KyselyJobQueue implements JobQueue {
     const { id } = row;
     try {
       await this.db.insertInto('jobs').values(row).execute();
+      await this.announce();
       return { id, created: true };
     } catch (error) {
       if (!isUniqueViolation(error) || job.dedupeKey === undefined) throw error;
@@ -105,9 +119,10 @@ export class KyselyJobQueue implements JobQueue {
     if (jobs.length <= ENQUEUE_CHUNK && jobs.every((job) => job.dedupeKey === undefined)) {
       const inserted = await this.db.insertInto('jobs').values(jobs.map((job) => newJobRow(job, now))).executeTakeFirst();
       const created = Number(inserted.numInsertedOrUpdatedRows ?? BigInt(jobs.length));
+      if (created > 0) await this.announce();
       return { created, duplicates: jobs.length - created };
     }
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       let created = 0;
       const conflicted: string[] = [];
       // Multi-row inserts (a webhook batch is one or two statements, not a hundred), DO NOTHING on the
@@ -130,6 +145,8 @@ export class KyselyJobQueue implements JobQueue {
       }
       return { created, duplicates: jobs.length - created };
     });
+    if (result.created > 0) await this.announce();
+    return result;
   }
 
   async claimBatch(options: ClaimOptions): Promise<Job[]> {

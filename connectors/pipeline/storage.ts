@@ -8,6 +8,7 @@ import { type OpenOptions, openSqliteStore } from '../../core/storage/sqlite.ts'
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import type { JobQueue } from './job-queue.ts';
 import { KyselyJobQueue } from './kysely-job-queue.ts';
+import { PostgresJobListener } from './job-notifications.ts';
 import { PIPELINE_MIGRATIONS, type PipelineDatabase, type PipelineTables } from './schema.ts';
 
 export interface OpenedStorage {
@@ -25,9 +26,15 @@ export interface OpenedStorage {
  */
 export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {}): Promise<OpenedStorage> {
   if (isPostgresUrl(location)) {
-    const { store, db } = await openPostgresStore(location, { migrations: PIPELINE_MIGRATIONS, ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
+    // Its own connection, LISTENing for every instance's enqueues; closed with the store.
+    const listener = new PostgresJobListener(location);
+    const { store, db } = await openPostgresStore(location, {
+      migrations: PIPELINE_MIGRATIONS,
+      beforeClose: () => listener.close(),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+    });
     const pipelineDb = db.withTables<PipelineTables>();
-    return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'postgres' }), db: pipelineDb };
+    return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'postgres', listener }), db: pipelineDb };
   }
   const { store, db } = await openSqliteStore(location, { ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }), migrations: PIPELINE_MIGRATIONS });
   const pipelineDb = db.withTables<PipelineTables>();

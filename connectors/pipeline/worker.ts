@@ -74,6 +74,7 @@ export class Worker {
   private readonly cancel = new AbortController();
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  private unsubscribe: (() => void) | undefined;
   /** Installations whose batch a lane is working on: the other lanes look elsewhere first. */
   private readonly inHand = new Map<string, number>();
   /** The lanes claim one at a time, so each claim knows what the others took. */
@@ -83,13 +84,16 @@ export class Worker {
     this.workerId = options.workerId ?? newWorkerId();
     this.batchSize = options.batchSize ?? 200;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.idleMs = options.idleMs ?? 500;
+    // Where enqueues are announced (PostgreSQL) the poll is only the fallback, and slower.
+    this.idleMs = options.idleMs ?? (options.queue.onReady === undefined ? 500 : 2_000);
     this.concurrency = options.concurrency ?? 2;
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
   }
 
   start(): void {
     if (this.loops.length > 0) return;
+    // Woken by every process's enqueues where the queue announces them (PostgreSQL); the poll stays.
+    this.unsubscribe = this.options.queue.onReady?.(() => this.wake());
     // Background work: its long runs of statements give requests a turn (core/storage/event-loop-slices.ts).
     this.loops = Array.from({ length: this.concurrency }, () => runInBackground(() => this.loop()));
   }
@@ -104,6 +108,7 @@ export class Worker {
    * grace, then aborts them (a CRM that hangs must not hold the shutdown) and releases the rest.
    */
   async stop(): Promise<void> {
+    this.unsubscribe?.();
     this.abort.abort();
     this.wake();
     const grace = setTimeout(() => this.cancel.abort(new Error('the worker is stopping')), this.stopGraceMs);

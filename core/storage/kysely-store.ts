@@ -78,7 +78,11 @@ function toToken(row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'envir
 
 
 export class KyselyStore implements Store {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** What else closes with the store (PostgreSQL: the connection that listens for ready jobs). */
+    private readonly beforeClose?: () => Promise<void>,
+  ) {}
 
   async createAccount(input: NewAccount): Promise<Account> {
     const now = new Date().toISOString();
@@ -331,6 +335,7 @@ export class KyselyStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.beforeClose?.();
     await this.db.destroy();
   }
 }

@@ -20,6 +20,8 @@ export interface PostgresOptions {
   readonly migrations?: Readonly<Record<string, Migration>>;
   /** A statement that runs longer is cancelled by the server (default 30 s): nothing here should. */
   readonly statementTimeoutMs?: number;
+  /** What else closes with the store (the layers above: the job listener). */
+  readonly beforeClose?: () => Promise<void>;
 }
 
 /** Connecting gives up after this long: a database that does not answer is an error, not a hang. */
@@ -61,5 +63,5 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await db.destroy();
     throw error;
   }
-  return { store: new KyselyStore(db), db, pool };
+  return { store: new KyselyStore(db, options.beforeClose), db, pool };
 }

@@ -133,6 +133,31 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     expect(new Set(claimed)).toEqual(ids);
   });
 
+  it('announces enqueues to every connection that listens (PostgreSQL), so idle workers need not poll', async () => {
+    const { queue, file } = await open();
+    if (database.name === 'SQLite') {
+      // One process's file: its workers are woken in process and poll for the CLI's enqueues.
+      expect(queue.onReady).toBeUndefined();
+      return;
+    }
+    const other = await open(file);
+    let heard = 0;
+    const waiters: (() => void)[] = [];
+    const stop = queue.onReady?.(() => {
+      heard += 1;
+      waiters.shift()?.();
+    });
+    const next = () => new Promise<void>((resolve) => waiters.push(resolve));
+    // Told once when the listening connection is up (anything announced before it is not lost)...
+    await next();
+    // ...and once for an enqueue on another connection.
+    const announced = next();
+    await other.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+    await announced;
+    stop?.();
+    expect(heard).toBe(2);
+  });
+
   it('delivers at least once: a job whose lease expired goes to another worker, and the first cannot complete it', async () => {
     const { queue } = await open();
     await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
