@@ -13,6 +13,8 @@ import { SnapshotManager } from '../core/snapshot/manager.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
+import { RedisSpacing } from '../core/limits/redis-spacing.ts';
+import { shareSpacing } from '../core/limits/pacing.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -125,7 +127,8 @@ export async function openRuntime(
       })
     : await openConfiguredStorage(config);
   const { store, queue, db } = opened;
-  const limits = serving && config.redisUrl !== null ? await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger) : null;
+  // A command paces its CRM calls with the servers' too (a backfill beside a running server).
+  const limits = config.redisUrl === null ? null : await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger);
   const service = new EnrichService({
     store,
     rateLimiter: limits?.rateLimiter ?? new MemoryRateLimiter(),
@@ -161,9 +164,10 @@ const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 const REDIS_COMMAND_TIMEOUT_MS = 250;
 
 /**
- * The limits several instances share (REDIS_URL): the per-token rate in Redis, with this instance
- * counted among the live ones for the fallback's share. Redis unreachable at start is not fatal: the
- * fallback serves (or refuses) until Redis answers.
+ * The limits several instances share (REDIS_URL): the per-token rate in Redis, and the outbound pacing
+ * per enrichment token and CRM account (core/limits/pacing.ts), with this process counted among the
+ * live ones for the fallbacks' shares. Redis unreachable at start is not fatal: the fallbacks serve (or
+ * refuse) until Redis answers.
  */
 async function openSharedLimits(url: string, prefix: string, logger: Logger): Promise<{ rateLimiter: RedisRateLimiter; close(): Promise<void> }> {
   const redis = new Redis(url, {
@@ -195,9 +199,19 @@ async function openSharedLimits(url: string, prefix: string, logger: Logger): Pr
         ? logger.info('redis answers again: the shared rate limit is back')
         : logger.error({ err: error, instances: instances.count }, "redis unreachable: each instance admits its share of a token's rate in process"),
   });
+  const spacing = new RedisSpacing(redis, {
+    keyPrefix: `${prefix}pace:`,
+    instances,
+    onFallback: (error) =>
+      error === null
+        ? logger.info('redis answers again: outbound pacing is shared again')
+        : logger.error({ err: error, instances: instances.count }, 'redis unreachable: each process paces its outbound calls at its share of each rate'),
+  });
+  shareSpacing(spacing);
   return {
     rateLimiter,
     close: async () => {
+      shareSpacing(null);
       await instances.stop();
       redis.disconnect();
     },

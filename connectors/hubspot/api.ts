@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Client } from '@hubspot/api-client';
 import Bottleneck from 'bottleneck';
+import { type Pacer, pacer } from '../../core/limits/pacing.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
@@ -27,10 +28,12 @@ const BURST_RETRIES = 3;
  */
 const portalLimiters = new Bottleneck.Group({ maxConcurrent: 6, minTime: Math.ceil(10_000 / DEFAULT_REQUESTS_PER_10S) });
 
-export function portalLimiter(portalId: string, requestsPer10s: number = DEFAULT_REQUESTS_PER_10S): Bottleneck {
+export function portalLimiter(portalId: string, requestsPer10s: number = DEFAULT_REQUESTS_PER_10S): Pacer {
   const limiter = portalLimiters.key(portalId);
-  limiter.updateSettings({ minTime: Math.ceil(10_000 / requestsPer10s) });
-  return limiter;
+  const minTime = Math.ceil(10_000 / requestsPer10s);
+  limiter.updateSettings({ minTime });
+  // Shared across processes with REDIS_URL (core/limits/pacing.ts): the portal's limit is one budget.
+  return pacer(limiter, `hubspot:${portalId}`, minTime);
 }
 
 /**
@@ -125,7 +128,7 @@ export interface ContactPage {
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class HubSpotApi {
-  private readonly limiter: Bottleneck;
+  private readonly limiter: Pacer;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => Date;
   /** API calls made (each attempt), for the enrichment figures. */

@@ -2,6 +2,7 @@
 // with jsforce's refresh and retries off: pacing is ours (one Bottleneck per org), and so is the reading of
 // Salesforce's answers: a 401 refreshes once, REQUEST_LIMIT_EXCEEDED pauses, SaveResults are split per record.
 import Bottleneck from 'bottleneck';
+import { type Pacer, pacer } from '../../core/limits/pacing.ts';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
 import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
 import { ENRICHED_AT_FIELD } from './fields.ts';
@@ -46,10 +47,12 @@ const FIELD_PATH = /^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*$/;
 /** One limiter per org in this process: every API call of an installation goes through it. */
 const orgLimiters = new Bottleneck.Group({ ...DEFAULT_SALESFORCE_PACING });
 
-export function orgLimiter(orgId: string, pacing: SalesforcePacing = {}): Bottleneck {
+export function orgLimiter(orgId: string, pacing: SalesforcePacing = {}): Pacer {
   const limiter = orgLimiters.key(orgId);
-  limiter.updateSettings({ ...DEFAULT_SALESFORCE_PACING, ...pacing });
-  return limiter;
+  const settings = { ...DEFAULT_SALESFORCE_PACING, ...pacing };
+  limiter.updateSettings(settings);
+  // Shared across processes with REDIS_URL (core/limits/pacing.ts).
+  return pacer(limiter, `salesforce:${orgId}`, settings.minTime);
 }
 
 /** The org's API usage from the last `Sforce-Limit-Info: api-usage=N/M`. */
@@ -198,7 +201,7 @@ const path = (rest: string) => `/services/data/v${SALESFORCE_API_VERSION}${rest}
 const soqlBuilder = new Connection({ version: SALESFORCE_API_VERSION });
 
 export class SalesforceApi {
-  private readonly limiter: Bottleneck;
+  private readonly limiter: Pacer;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => Date;
   private usage: ApiUsage | null = null;

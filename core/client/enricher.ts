@@ -2,6 +2,7 @@
 // pacing per API token (Bottleneck), bounded retries with backoff and jitter, and outcome classes.
 import { createHash } from 'node:crypto';
 import Bottleneck from 'bottleneck';
+import { type Pacer, pacer } from '../limits/pacing.ts';
 import { type EnrichmentRequest, type EnrichmentResponse, EnrichmentResponseSchema } from '../contract/schemas.ts';
 import { abortable, isTimeout } from './timeouts.ts';
 
@@ -57,11 +58,13 @@ const RETRYABLE = new Set([429, 500, 502, 503, 504]);
  */
 const limiters = new Bottleneck.Group({ maxConcurrent: null, minTime: 1000 / DEFAULT_RATE_PER_SECOND });
 
-export function limiterFor(token: string, ratePerSecond: number): Bottleneck {
+export function limiterFor(token: string, ratePerSecond: number): Pacer {
   const key = createHash('sha256').update(token).digest('hex');
   const limiter = limiters.key(key);
-  limiter.updateSettings({ minTime: Math.ceil(1000 / ratePerSecond) });
-  return limiter;
+  const minTime = Math.ceil(1000 / ratePerSecond);
+  limiter.updateSettings({ minTime });
+  // Shared across processes with REDIS_URL (core/limits/pacing.ts): the token's 5/s is one budget.
+  return pacer(limiter, `enrich:${key}`, minTime);
 }
 
 /** Full-jitter exponential backoff: a random wait up to base × 2^(retry−1), capped. */
@@ -92,7 +95,7 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 /** The shared policy around a transport: paced, retried, classified. */
 export class PacedEnricher implements Enricher {
-  private readonly limiter: Bottleneck;
+  private readonly limiter: Pacer;
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
 
