@@ -57,6 +57,14 @@ const EnvSchema = z.object({
     })
     .optional(),
   REQUIRE_HTTPS: flag.optional(),
+  /** Who may read GET /metrics without a token: comma-separated addresses or subnets of the connecting peer. */
+  METRICS_ALLOW: z
+    .string()
+    .min(1)
+    .refine((value) => value.split(',').every((entry) => isProxyEntry(entry.trim())), { message: 'expected comma-separated addresses or subnets (e.g. loopback, 10.0.0.0/8)' })
+    .default('loopback'),
+  /** A bearer token that also opens GET /metrics from anywhere (a scraper outside METRICS_ALLOW). */
+  METRICS_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   /**
    * How long a client may take to send its request headers: a CRM or a proxy sends them at once, so
@@ -131,6 +139,8 @@ export interface Config {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly trustProxy: string | false;
   readonly requireHttps: boolean;
+  /** GET /metrics: the peers allowed without a token, and the bearer token that opens it from anywhere. */
+  readonly metrics: { readonly allow: readonly string[]; readonly token: string | null };
   readonly shutdownTimeoutMs: number;
   /** What bounds a connection, so slow or idle clients cannot hold every descriptor. */
   readonly http: {
@@ -203,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tls: e.TLS_CERT_FILE !== undefined && e.TLS_KEY_FILE !== undefined ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : null,
     trustProxy,
     requireHttps: e.REQUIRE_HTTPS ?? production,
+    metrics: { allow: e.METRICS_ALLOW.split(',').map((entry) => entry.trim()), token: e.METRICS_TOKEN ?? null },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,

@@ -15,6 +15,7 @@ import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
 import { RedisSpacing } from '../core/limits/redis-spacing.ts';
 import { shareSpacing } from '../core/limits/pacing.ts';
+import { readQueueDepthFrom } from '../core/observe/metrics.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -90,6 +91,8 @@ export function defaultConnectors(config?: Config): ConnectorRegistry {
 
 export interface Runtime {
   readonly opened: OpenedStorage;
+  /** What GET /readyz checks: the database, and Redis when the limits are shared. */
+  readonly readiness: Readonly<Record<string, () => Promise<unknown>>>;
   readonly service: EnrichService;
   readonly bridge: Bridge;
   readonly box: SecretBox;
@@ -151,12 +154,23 @@ export async function openRuntime(
     bridge,
     box,
     modules: crmModules(config),
+    readiness: {
+      database: () => store.countAccounts(),
+      ...(limits === null ? {} : { redis: () => limits.ping() }),
+    },
     close: async () => {
       snapshots?.stop();
       await limits?.close();
       await store.close();
     },
   };
+}
+
+interface SharedLimits {
+  readonly rateLimiter: RedisRateLimiter;
+  /** Whether Redis answers (GET /readyz). */
+  ping(): Promise<unknown>;
+  close(): Promise<void>;
 }
 
 /** How long a start waits for Redis before serving on the fallback (and Redis's commands, each). */
@@ -169,7 +183,7 @@ const REDIS_COMMAND_TIMEOUT_MS = 250;
  * live ones for the fallbacks' shares. Redis unreachable at start is not fatal: the fallbacks serve (or
  * refuse) until Redis answers.
  */
-async function openSharedLimits(url: string, prefix: string, logger: Logger): Promise<{ rateLimiter: RedisRateLimiter; close(): Promise<void> }> {
+async function openSharedLimits(url: string, prefix: string, logger: Logger): Promise<SharedLimits> {
   const redis = new Redis(url, {
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
@@ -210,6 +224,7 @@ async function openSharedLimits(url: string, prefix: string, logger: Logger): Pr
   shareSpacing(spacing);
   return {
     rateLimiter,
+    ping: () => redis.ping(),
     close: async () => {
       shareSpacing(null);
       await instances.stop();
@@ -327,10 +342,14 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     logger,
     trustProxy: config.trustProxy,
     requireHttps: config.requireHttps,
+    metrics: config.metrics,
+    readiness: runtime.readiness,
     routers: [
       crmRouter(runtime.modules, { publicUrl: config.publicUrl, bridge: runtime.bridge, queue: runtime.opened.queue, box: runtime.box, log: logger, wake: () => worker?.wake() }),
     ],
   });
+  // GET /metrics reads the queue's depth when scraped.
+  readQueueDepthFrom(() => runtime.opened.queue.countByState());
   const limits = connectionLimits(config);
   const server =
     config.tls === null
@@ -377,6 +396,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
       deadline.unref();
       // The worker finishes its in-flight enrichments and releases the rest of its batch.
       await Promise.all([closed, worker?.stop()]);
+      readQueueDepthFrom(null);
       clearInterval(sweeper);
       clearTimeout(deadline);
       await runtime.close();

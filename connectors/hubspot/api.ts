@@ -7,6 +7,7 @@ import https from 'node:https';
 import { Client } from '@hubspot/api-client';
 import Bottleneck from 'bottleneck';
 import { type Pacer, pacer } from '../../core/limits/pacing.ts';
+import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
@@ -160,9 +161,17 @@ export class HubSpotApi {
     const timeout = AbortSignal.timeout(timeoutMs);
     const agent = this.basePath().startsWith('https:') ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
     try {
-      return await abortable(run(this.client(token, agent), { middleware: [], middlewareMergeStrategy: 'append' }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
+      const result = await abortable(run(this.client(token, agent), { middleware: [], middlewareMergeStrategy: 'append' }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
+      crmCalls.inc({ provider: 'hubspot', status: '2xx' });
+      return result;
     } catch (error) {
-      if (timeout.aborted && !(signal?.aborted ?? false)) throw new CrmTimeoutError(`HubSpot ${what}: no answer within ${timeoutMs} ms`);
+      if (timeout.aborted && !(signal?.aborted ?? false)) {
+        crmCalls.inc({ provider: 'hubspot', status: 'timeout' });
+        throw new CrmTimeoutError(`HubSpot ${what}: no answer within ${timeoutMs} ms`);
+      }
+      const code = sdkError(error)?.code;
+      crmCalls.inc({ provider: 'hubspot', status: code === undefined ? 'error' : String(code) });
+      if (code === 429) rateLimited.inc({ direction: 'received', peer: 'hubspot' });
       throw error;
     } finally {
       agent.destroy();

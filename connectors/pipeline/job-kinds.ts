@@ -3,6 +3,7 @@
 // registered for it. The pipeline is the handler of `enrich`; a connector's own kinds (a webhook batch
 // to expand, a workflow callback to retry) are registered through the ConnectorRegistry and settled by
 // `settledBy`. A kind nobody registered fails for good: this version cannot run it.
+import { jobsFinished } from '../../core/observe/metrics.ts';
 import type { Job, JobQueue } from './job-queue.ts';
 import { retryWhileBusy } from '../../core/storage/errors.ts';
 import type { Installation } from './model.ts';
@@ -73,12 +74,24 @@ export class JobKinds implements BatchProcessor {
           await retryWhileBusy(() => this.queue.fail(job.id, workerId, `not a job kind this version understands (${kind})`, { retryable: false }));
         }
         summary = merge(summary, { ...emptySummary(summary.installationId), jobs: ofKind.length });
+        jobsFinished.inc({ kind, result: 'failed' }, ofKind.length);
         continue;
       }
-      summary = merge(summary, await handler(ofKind, { workerId, signals }));
+      const done = await handler(ofKind, { workerId, signals });
+      count(kind, done);
+      summary = merge(summary, done);
     }
     return summary;
   }
+}
+
+/** A kind's batch in the metrics: released as said, failed as its `failed:*` outcomes say, the rest completed. */
+function count(kind: string, summary: BatchSummary): void {
+  const failed = Object.entries(summary.outcomes).reduce((n, [outcome, times]) => (outcome.startsWith('failed') ? n + times : n), 0);
+  if (summary.released > 0) jobsFinished.inc({ kind, result: 'released' }, summary.released);
+  if (failed > 0) jobsFinished.inc({ kind, result: 'failed' }, failed);
+  const completed = summary.jobs - summary.released - failed;
+  if (completed > 0) jobsFinished.inc({ kind, result: 'completed' }, completed);
 }
 
 /**

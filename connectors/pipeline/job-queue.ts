@@ -87,6 +87,8 @@ export interface JobQueue {
   cancel(dedupeKey: string): Promise<boolean>;
   list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
+  /** How many jobs are in each state (a state with none is absent). */
+  countByState(): Promise<Partial<Record<JobState, number>>>;
   /**
    * Where the queue can say so (PostgreSQL's LISTEN/NOTIFY): calls `listener` when jobs are enqueued by
    * any process; returns how to stop. Absent: workers find new jobs by polling.

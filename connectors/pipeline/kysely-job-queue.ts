@@ -415,6 +415,11 @@ export class KyselyJobQueue implements JobQueue {
     return (await query.execute()).map(toJob);
   }
 
+  async countByState(): Promise<Partial<Record<JobState, number>>> {
+    const rows = await this.db.selectFrom('jobs').select(['state', (eb) => eb.fn.countAll().as('n')]).groupBy('state').execute();
+    return Object.fromEntries(rows.map((row) => [stateColumn.parse(row.state), Number(row.n)]));
+  }
+
   async retryDead(ids: readonly string[] | 'all'): Promise<number> {
     if (ids !== 'all' && ids.length === 0) return 0;
     const chosen = ids === 'all' ? null : [...ids];

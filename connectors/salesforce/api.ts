@@ -3,6 +3,7 @@
 // Salesforce's answers: a 401 refreshes once, REQUEST_LIMIT_EXCEEDED pauses, SaveResults are split per record.
 import Bottleneck from 'bottleneck';
 import { type Pacer, pacer } from '../../core/limits/pacing.ts';
+import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
 import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
 import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
 import { ENRICHED_AT_FIELD } from './fields.ts';
@@ -257,11 +258,17 @@ export class SalesforceApi {
           timeout = AbortSignal.timeout(timeoutMs);
           return abortable(conn.request<unknown>(request, { transport }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
         });
+        crmCalls.inc({ provider: 'salesforce', status: String(seen.response?.statusCode ?? '2xx') });
         return { body, headers: seen.response?.headers ?? {} };
       } catch (error) {
         if (error instanceof CrmError || signal?.aborted) throw error;
-        if ((timeout as AbortSignal | null)?.aborted === true) throw new CrmTimeoutError(`Salesforce ${what}: no answer within ${timeoutMs} ms`);
+        if ((timeout as AbortSignal | null)?.aborted === true) {
+          crmCalls.inc({ provider: 'salesforce', status: 'timeout' });
+          throw new CrmTimeoutError(`Salesforce ${what}: no answer within ${timeoutMs} ms`);
+        }
         const status = seen.response?.statusCode ?? null;
+        crmCalls.inc({ provider: 'salesforce', status: status === null ? 'error' : String(status) });
+        if (status === 429) rateLimited.inc({ direction: 'received', peer: 'salesforce' });
         const api = HttpApiErrorSchema.safeParse(error);
         const errorCode = api.success ? api.data.errorCode : null;
         const message = api.success ? api.data.message.slice(0, 300) : describe(error);

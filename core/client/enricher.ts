@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { type Pacer, pacer } from '../limits/pacing.ts';
+import { rateLimited } from '../observe/metrics.ts';
 import { type EnrichmentRequest, type EnrichmentResponse, EnrichmentResponseSchema } from '../contract/schemas.ts';
 import { abortable, isTimeout } from './timeouts.ts';
 
@@ -124,6 +125,7 @@ export class PacedEnricher implements Enricher {
         if (attempt < this.retry.maxAttempts) await this.sleep(backoffMs(attempt, this.retry));
         continue;
       }
+      if (result.status === 429) rateLimited.inc({ direction: 'received', peer: 'enrichment' });
       if (result.status === 200) {
         const parsed = EnrichmentResponseSchema.safeParse(result.body);
         if (!parsed.success) return { kind: 'failed', status: 200, message: 'the endpoint answered 200 with a body outside the contract', attempts: attempt };

@@ -18,6 +18,7 @@ import { currentPeriod } from '../limits/quota-period.ts';
 import { type RateDecision, type RateLimiter, RateLimitUnavailableError } from '../limits/rate-limiter.ts';
 import { matchPersona } from '../sandbox/matcher.ts';
 import { isDatabaseBusy } from '../storage/errors.ts';
+import { quotaUnits } from '../observe/metrics.ts';
 import type { QuotaTake, Store } from '../storage/port.ts';
 import { type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
 import { simulatedError } from './sandbox-errors.ts';
@@ -171,6 +172,8 @@ export class EnrichService {
       career: career === null || !account.careerIntelligence ? null : entitledCareer(account, career),
     };
     const dataVersion = matcher.dataVersion;
+    // Billed: the unit taken above stays taken.
+    quotaUnits.inc();
     return { ok: true, credential, rate, quota, response, ...(dataVersion === null ? {} : { dataVersion }) };
   }
 

@@ -7,7 +7,29 @@ import { buildOpenApiDocument } from '../../core/contract/openapi.ts';
 import { SANDBOX_ERROR_HEADERS } from '../../core/enrich/sandbox-errors.ts';
 import type { EnrichResult, EnrichService } from '../../core/enrich/service.ts';
 import { readBody } from './body.ts';
+import proxyaddr from 'proxy-addr';
+import { METRICS_CONTENT_TYPE, enrichDuration, httpRequests, metricsText, rateLimited } from '../../core/observe/metrics.ts';
+import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { Logger } from '../logger.ts';
+
+/** How long a readiness check may take before the instance counts as not ready. */
+const READY_CHECK_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
 
 /** contract.md: a body over 64 KiB is malformed (400). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -17,6 +39,10 @@ export interface AppOptions {
   readonly logger: Logger;
   readonly trustProxy: string | false;
   readonly requireHttps: boolean;
+  /** GET /metrics: the peers allowed without a token (default loopback), and the bearer token that opens it from anywhere. */
+  readonly metrics?: { readonly allow: readonly string[]; readonly token: string | null };
+  /** GET /readyz: each dependency's check (the database, Redis); a check that throws makes the instance not ready. */
+  readonly readiness?: Readonly<Record<string, () => Promise<unknown>>>;
   /** The CRM routes (OAuth, webhooks), mounted before the 404 answer. */
   readonly routers?: readonly express.Router[];
 }
@@ -115,11 +141,14 @@ export function createApp(options: AppOptions): express.Express {
   app.use((req, res, next) => {
     const started = performance.now();
     res.once('finish', () => {
+      const route = routeOf(req);
+      httpRequests.inc({ route, status: res.statusCode });
+      if (res.statusCode === 429) rateLimited.inc({ direction: 'given', peer: 'client' });
       const { tokenId, account } = res.locals;
       logger.info(
         {
           method: req.method,
-          route: routeOf(req),
+          route,
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 100) / 100,
           ...(typeof tokenId === 'string' ? { token_id: tokenId } : {}),
@@ -135,12 +164,49 @@ export function createApp(options: AppOptions): express.Express {
     res.json({ status: 'ok' });
   });
 
+  // Ready to take traffic: every dependency answers (a load balancer stops sending to an instance that
+  // is not). Each check is bounded, so a hung dependency makes /readyz answer 503, not hang.
+  app.get('/readyz', async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    const checks = Object.entries(options.readiness ?? {});
+    const results = await Promise.all(
+      checks.map(async ([name, check]) => {
+        try {
+          await withTimeout(check(), READY_CHECK_TIMEOUT_MS);
+          return [name, 'ok'] as const;
+        } catch {
+          return [name, 'unavailable'] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+  });
+
+  // Prometheus text, for the peers METRICS_ALLOW names (the socket's address: a forwarded one could be
+  // forged) or a caller with METRICS_TOKEN. Anyone else is told nothing exists here.
+  const metricsAllowed = proxyaddr.compile([...(options.metrics?.allow ?? ['loopback'])]);
+  const metricsToken = options.metrics?.token ?? null;
+  app.get('/metrics', async (req, res) => {
+    const peer = req.socket.remoteAddress ?? '';
+    const bearer = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
+    const byToken = metricsToken !== null && bearer !== undefined && constantTimeEqual(bearer, metricsToken);
+    if (!byToken && (peer === '' || !metricsAllowed(peer, 0))) {
+      sendJson(res, 404, errorBody('production', new EnrichError('not_found', 'Not found.')));
+      return;
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.type(METRICS_CONTENT_TYPE).send(await metricsText());
+  });
+
   const openApiDocument = JSON.stringify(buildOpenApiDocument());
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApiDocument);
   });
 
   const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
+    const started = performance.now();
+    res.once('finish', () => enrichDuration.observe({ environment, status: res.statusCode }, (performance.now() - started) / 1000));
     res.setHeader('Cache-Control', 'no-store');
     if (options.requireHttps && !req.secure) {
       const error = new EnrichError('https_required', 'HTTPS is required.');
