@@ -7,7 +7,11 @@ import { generateSnapshot } from '../../core/snapshot/generate.ts';
 import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { loadConfig } from '../config.ts';
-import { snapshotsDir } from '../runtime.ts';
+import { openDataFolder, snapshotsDir } from '../runtime.ts';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { MigrationRefusedError, copyState } from '../../connectors/pipeline/migrate.ts';
+import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
 
 type WithStore = <T>(run: (store: Store) => Promise<T>) => Promise<T>;
 
@@ -140,6 +144,33 @@ export function dataCommands(withStore: WithStore): Command {
         if (now === undefined) throw new SnapshotLoadError('there is no earlier snapshot to roll back to');
         console.log(`active: ${now.version} (${now.id}); running servers switch within seconds.`);
       });
+    });
+
+  data
+    .command('migrate-to-postgres')
+    .description(
+      "copy this data folder's state (accounts, tokens, quotas, installations, record state, the log, jobs) from its SQLite file into the empty PostgreSQL database DATABASE_URL names; stop the servers first, then load the snapshots again",
+    )
+    .action(async () => {
+      const config = loadConfig();
+      if (config.databaseUrl === null) throw new MigrationRefusedError('set DATABASE_URL to the PostgreSQL database to copy into');
+      const file = path.join(config.dataDir, SQLITE_FILE_NAME);
+      if (!existsSync(file)) throw new MigrationRefusedError(`there is no SQLite database to copy at ${file}`);
+      const from = await openDataFolder(config.dataDir);
+      try {
+        const to = await openDataFolder(config.dataDir, { databaseUrl: config.databaseUrl });
+        try {
+          const progress = progressReporter('copy', (n) => n.toLocaleString('en-US'));
+          const copied = await copyState(from.db, to.db, ({ table, copied: done, total }) => progress.update(done, total, table));
+          progress.stop();
+          for (const [table, rows] of Object.entries(copied)) console.log(`${table.padEnd(20)} ${rows}`);
+          console.log('copied. Point every instance at DATABASE_URL, then load the active snapshot again (enrichbridge data load DIR).');
+        } finally {
+          await to.store.close();
+        }
+      } finally {
+        await from.store.close();
+      }
     });
 
   return data;

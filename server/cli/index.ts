@@ -25,6 +25,7 @@ import { backfillCommands } from './backfill.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import type { CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
+import { MigrationRefusedError } from '../../connectors/pipeline/migrate.ts';
 import { crmModules, openConfiguredStorage } from '../runtime.ts';
 import { crmCommands } from './crm.ts';
 
@@ -202,6 +203,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     error instanceof SnapshotLoadError ||
     error instanceof InstallationError ||
     error instanceof CrmError ||
+    error instanceof MigrationRefusedError ||
     (error instanceof Error && modules.some((module) => module.isUserError?.(error) === true));
   return { program, isUserError };
 }
