@@ -75,6 +75,8 @@ export interface JobQueue {
   release(id: string, workerId: string, options?: { runAt?: Date }): Promise<boolean>;
   /** Pushes the lease of jobs still held by this worker out by `leaseMs` from now; returns how many. */
   extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number>;
+  /** How many of these jobs another worker has leased since (settled ones are not taken: they are done). */
+  takenOver(ids: readonly string[], workerId: string): Promise<number>;
   /** Of these jobs, the ones this worker still holds, its lease not run out: what it may act on. */
   heldBy(ids: readonly string[], workerId: string, now?: Date): Promise<Set<string>>;
   /** The workers holding leases on running jobs. */

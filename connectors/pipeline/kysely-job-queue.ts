@@ -360,6 +360,21 @@ export class KyselyJobQueue implements JobQueue {
     return Number(result.numUpdatedRows);
   }
 
+  async takenOver(ids: readonly string[], workerId: string): Promise<number> {
+    let taken = 0;
+    for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
+      const row = await this.db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('id', 'in', ids.slice(i, i + ENQUEUE_CHUNK))
+        .where('state', '=', 'running')
+        .where('lease_owner', '!=', workerId)
+        .executeTakeFirstOrThrow();
+      taken += Number(row.n);
+    }
+    return taken;
+  }
+
   async heldBy(ids: readonly string[], workerId: string, now: Date = new Date()): Promise<Set<string>> {
     const held = new Set<string>();
     for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {

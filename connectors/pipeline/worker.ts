@@ -138,13 +138,15 @@ export class Worker {
     // The pipeline also checks the lease before each CRM write, as a renewal may come too late.
     const lost = new AbortController();
     // Keep the lease well ahead of a long batch (a shared token's limiter can make one slow).
+    // Fewer renewed than claimed is usual (the pipeline settles a batch slice by slice): the lease is
+    // lost only when another worker has taken some of the jobs.
     const heartbeat = setInterval(() => {
-      queue.extendLease(ids, this.workerId, this.leaseMs).then(
-        (held) => {
-          if (held < ids.length) lost.abort(new Error('the lease was lost'));
-        },
-        (error: unknown) => this.options.onError?.(error),
-      );
+      queue
+        .extendLease(ids, this.workerId, this.leaseMs)
+        .then(async (held) => {
+          if (held < ids.length && (await queue.takenOver(ids, this.workerId)) > 0) lost.abort(new Error('the lease was lost'));
+        })
+        .catch((error: unknown) => this.options.onError?.(error));
     }, Math.max(100, Math.floor(this.leaseMs / 3)));
     try {
       const summary = await processor.processBatch(jobs, this.workerId, {

@@ -28,7 +28,11 @@ export function outboundTimeouts(): OutboundTimeouts {
 /** `promise`, or a rejection with the signal's reason as soon as `signal` aborts (the work itself is the caller's to stop). */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  if (signal.aborted) {
+    // Given up before it is awaited: its own failure, later, must not be an unhandled rejection.
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });

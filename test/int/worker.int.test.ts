@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Worker, reclaimDeadWorkers } from '../../connectors/pipeline/worker.ts';
+import { JobKinds } from '../../connectors/pipeline/job-kinds.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
@@ -95,6 +96,26 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
   });
 
   describe('worker lease renewal', () => {
+    it('a batch whose first jobs are settled while the rest still run has not lost its lease (settled is not taken)', async () => {
+      const h = await pipeline();
+      const { queue } = h.opened;
+      for (let i = 0; i < 4; i += 1) await queue.enqueue({ installationId: 'i1', kind: 'slow', payload: { i } });
+      let stopped = false;
+      const jobs = new JobKinds(queue).work('slow', async (batch, { workerId, signals }) => {
+        // Half the batch settled at once, as the pipeline settles a written slice before the next.
+        await queue.completeMany(batch.slice(0, 2).map((job) => job.id), workerId);
+        // Several renewals (every 100 ms) while the rest is still in hand.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        stopped = signals.stop?.aborted === true || signals.cancel?.aborted === true;
+        await queue.completeMany(batch.slice(2).map((job) => job.id), workerId);
+        return { installationId: 'i1', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
+      });
+      const worker = new Worker({ queue, jobs, leaseMs: 300, workerId: 'halfway' });
+      expect(await worker.runOnce()).toBe(true);
+      expect(stopped).toBe(false);
+      expect((await queue.list()).map((job) => job.state)).toEqual(['done', 'done', 'done', 'done']);
+    });
+
     it('a batch that runs longer than its lease keeps renewing it: no other worker gets its jobs, each record is written once', async () => {
       const h = await pipeline();
       // Two enrichments a second: four records take well over the 300 ms lease.
