@@ -1,0 +1,318 @@
+// `npm run bench:scale`: several instances on PostgreSQL and Redis (issue 12), in one run, on loopback:
+// (1) production POST /v1/ req/s on PostgreSQL against SQLite, one instance each (target >= 0.5);
+// (2) two instances on PostgreSQL against one, with the CPU each process used (2 cores: reported as is);
+// (3) the job queue on PostgreSQL with a no-op CRM: jobs claimed and completed per second (target >= 2,000);
+// (4) webhook acknowledgement p99 on PostgreSQL: 100-event v3-signed batches, 10 in flight (target <= 50 ms);
+// (5) one token's requests spread over two instances: admitted above the limit in any 950 ms (target 0).
+// It makes a PostgreSQL database of its own (BENCH_DATABASE_URL names the server, default the local one)
+// and keys under a Redis prefix of its own (BENCH_REDIS_URL), and drops both at the end.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { z } from 'zod';
+import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { JobKinds } from '../../connectors/pipeline/job-kinds.ts';
+import { Worker } from '../../connectors/pipeline/worker.ts';
+import { QueryLineSchema } from '../../core/snapshot/format.ts';
+import { type WebhookEvent, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { ROOT, type Target, cli, freePort, latencyStats, machine, measure, measuredRow, stopChild, tableRow, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
+
+const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 100_000);
+const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const WARM_UP_SECONDS = 2;
+const MEASURE_SECONDS = 10;
+const TARGETS = { postgresVsSqlite: 0.5, queueJobsPerSecond: 2_000, ackP99Ms: 50, overLimit: 0 } as const;
+const APP_ID = '1160452';
+const PORTAL_ID = '62515';
+
+const RequestLogSchema = z.object({ msg: z.string(), route: z.string().optional(), status: z.number().optional(), ms: z.number().optional(), time: z.string() }).loose();
+
+interface Instance {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly logFile: string;
+}
+
+/** A server process on its own port, logging to a file (read for its request times). */
+async function startInstance(name: string, env: Record<string, string>, logDir: string): Promise<Instance> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logFile = path.join(logDir, `${name}.log`);
+  const log = openSync(logFile, 'a');
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], {
+    cwd: ROOT,
+    env: { ...inherited, ...env, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'info' },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  await waitHealthy(name, child, `${url}/healthz`);
+  return { child, url, logFile };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Load spread over several instances at once (the connections split between them), as one figure. */
+async function loadSpread(targets: readonly Target[], seconds: number): Promise<number> {
+  const runs = targets.map(
+    (target) =>
+      autocannon({
+        url: target.url,
+        method: 'POST',
+        headers: target.headers,
+        connections: Math.max(1, Math.floor(10 / targets.length)),
+        pipelining: 1,
+        duration: seconds,
+        requests: target.bodies.map((body) => ({ method: 'POST' as const, body })),
+      }),
+  );
+  const results = await Promise.all(runs);
+  return results.reduce((sum, result) => sum + result.requests.average, 0);
+}
+
+let nextContactId = 900_000_001;
+let nextEventId = 1;
+function signedBatch(url: string, secret: string): { body: string; headers: Record<string, string> } {
+  const now = Date.now();
+  const events: WebhookEvent[] = Array.from({ length: 100 }, () => ({
+    eventId: nextEventId++,
+    subscriptionId: 4001,
+    portalId: Number(PORTAL_ID),
+    appId: Number(APP_ID),
+    occurredAt: now,
+    subscriptionType: 'contact.creation',
+    attemptNumber: 0,
+    objectId: nextContactId++,
+    changeSource: 'CRM',
+    sourceId: 'userId:9012345',
+    changeFlag: 'CREATED',
+  }));
+  const body = JSON.stringify(events);
+  return { body, headers: { 'content-type': 'application/json', 'x-hubspot-signature-v3': hubspotV3Signature(secret, 'POST', url, body, now), 'x-hubspot-request-timestamp': String(now) } };
+}
+
+/**
+ * Six admissions (answered 200) inside 950 ms, from the instances' request logs. A line gives the answer's
+ * time (ms) and how long the request took, so each admission lies between its arrival and its answer:
+ * six whose first answer and sixth arrival are 950 ms apart or more are certainly within the rule; six
+ * whose first arrival and sixth answer are less than 950 ms apart certainly broke it; any other six
+ * cannot be told apart at the logs' millisecond precision, and are counted apart.
+ */
+function admittedInWindows(logFiles: readonly string[], route: string): { admitted: number; over: number; unclear: number } {
+  const spans: { arrived: number; answered: number }[] = [];
+  for (const file of logFiles) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.startsWith('{')) continue;
+      const parsed = RequestLogSchema.safeParse(JSON.parse(line));
+      if (!parsed.success || parsed.data.msg !== 'request' || parsed.data.route !== route || parsed.data.status !== 200) continue;
+      const answered = Date.parse(parsed.data.time);
+      spans.push({ arrived: answered - (parsed.data.ms ?? 0) - 1, answered: answered + 1 });
+    }
+  }
+  spans.sort((a, b) => a.arrived - b.arrived);
+  let over = 0;
+  let unclear = 0;
+  for (let i = 0; i + 5 < spans.length; i += 1) {
+    const firstSpan = spans[i];
+    const sixth = spans[i + 5];
+    if (firstSpan === undefined || sixth === undefined) continue;
+    if (sixth.answered - firstSpan.arrived < 950) over += 1;
+    else if (sixth.arrived - firstSpan.answered < 950) unclear += 1;
+  }
+  return { admitted: spans.length, over, unclear };
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-scale-'));
+  const logDir = path.join(root, 'logs');
+  const database = `enrichbridge_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 5_000 });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  const databaseUrl = `${SERVER.replace(/\/[^/?]*(\?.*)?$/, '')}/${database}`;
+  const prefix = `eb-bench:${randomBytes(4).toString('hex')}:`;
+  const children: ChildProcess[] = [];
+  const lines: string[] = [];
+  const say = (line = '') => {
+    lines.push(line);
+    console.error(line);
+  };
+  try {
+    mkdirSync(logDir);
+    const secretKey = randomBytes(32).toString('hex');
+    const sqliteEnv = { DATA_DIR: path.join(root, 'sqlite'), ENRICHBRIDGE_SECRET_KEY: secretKey };
+    const pgEnv = { DATA_DIR: path.join(root, 'pg'), ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl, REDIS_URL: REDIS, REDIS_KEY_PREFIX: prefix };
+    // One instance needs no Redis: its limits are its own (the state is what (1) compares).
+    const pgAloneEnv = { DATA_DIR: pgEnv.DATA_DIR, ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl };
+    const source = path.join(root, 'snapshot');
+    say(`generating ${PEOPLE.toLocaleString('en-US')} people, loading them for SQLite and for PostgreSQL …`);
+    await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', '2000'], sqliteEnv);
+    const tokens: Record<string, string> = {};
+    for (const [name, env] of [['sqlite', sqliteEnv], ['pg', pgEnv]] as const) {
+      await cli(['data', 'load', source], env);
+      await cli(['accounts', 'create', 'bench', '--career-intelligence', '--rate-limit', '1000000', '--quota', '100000000'], env);
+      tokens[name] = (await cli(['tokens', 'create', 'bench', '--env', 'production'], env)).trim();
+    }
+    const bodies = readFileSync(path.join(source, 'queries.jsonl'), 'utf8')
+      .split('\n')
+      .filter((text) => text.trim() !== '')
+      .map((text) => JSON.stringify(QueryLineSchema.parse(JSON.parse(text)).request));
+    const target = (url: string, token: string, name: string): Target => ({ name, url: `${url}/v1/`, headers: { 'content-type': 'application/json', 'x-wf-auth-token': token }, bodies });
+
+    // (1) one instance each.
+    const sqlite = await startInstance('sqlite', { ...sqliteEnv, WORKER_CONCURRENCY: '0' }, logDir);
+    children.push(sqlite.child);
+    const sqliteSpeed = await measure(target(sqlite.url, tokens.sqlite ?? '', 'SQLite, one instance'), WARM_UP_SECONDS, MEASURE_SECONDS);
+    await stopChild(sqlite.child);
+    const alone = await startInstance('pg-alone', { ...pgAloneEnv, WORKER_CONCURRENCY: '0' }, logDir);
+    children.push(alone.child);
+    const pgSpeed = await measure(target(alone.url, tokens.pg ?? '', 'PostgreSQL, one instance'), WARM_UP_SECONDS, MEASURE_SECONDS);
+    await stopChild(alone.child);
+    const first = await startInstance('pg-a', { ...pgEnv, WORKER_CONCURRENCY: '0' }, logDir);
+    children.push(first.child);
+    const oneShared = await measure(target(first.url, tokens.pg ?? '', 'PostgreSQL + Redis, one'), WARM_UP_SECONDS, MEASURE_SECONDS);
+    const ratio = pgSpeed.requestsPerSecond / sqliteSpeed.requestsPerSecond;
+    say('');
+    say('(1) production POST /v1/, 10 connections, one instance');
+    say(tableRow(['', 'req/s', 'p50 ms', 'p99 ms']));
+    say(measuredRow(sqliteSpeed));
+    say(measuredRow(pgSpeed));
+    say(`PostgreSQL / SQLite req/s  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.postgresVsSqlite * 100} %: ${verdict(ratio >= TARGETS.postgresVsSqlite)}`);
+
+    // (2) two instances on PostgreSQL against one.
+    const second = await startInstance('pg-b', { ...pgEnv, WORKER_CONCURRENCY: '0' }, logDir);
+    children.push(second.child);
+    await loadSpread([target(first.url, tokens.pg ?? '', 'a'), target(second.url, tokens.pg ?? '', 'b')], WARM_UP_SECONDS);
+    const cpuBefore = [first.child.pid, second.child.pid].map(cpuSeconds);
+    const startedAt = performance.now();
+    const twoSpeed = await loadSpread([target(first.url, tokens.pg ?? '', 'a'), target(second.url, tokens.pg ?? '', 'b')], MEASURE_SECONDS);
+    const wall = (performance.now() - startedAt) / 1000;
+    const cpu = [first.child.pid, second.child.pid].map((pid, i) => (cpuSeconds(pid) - (cpuBefore[i] ?? 0)) / wall);
+    say('');
+    say('(2) production POST /v1/ on PostgreSQL with the limits in Redis, 10 connections split over the instances');
+    say(`one instance   ${oneShared.requestsPerSecond.toFixed(0)} req/s`);
+    say(`two instances  ${twoSpeed.toFixed(0)} req/s (${((twoSpeed / oneShared.requestsPerSecond) * 100).toFixed(0)} % of one), CPU per instance ${cpu.map((c) => `${(c * 100).toFixed(0)} %`).join(' and ')} of a core`);
+    say(`  on ${os.cpus().length} cores shared with PostgreSQL, Redis and the load generator: a second instance adds no cores here, only processes`);
+
+    // (5) one token over two instances: the shared limit.
+    await cli(['accounts', 'create', 'limited', '--rate-limit', '5'], pgEnv);
+    const limited = (await cli(['tokens', 'create', 'limited', '--env', 'sandbox'], pgEnv)).trim();
+    const amanda = JSON.stringify({ first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
+    const spreadFor = 10;
+    const sent = { total: 0, ok: 0, refused: 0 };
+    const until = Date.now() + spreadFor * 1000;
+    await Promise.all(
+      [first, second].map(async (instance) => {
+        while (Date.now() < until) {
+          const answer = await fetch(`${instance.url}/sandbox/v1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wf-auth-token': limited }, body: amanda });
+          await answer.text();
+          sent.total += 1;
+          if (answer.status === 200) sent.ok += 1;
+          else if (answer.status === 429) sent.refused += 1;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }),
+    );
+    const windows = admittedInWindows([first.logFile, second.logFile], '/sandbox/v1');
+    say('');
+    say(`(5) one token (5/s) sent ${sent.total} requests over ${spreadFor} s, alternating two instances on one Redis`);
+    say(`admitted ${sent.ok}, refused 429 ${sent.refused}; runs of six admissions checked from the instances' logs: ${windows.unclear} too close to tell at millisecond precision`);
+    say(`admitted above the limit (six inside 950 ms)  ${windows.over}   target ${TARGETS.overLimit}: ${verdict(windows.over <= TARGETS.overLimit)}`);
+    await Promise.all([stopChild(first.child), stopChild(second.child)]);
+
+    // (3) the queue on PostgreSQL, no-op CRM: workers in this process claim and complete.
+    const queueUrl = `${databaseUrl}?options=${encodeURIComponent('-c search_path=queue_bench')}`;
+    const schema = new pg.Client({ connectionString: databaseUrl });
+    await schema.connect();
+    await schema.query('CREATE SCHEMA queue_bench');
+    await schema.end();
+    const storage = await openStorage(queueUrl, { poolSize: 10 });
+    try {
+      for (let i = 0; i < QUEUE_JOBS; i += 1000) {
+        await storage.queue.enqueueMany(Array.from({ length: Math.min(1000, QUEUE_JOBS - i) }, (_, k) => ({ installationId: `inst_${(i + k) % 20}`, kind: 'noop', payload: { n: i + k } })));
+      }
+      const jobs = new JobKinds(storage.queue).work('noop', async (batch, { workerId }) => {
+        await storage.queue.completeMany(batch.map((job) => job.id), workerId);
+        return { installationId: batch[0]?.installationId ?? '', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
+      });
+      const workers = Array.from({ length: 2 }, (_, n) => new Worker({ queue: storage.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }));
+      const queueStarted = performance.now();
+      for (const worker of workers) worker.start();
+      for (;;) {
+        const counts = await storage.queue.countByState();
+        if ((counts.done ?? 0) >= QUEUE_JOBS) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const queueSeconds = (performance.now() - queueStarted) / 1000;
+      await Promise.all(workers.map((worker) => worker.stop()));
+      const perSecond = QUEUE_JOBS / queueSeconds;
+      say('');
+      say(`(3) the job queue on PostgreSQL, no-op CRM: ${QUEUE_JOBS.toLocaleString('en-US')} jobs of 20 installations, 2 workers x 4 lanes, batches of 200`);
+      say(`claimed and completed  ${perSecond.toFixed(0)} jobs/s (${queueSeconds.toFixed(1)} s)   target >= ${TARGETS.queueJobsPerSecond}: ${verdict(perSecond >= TARGETS.queueJobsPerSecond)}`);
+    } finally {
+      await storage.store.close();
+    }
+
+    // (4) webhook acknowledgement on PostgreSQL.
+    const fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID });
+    try {
+      await cli(['accounts', 'create', 'hooks', '--career-intelligence'], pgEnv);
+      await cli(
+        [
+          ...['hubspot', 'connect', '--portal-id', PORTAL_ID, '--access-token', fake.tokens.staticToken, '--client-secret', fake.clientSecret],
+          ...['--app-id', APP_ID, '--account', 'hooks', '--env', 'sandbox', '--api-base-url', fake.url],
+        ],
+        pgEnv,
+      );
+      const hooks = await startInstance('pg-hooks', { ...pgEnv, WORKER_CONCURRENCY: '0', HUBSPOT_API_BASE_URL: fake.url }, logDir);
+      children.push(hooks.child);
+      const webhookUrl = `${hooks.url}/webhooks/hubspot`;
+      const send = async (count: number) =>
+        timedInFlight(count, 10, async () => {
+          const batch = signedBatch(webhookUrl, fake.clientSecret);
+          const answer = await fetch(webhookUrl, { method: 'POST', headers: batch.headers, body: batch.body, signal: AbortSignal.timeout(5_000) });
+          const text = await answer.text();
+          if (answer.status !== 200) throw new Error(`a webhook batch answered ${answer.status}: ${text}`);
+        });
+      await send(20);
+      const run = await send(200);
+      const stats = latencyStats(run.latencies);
+      say('');
+      say('(4) webhook acknowledgement on PostgreSQL: 200 batches of 100 contact.creation events, 10 in flight, after 20 warm-up batches, WORKER_CONCURRENCY=0');
+      say(`ack p50 ${stats.p50.toFixed(1)} ms   p99 ${stats.p99.toFixed(1)} ms   max ${stats.max.toFixed(1)} ms   target p99 <= ${TARGETS.ackP99Ms} ms: ${verdict(stats.p99 <= TARGETS.ackP99Ms)}`);
+      await stopChild(hooks.child);
+    } finally {
+      await fake.close();
+    }
+    say('');
+    say(machine());
+    console.log(lines.join('\n'));
+  } finally {
+    await Promise.all(children.map(stopChild));
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch((error: unknown) => console.error(`could not drop ${database}:`, error));
+    await admin.end();
+    const redis = new Redis(REDIS, { maxRetriesPerRequest: 1 });
+    const keys = await redis.keys(`${prefix}*`).catch(() => []);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
