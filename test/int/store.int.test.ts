@@ -66,6 +66,22 @@ describe.each(TEST_DATABASES)('Store on $name', (database) => {
     expect(tokens.find((t) => t.token.environment === 'sandbox')?.quota).toBeUndefined();
   });
 
+  it('takes arriving together are granted up to the limit and no further, each with its own count', async () => {
+    const { store } = await open(await database.fresh());
+    await createAccount(store, 'together', { quotaLimit: 10 });
+    const { record } = await issueToken(store, 'together', 'production');
+    const { record: other } = await issueToken(store, 'together', 'production');
+    await store.takeQuota(record.id, 'p', 10);
+    // 25 takes in one turn for a token with 1 taken already, and 4 for another: one group each.
+    const takes = await Promise.all([...Array.from({ length: 25 }, () => store.takeQuota(record.id, 'p', 10)), ...Array.from({ length: 4 }, () => store.takeQuota(other.id, 'p', 10))]);
+    const mine = takes.slice(0, 25);
+    expect(mine.filter((t) => t.granted)).toHaveLength(9);
+    expect(mine.filter((t) => t.granted).map((t) => t.used).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(mine.filter((t) => !t.granted).every((t) => t.used === 10)).toBe(true);
+    expect(takes.slice(25).map((t) => [t.granted, t.used])).toEqual([[true, 1], [true, 2], [true, 3], [true, 4]]);
+    expect(await store.quotaUsed(record.id, 'p')).toBe(10);
+  });
+
   it('never takes more than the limit when four processes race for one ledger', async () => {
     const file = await database.fresh();
     const { store } = await openStorage(file);
