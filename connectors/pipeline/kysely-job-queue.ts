@@ -78,10 +78,14 @@ export class KyselyJobQueue implements JobQueue {
     return listener === undefined ? undefined : (wake) => listener.subscribe(wake);
   }
 
-  /** Tells the other instances' idle workers (PostgreSQL; a no-op on SQLite). */
+  /**
+   * Tells the other instances' idle workers (PostgreSQL; a no-op on SQLite). Best effort, after the
+   * jobs are stored: a notification that cannot be sent (no connection free, say) must not turn a
+   * stored enqueue into a reported failure; the workers' poll finds the jobs anyway.
+   */
   private async announce(): Promise<void> {
     if (!this.skipLocked) return;
-    await sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db);
+    await sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db).catch(() => undefined);
   }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {

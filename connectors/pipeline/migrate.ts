@@ -59,7 +59,7 @@ export async function copyState(
     if (already > 0) throw new MigrationRefusedError(`the target database already has ${already} rows in ${table}: migrate into an empty one`);
   }
   const totals = Object.fromEntries(await Promise.all(MIGRATED_TABLES.map(async (table) => [table, await countRows(from, table)] as const))) as Record<MigratedTable, number>;
-  await to.transaction().execute(async (trx) => {
+  return to.transaction().execute(async (trx) => {
     for (const table of MIGRATED_TABLES) {
       const total = totals[table];
       let copied = 0;
@@ -80,11 +80,13 @@ export async function copyState(
       }
       if (batch.length > 0) await insert(batch);
     }
+    // Counted again before the commit: a copy that does not add up (the source changed under it) rolls back whole.
+    const landed: Partial<Record<MigratedTable, number>> = {};
+    for (const table of MIGRATED_TABLES) landed[table] = await countRows(trx, table);
+    const short = MIGRATED_TABLES.filter((table) => landed[table] !== totals[table]);
+    if (short.length > 0) throw new MigrationRefusedError(`the copy does not add up in ${short.join(', ')} (was a server still writing the SQLite file?): nothing was copied; stop the servers and migrate again`);
+    return landed as Record<MigratedTable, number>;
   });
-  const landed = Object.fromEntries(await Promise.all(MIGRATED_TABLES.map(async (table) => [table, await countRows(to, table)] as const))) as Record<MigratedTable, number>;
-  const short = MIGRATED_TABLES.filter((table) => landed[table] !== totals[table]);
-  if (short.length > 0) throw new MigrationRefusedError(`the copy does not add up in ${short.join(', ')}: nothing is to be trusted, migrate again into an empty database`);
-  return landed;
 }
 
 /** A job a worker held on the old database: queued again for the new one's workers. */

@@ -1,5 +1,6 @@
 // The pipeline's storage: installations, per-record state and the enrichment log, on the service
 // database (the same tables in SQLite and PostgreSQL, through Kysely's shared subset).
+import { lockInstallationErasures } from '../../core/storage/postgres.ts';
 import { type Kysely, type Selectable } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable } from './schema.ts';
@@ -281,7 +282,9 @@ export class KyselyPipelineStore implements PipelineStore {
     if (allStates.length === 0 && allEntries.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       // A record erased while its batch ran (a deletion or privacy request arrived meanwhile) is not
-      // saved again: checked inside the transaction, so an erasure is never undone.
+      // saved again: checked inside the transaction, so an erasure is never undone (on PostgreSQL the
+      // transaction first waits for any erasure of these installations in flight, and holds them off).
+      await lockInstallationErasures(trx, [...allStates, ...allEntries].map((r) => r.installationId));
       const keyOf = (r: { installationId: string; object: string; recordId: string }) => `${r.installationId}\u0000${r.object}\u0000${r.recordId}`;
       const erased = new Set<string>();
       const ids = [...new Set([...allStates, ...allEntries].map((r) => r.recordId))];
@@ -374,6 +377,7 @@ export class KyselyPipelineStore implements PipelineStore {
 
   async eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await lockInstallationErasures(trx, [installationId]);
       await trx
         .insertInto('erased_records')
         .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })

@@ -19,7 +19,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local gap = tonumber(ARGV[1])
 local nextSlot = tonumber(redis.call('GET', KEYS[1]) or '0')
 local slot = math.max(now, nextSlot)
-redis.call('SET', KEYS[1], slot + gap, 'PX', gap + 60000)
+redis.call('SET', KEYS[1], slot + gap, 'PX', slot + gap - now + 60000)
 return slot - now
 `;
 

@@ -8,11 +8,13 @@ export function isUniqueViolation(error: unknown): boolean {
 
 /**
  * Another connection holds the write lock and did not let go within busy_timeout (SQLITE_BUSY and
- * its extended codes), or PostgreSQL's lock_not_available: retry later, the request was not wrong.
+ * its extended codes), or PostgreSQL's lock_not_available, deadlock_detected or
+ * serialization_failure (each rolls the statement or transaction back whole): retry later, the
+ * request was not wrong.
  */
 export function isDatabaseBusy(error: unknown): boolean {
   if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return false;
-  return error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_') || error.code === '55P03';
+  return error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_') || ['55P03', '40P01', '40001'].includes(error.code);
 }
 
 /** About 3 s in all: longer than any write the server or a CLI command holds the lock for. */

@@ -2,12 +2,29 @@
 // the same migrations as SQLite, over a node-postgres pool, for several instances sharing one state.
 // Every statement the store runs is one both dialects accept; what differs is said here and in the
 // job queue's claim (connectors/pipeline/kysely-job-queue.ts).
-import { type Migration, Kysely, PostgresDialect, sql } from 'kysely';
+import { type Migration, Kysely, PostgresAdapter, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
 import { type Database as Tables } from './schema.ts';
 import { migrateToLatest, type OpenedStore } from './sqlite.ts';
+
+/** Whether a Kysely handle talks to PostgreSQL (else SQLite): for the few statements that differ. */
+export function usesPostgres(db: Kysely<never> | { getExecutor(): { adapter: unknown } }): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Serialises, on PostgreSQL, the transactions that touch one installation's erasures and saved
+ * outcomes: under READ COMMITTED an erasure could otherwise commit between a save's check for it and
+ * the save's write, and be undone. SQLite runs one writing transaction at a time already.
+ */
+export async function lockInstallationErasures(trx: Kysely<never> | { getExecutor(): { adapter: unknown } }, installationIds: readonly string[]): Promise<void> {
+  if (!usesPostgres(trx)) return;
+  for (const id of [...new Set(installationIds)].sort()) {
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`eb-erasure:${id}`}))`.execute(trx as Kysely<never>);
+  }
+}
 
 /** A DATABASE_URL that names PostgreSQL (anything else is a path to a SQLite file). */
 export function isPostgresUrl(location: string): boolean {
@@ -111,8 +128,15 @@ class PostgresStore extends KyselyStore {
           WHERE quota_usage.used + excluded.used <= (SELECT lim FROM req WHERE req.token_id = quota_usage.token_id AND req.period_key = quota_usage.period_key)
         RETURNING token_id, period_key, used`.execute(this.pgDb);
       taken = result.rows;
-    } catch {
-      // (A deadlock with another instance's group, say.) Nothing was taken: each take alone instead.
+    } catch (error) {
+      // A deadlock with another instance's group, or a serialization failure: PostgreSQL rolled the
+      // statement back whole, so each take alone instead. Anything else (the connection gone, the pool
+      // exhausted) may or may not have committed: those requests fail rather than risk a second charge.
+      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+      if (code !== '40P01' && code !== '40001') {
+        for (const take of batch) take.reject(error);
+        return;
+      }
       taken = [];
     }
     const done = new Set<string>();

@@ -191,7 +191,10 @@ export function createApp(options: AppOptions): express.Express {
     const peer = req.socket.remoteAddress ?? '';
     const bearer = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
     const byToken = metricsToken !== null && bearer !== undefined && constantTimeEqual(bearer, metricsToken);
-    if (!byToken && (peer === '' || !metricsAllowed(peer, 0))) {
+    // A request a proxy forwarded comes from the proxy's address (often loopback) on behalf of anyone:
+    // only the token opens /metrics to it.
+    const forwarded = req.get('x-forwarded-for') !== undefined || req.get('forwarded') !== undefined;
+    if (!byToken && (forwarded || peer === '' || !metricsAllowed(peer, 0))) {
       sendJson(res, 404, errorBody('production', new EnrichError('not_found', 'Not found.')));
       return;
     }

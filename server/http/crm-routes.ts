@@ -63,7 +63,8 @@ function mount(router: Router, route: CrmRoute): void {
     // A handler answers every fault of the caller's as data; what it throws is ours (the app's 500).
     Promise.resolve()
       .then(() => route.handle(request))
-      .then((result) => sendResult(req, res, result), next);
+      .then((result) => sendResult(req, res, result))
+      .catch(next);
   });
   const register = route.method === 'GET' ? router.get.bind(router) : router.post.bind(router);
   register(route.path, ...handlers, (error: unknown, req: Request, res: Response, next: NextFunction) => {

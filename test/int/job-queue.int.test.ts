@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
-import { TEST_DATABASES } from '../support/databases.ts';
+import pg from 'pg';
+import { TEST_DATABASES, TEST_DATABASE_URL } from '../support/databases.ts';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -156,6 +157,22 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     await announced;
     stop?.();
     expect(heard).toBe(2);
+  });
+
+  it('an enqueue that is stored is reported stored even when its announcement cannot be sent', async () => {
+    if (database.name === 'SQLite') return; // SQLite announces nothing.
+    // A schema whose name makes the notification channel longer than PostgreSQL allows (63 bytes).
+    const base = TEST_DATABASE_URL ?? '';
+    const schema = `s${'x'.repeat(60)}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+    const { queue } = await open(`${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
+    expect((await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} })).created).toBe(true);
+    expect(await queue.enqueueMany([{ installationId: 'i', kind: 'enrich', payload: { n: 2 } }])).toEqual({ created: 1, duplicates: 0 });
+    expect(await queue.list()).toHaveLength(2);
   });
 
   it('delivers at least once: a job whose lease expired goes to another worker, and the first cannot complete it', async () => {

@@ -72,10 +72,16 @@ describe('GET /metrics', () => {
     expect(valueOf(text, latency)).toBe(valueOf(before, latency) + 5);
   });
 
-  it('is refused (404) to a peer outside METRICS_ALLOW, and opened from anywhere by METRICS_TOKEN', async () => {
+  it('is refused (404) to a peer outside METRICS_ALLOW and to a forwarded request, and opened from anywhere by METRICS_TOKEN', async () => {
     const server = await serve({ METRICS_ALLOW: '10.0.0.0/8', METRICS_TOKEN });
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
     expect((await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer not-the-token-at-all-0000' } })).status).toBe(404);
+    // A request a proxy on this host forwarded comes from loopback too: only the token opens it.
+    const local = await serve({ METRICS_TOKEN });
+    expect((await fetch(`${local.url}/metrics`)).status).toBe(200);
+    expect((await fetch(`${local.url}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.5' } })).status).toBe(404);
+    expect((await fetch(`${local.url}/metrics`, { headers: { forwarded: 'for=203.0.113.5' } })).status).toBe(404);
+    expect((await fetch(`${local.url}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.5', authorization: `Bearer ${METRICS_TOKEN}` } })).status).toBe(200);
     const opened = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(opened.status).toBe(200);
     expect(opened.headers.get('content-type')).toContain('text/plain');

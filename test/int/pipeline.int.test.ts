@@ -15,6 +15,7 @@ import type { Installation } from '../../connectors/pipeline/model.ts';
 import { EnrichJobPayloadSchema, type EnrichJobPayload, enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { type Properties, propertyName as p, recordToRequest } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
+import pg from 'pg';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
 
 /** The database of the block running now: every block below runs once per test database (SQLite, and PostgreSQL when TEST_DATABASE_URL is set). */
@@ -874,5 +875,29 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
         expect(ours(h, id)).toEqual({});
       }
     });
+  });
+});
+
+// Only PostgreSQL runs transactions side by side; SQLite's one writer already keeps them apart.
+describe.skipIf(TEST_DATABASES.length < 2)('erasures on PostgreSQL', () => {
+  it('saving outcomes waits for an erasure of the installation in flight, so an erasure is never undone', async () => {
+    const h = await startPipeline({ database: TEST_DATABASES[1] });
+    harnesses.push(h);
+    const inst = await h.install();
+    // An erasure in flight: its transaction holds the installation's erasure lock.
+    const locking = new pg.Client({ connectionString: h.location });
+    await locking.connect();
+    await locking.query('BEGIN');
+    await locking.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`eb-erasure:${inst.id}`]);
+    let saved = false;
+    const save = h.bridge.pipelineStore
+      .saveOutcomes([{ installationId: inst.id, object: CONTACT, recordId: 'r1', householdMatched: true, careerMatched: false, windfallId: null, confidence: null, enrichedAt: new Date().toISOString(), inputHash: 'h', written: {} }], [])
+      .then(() => (saved = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(saved).toBe(false);
+    await locking.query('COMMIT');
+    await locking.end();
+    await save;
+    expect(saved).toBe(true);
   });
 });

@@ -23,6 +23,8 @@ export const PROVIDER = 'memcrm';
 
 export interface PipelineHarness {
   readonly dataDir: string;
+  /** Where the state lives: the SQLite file's path or the PostgreSQL URL. */
+  readonly location: string;
   readonly opened: OpenedStorage;
   readonly service: EnrichService;
   readonly bridge: Bridge;
@@ -67,6 +69,7 @@ export async function startPipeline(options: PipelineHarnessOptions = {}): Promi
   let accounts = 0;
   const harness: PipelineHarness = {
     dataDir,
+    location,
     opened,
     service,
     bridge,
