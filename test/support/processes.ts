@@ -76,8 +76,14 @@ export async function startServerProcess(
     how === 'npm'
       ? startProcess('npm', ['start', '--silent'], { PORT: String(port), ...env })
       : startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { PORT: String(port), ...env });
-  const match = await proc.waitFor(/"url":"(https?:\/\/[^"]+)"/);
-  return { proc, url: match[1] ?? '' };
+  try {
+    const match = await proc.waitFor(/"url":"(https?:\/\/[^"]+)"/);
+    return { proc, url: match[1] ?? '' };
+  } catch (error) {
+    // A server that did not come up is stopped here: the caller never got it to stop.
+    await killProcess(proc);
+    throw error;
+  }
 }
 
 /** Runs `enrichbridge …` as `npx enrichbridge` would, returning stdout and stderr. */
