@@ -1,6 +1,6 @@
 // The job queue's SQL adapter (Kysely, on the pipeline's `jobs` table): the JobQueue port of
 // job-queue.ts, with claims that lease one installation's ready jobs at a time.
-import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
@@ -184,91 +184,56 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   /**
-   * One statement: the installation (the readiest one outside `avoid`), its readiest jobs and their
-   * lease are picked under the write lock, so two workers never lease the same job.
+   * The pick both claims make: the readiest installation outside `avoid`, and up to `limit` of its
+   * ready jobs, readiest first.
    */
-  private async claimFrom(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
-    if (this.skipLocked) return this.claimFromPostgres(workerId, limit, now, leaseEnd, ready, avoid);
-    const rows = await this.db
-      .updateTable('jobs')
-      .set((eb) => ({
-        state: 'running',
-        lease_owner: workerId,
-        lease_expires_at: leaseEnd,
-        attempts: eb('attempts', '+', 1),
-        updated_at: now,
-      }))
-      .where('id', 'in', (eb) =>
-        eb
+  private pick(limit: number, ready: RawBuilder<boolean>, avoid: string[] | null) {
+    return this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where(ready)
+      .where(
+        'installation_id',
+        '=',
+        this.db
           .selectFrom('jobs')
-          .select('id')
+          .select('installation_id')
           .where(ready)
-          .where(
-            'installation_id',
-            '=',
-            eb
-              .selectFrom('jobs')
-              .select('installation_id')
-              .where(ready)
-              .$if(avoid !== null, (qb) => qb.where('installation_id', 'not in', avoid ?? []))
-              .orderBy('run_at')
-              .orderBy('created_at')
-              .limit(1),
-          )
+          .$if(avoid !== null, (qb) => qb.where('installation_id', 'not in', avoid ?? []))
           .orderBy('run_at')
           .orderBy('created_at')
-          .limit(limit),
+          .limit(1),
       )
-      .returningAll()
-      .execute();
-    return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
+      .orderBy('run_at')
+      .orderBy('created_at')
+      .limit(limit);
   }
 
   /**
-   * PostgreSQL's claim: the same pick, but claims run side by side. The jobs are locked as they are
-   * picked and rows another claim holds are passed over (FOR UPDATE SKIP LOCKED); the pick is
-   * materialised first, so the planner cannot run it again per row (and lock a second set); and each
-   * row, read again once locked, must still be ready (READ COMMITTED: a completion may have landed).
+   * One statement: the pick and the lease. On SQLite it runs under the write lock, so two workers never
+   * lease the same job. On PostgreSQL claims run side by side: the jobs are locked as they are picked
+   * and rows another claim holds are passed over (FOR UPDATE SKIP LOCKED); the pick is materialised
+   * first, so the planner cannot run it again per row (and lock a second set); and each row, read again
+   * once locked, must still be ready (READ COMMITTED: a completion may have landed meanwhile).
    */
-  private async claimFromPostgres(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
-    const rows = await this.db
-      .with(
-        (cte) => cte('picked').materialized(),
-        (db) =>
-          db
-            .selectFrom('jobs')
-            .select('id')
-            .where(ready)
-            .where(
-              'installation_id',
-              '=',
-              db
-                .selectFrom('jobs')
-                .select('installation_id')
-                .where(ready)
-                .$if(avoid !== null, (qb) => qb.where('installation_id', 'not in', avoid ?? []))
-                .orderBy('run_at')
-                .orderBy('created_at')
-                .limit(1),
-            )
-            .orderBy('run_at')
-            .orderBy('created_at')
-            .limit(limit)
-            .forUpdate()
-            .skipLocked(),
-      )
-      .updateTable('jobs')
-      .set((eb) => ({
-        state: 'running',
-        lease_owner: workerId,
-        lease_expires_at: leaseEnd,
-        attempts: eb('attempts', '+', 1),
-        updated_at: now,
-      }))
-      .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
-      .where(ready)
-      .returningAll()
-      .execute();
+  private async claimFrom(workerId: string, limit: number, now: string, leaseEnd: string, ready: RawBuilder<boolean>, avoid: string[] | null): Promise<Job[]> {
+    const lease = (eb: ExpressionBuilder<Database, 'jobs'>) => ({
+      state: 'running',
+      lease_owner: workerId,
+      lease_expires_at: leaseEnd,
+      attempts: eb('attempts', '+', 1),
+      updated_at: now,
+    });
+    const rows = this.skipLocked
+      ? await this.db
+          .with((cte) => cte('picked').materialized(), () => this.pick(limit, ready, avoid).forUpdate().skipLocked())
+          .updateTable('jobs')
+          .set(lease)
+          .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
+          .where(ready)
+          .returningAll()
+          .execute()
+      : await this.db.updateTable('jobs').set(lease).where('id', 'in', this.pick(limit, ready, avoid)).returningAll().execute();
     return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
   }
 

@@ -1,5 +1,6 @@
 // What the benchmarks share: child processes for the server and the CLI, health waits, autocannon
 // runs that fail loudly on any non-2xx answer, and the line that names the machine.
+import { type WebhookEvent, hubspotV3Signature } from '../support/fake-hubspot.ts';
 import autocannon from 'autocannon';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import net from 'node:net';
@@ -155,4 +156,34 @@ function quantile(sorted: readonly number[], q: number): number {
 export function latencyStats(samples: readonly number[]): { p50: number; p99: number; max: number } {
   const sorted = [...samples].sort((a, b) => a - b);
   return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) ?? Number.NaN };
+}
+
+let nextContactId = 900_000_001;
+let nextEventId = 1;
+
+/** One batch of `count` `contact.creation` events for contacts never seen before, signed (v3) as HubSpot signs it. */
+export function signedCreationBatch(url: string, secret: string, portal: { readonly portalId: string; readonly appId: string }, count = 100): { body: string; headers: Record<string, string> } {
+  const now = Date.now();
+  const events: WebhookEvent[] = Array.from({ length: count }, () => ({
+    eventId: nextEventId++,
+    subscriptionId: 4001,
+    portalId: Number(portal.portalId),
+    appId: Number(portal.appId),
+    occurredAt: now,
+    subscriptionType: 'contact.creation',
+    attemptNumber: 0,
+    objectId: nextContactId++,
+    changeSource: 'CRM',
+    sourceId: 'userId:9012345',
+    changeFlag: 'CREATED',
+  }));
+  const body = JSON.stringify(events);
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-hubspot-signature-v3': hubspotV3Signature(secret, 'POST', url, body, now),
+      'x-hubspot-request-timestamp': String(now),
+    },
+  };
 }

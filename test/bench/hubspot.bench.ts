@@ -17,8 +17,8 @@ import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { z } from 'zod';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
-import { type FakeHubSpot, type WebhookEvent, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
-import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
+import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { ROOT, freePort, latencyStats, machine, signedCreationBatch, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
@@ -114,36 +114,6 @@ async function startServer(fake: FakeHubSpot, name: string, workerConcurrency: n
   };
 }
 
-let nextContactId = 900_000_001;
-let nextEventId = 1;
-
-/** One batch of `contact.creation` events for contacts never seen before, signed as HubSpot signs it. */
-function signedBatch(url: string, secret: string): { body: string; headers: Record<string, string> } {
-  const now = Date.now();
-  const events: WebhookEvent[] = Array.from({ length: EVENTS_PER_BATCH }, () => ({
-    eventId: nextEventId++,
-    subscriptionId: 4001,
-    portalId: Number(PORTAL_ID),
-    appId: Number(APP_ID),
-    occurredAt: now,
-    subscriptionType: 'contact.creation',
-    attemptNumber: 0,
-    objectId: nextContactId++,
-    changeSource: 'CRM',
-    sourceId: 'userId:9012345',
-    changeFlag: 'CREATED',
-  }));
-  const body = JSON.stringify(events);
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-hubspot-signature-v3': hubspotV3Signature(secret, 'POST', url, body, now),
-      'x-hubspot-request-timestamp': String(now),
-    },
-  };
-}
-
 interface AckRun {
   readonly latencies: number[];
   readonly seconds: number;
@@ -152,7 +122,7 @@ interface AckRun {
 
 /** `count` signed batches, `inFlight` at a time; every answer must be a 200 that queued them. */
 async function deliver(server: Server, secret: string, count: number, inFlight = CONCURRENT_DELIVERIES): Promise<AckRun> {
-  const batches = Array.from({ length: count }, () => signedBatch(server.webhookUrl, secret));
+  const batches = Array.from({ length: count }, () => signedCreationBatch(server.webhookUrl, secret, { portalId: PORTAL_ID, appId: APP_ID }, EVENTS_PER_BATCH));
   let enqueued = 0;
   const { latencies, seconds } = await timedInFlight(batches.length, inFlight, async (i) => {
     const batch = batches[i];

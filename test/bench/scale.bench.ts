@@ -19,8 +19,8 @@ import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { JobKinds } from '../../connectors/pipeline/job-kinds.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
 import { QueryLineSchema } from '../../core/snapshot/format.ts';
-import { type WebhookEvent, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
-import { ROOT, type Target, cli, freePort, latencyStats, machine, measure, measuredRow, stopChild, tableRow, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
+import { startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { ROOT, type Target, cli, freePort, latencyStats, machine, measure, measuredRow, signedCreationBatch, stopChild, tableRow, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 100_000);
 const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
@@ -84,27 +84,6 @@ async function loadSpread(targets: readonly Target[], seconds: number): Promise<
   );
   const results = await Promise.all(runs);
   return results.reduce((sum, result) => sum + result.requests.average, 0);
-}
-
-let nextContactId = 900_000_001;
-let nextEventId = 1;
-function signedBatch(url: string, secret: string): { body: string; headers: Record<string, string> } {
-  const now = Date.now();
-  const events: WebhookEvent[] = Array.from({ length: 100 }, () => ({
-    eventId: nextEventId++,
-    subscriptionId: 4001,
-    portalId: Number(PORTAL_ID),
-    appId: Number(APP_ID),
-    occurredAt: now,
-    subscriptionType: 'contact.creation',
-    attemptNumber: 0,
-    objectId: nextContactId++,
-    changeSource: 'CRM',
-    sourceId: 'userId:9012345',
-    changeFlag: 'CREATED',
-  }));
-  const body = JSON.stringify(events);
-  return { body, headers: { 'content-type': 'application/json', 'x-hubspot-signature-v3': hubspotV3Signature(secret, 'POST', url, body, now), 'x-hubspot-request-timestamp': String(now) } };
 }
 
 /**
@@ -285,7 +264,7 @@ async function main(): Promise<void> {
       const webhookUrl = `${hooks.url}/webhooks/hubspot`;
       const send = async (count: number) =>
         timedInFlight(count, 10, async () => {
-          const batch = signedBatch(webhookUrl, fake.clientSecret);
+          const batch = signedCreationBatch(webhookUrl, fake.clientSecret, { portalId: PORTAL_ID, appId: APP_ID });
           const answer = await fetch(webhookUrl, { method: 'POST', headers: batch.headers, body: batch.body, signal: AbortSignal.timeout(5_000) });
           const text = await answer.text();
           if (answer.status !== 200) throw new Error(`a webhook batch answered ${answer.status}: ${text}`);

@@ -1,6 +1,6 @@
 // The per-token rate limit several instances share, on a real Redis (TEST_REDIS_URL): the contract's
 // rule across instances, and what each instance does while Redis is away and when it comes back.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitUnavailableError } from '../../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../../core/limits/redis-rate-limiter.ts';
@@ -8,7 +8,7 @@ import { createAccount, issueToken } from '../../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
-import { RedisOutage, TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
+import { RedisOutage, TEST_REDIS_URL, freshPrefix, redisReady, testRedisClient } from '../support/redis.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { byEmail, persona } from '../support/requests.ts';
 
@@ -19,16 +19,8 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function client(url: string): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250, retryStrategy: () => 50 });
-  redis.on('error', () => undefined);
-  cleanups.push(() => redis.disconnect());
-  return redis;
-}
-
-async function ready(redis: Redis): Promise<void> {
-  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-}
+const client = (url: string): Redis => testRedisClient(url, cleanups);
+const ready = redisReady;
 
 /** An instance: its own connection, its own registry entry, its own limiter, sharing one key space. */
 async function instance(url: string, prefix: string, registryKey: string) {

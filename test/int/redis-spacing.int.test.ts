@@ -3,11 +3,11 @@
 // process spaces its own calls at its share. Only lower bounds on elapsed time are asserted: a slow
 // machine can only make them hold more easily.
 import Bottleneck from 'bottleneck';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pacer, shareSpacing } from '../../core/limits/pacing.ts';
 import { RedisSpacing } from '../../core/limits/redis-spacing.ts';
-import { RedisOutage, TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
+import { RedisOutage, TEST_REDIS_URL, freshPrefix, redisReady, testRedisClient } from '../support/redis.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -15,16 +15,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function client(url: string): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250, retryStrategy: () => 50 });
-  redis.on('error', () => undefined);
-  cleanups.push(() => redis.disconnect());
-  return redis;
-}
-
-async function ready(redis: Redis): Promise<void> {
-  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-}
+const client = (url: string): Redis => testRedisClient(url, cleanups);
+const ready = redisReady;
 
 // Skipped only where no Redis was given (a quick local run); CI always gives one.
 describe.skipIf(TEST_REDIS_URL === undefined)('shared outbound spacing', () => {
