@@ -23,7 +23,7 @@ import { isDatabaseBusy } from '../core/storage/errors.ts';
 import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
 import { type OpenedStorage, openStorage } from '../connectors/pipeline/storage.ts';
 import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors/pipeline/bridge.ts';
-import { type CrmModule, registryOf } from '../connectors/pipeline/crm-module.ts';
+import { type CrmModule, type CrmRouteContext, registryOf } from '../connectors/pipeline/crm-module.ts';
 import { hubspotModule } from '../connectors/hubspot/index.ts';
 import { salesforceModule } from '../connectors/salesforce/index.ts';
 import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
@@ -310,6 +310,19 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
   return worker;
 }
 
+/** What a CRM module's routes are given by a server on this runtime (tests move the clock with `now`). */
+export function routeContext(runtime: Runtime, config: Config, logger: Logger, options: { readonly wake: () => void; readonly now?: () => Date }): CrmRouteContext {
+  return {
+    publicUrl: config.publicUrl,
+    bridge: runtime.bridge,
+    queue: runtime.opened.queue,
+    box: runtime.box,
+    log: logger,
+    wake: options.wake,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  };
+}
+
 /**
  * The listener's bounds on a connection. Node checks the headers and request timeouts only every
  * `connectionsCheckingInterval` (30 s by default), so a 10 s headers timeout could hold a socket for
@@ -345,7 +358,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     metrics: config.metrics,
     readiness: runtime.readiness,
     routers: [
-      crmRouter(runtime.modules, { publicUrl: config.publicUrl, bridge: runtime.bridge, queue: runtime.opened.queue, box: runtime.box, log: logger, wake: () => worker?.wake() }),
+      crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker?.wake() })),
     ],
   });
   // GET /metrics reads the queue's depth when scraped.

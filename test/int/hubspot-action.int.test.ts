@@ -23,7 +23,7 @@ import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, crmModules, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
+import { type Runtime, crmModules, routeContext, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
 import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { until as untilDone } from '../support/processes.ts';
@@ -95,17 +95,12 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     worker ??= startWorker(runtime, logger, 1);
     return worker;
   };
-  const router = crmRouter(crmModules(config), {
-    publicUrl: config.publicUrl,
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    box: runtime.box,
-    log: logger,
+  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
     wake: () => {
       if (options.worker === 'manual') worker?.wake();
       else ensureWorker().wake();
     },
-  });
+  }));
   server.on('request', createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] }));
   const stopWorker = async () => {
     const running = worker;

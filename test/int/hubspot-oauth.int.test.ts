@@ -17,7 +17,7 @@ import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
+import { type Runtime, crmModules, routeContext, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { type Page, browserGet } from '../support/browser.ts';
 import { tempDir } from '../support/harness.ts';
@@ -65,15 +65,10 @@ async function startRig(options: { publicUrl?: string; configured?: boolean; fak
   const runtime = await openRuntime(config, logger);
   await createAccount(runtime.opened.store, ACCOUNT, { careerIntelligence: true });
   const clock = { aheadMs: 0 };
-  const router = crmRouter(crmModules(config), {
-    publicUrl: config.publicUrl,
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    box: runtime.box,
-    log: logger,
+  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
     wake: () => undefined,
     now: () => new Date(Date.now() + clock.aheadMs),
-  });
+  }));
   const app = createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -22,7 +22,7 @@ import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
+import { type Runtime, crmModules, routeContext, openRuntime, startServer } from '../../server/runtime.ts';
 import { type FakeHubSpot, type WebhookEvent, hubspotV1Signature, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 
@@ -80,16 +80,11 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
   });
   const runtime = await openRuntime(config, logger);
   const wakes = { count: 0 };
-  const router = crmRouter(crmModules(config), {
-    publicUrl: config.publicUrl,
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    box: runtime.box,
-    log: logger,
+  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
     wake: () => {
       wakes.count += 1;
     },
-  });
+  }));
   server.on('request', createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] }));
   let storeOpen = true;
   const closeStore = async () => {

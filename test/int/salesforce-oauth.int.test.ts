@@ -20,7 +20,7 @@ import { SalesforceInstallError, type SalesforceOrgKind, createInstallLink, veri
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
-import { type Runtime, crmModules, openRuntime, startServer } from '../../server/runtime.ts';
+import { type Runtime, crmModules, routeContext, openRuntime, startServer } from '../../server/runtime.ts';
 import { crmCommand } from '../../server/cli/crm.ts';
 import { SALESFORCE_STATE_COOKIE } from '../../connectors/salesforce/index.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
@@ -92,15 +92,10 @@ async function startRig(options: { publicUrl?: string; configured?: boolean; wit
   const runtime = await openRuntime(config, logger);
   await createAccount(runtime.opened.store, ACCOUNT, { careerIntelligence: true });
   const clock = { aheadMs: 0 };
-  const router = crmRouter(crmModules(config), {
-    publicUrl: config.publicUrl,
-    bridge: runtime.bridge,
-    queue: runtime.opened.queue,
-    box: runtime.box,
-    log: logger,
+  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
     wake: () => undefined,
     now: () => new Date(Date.now() + clock.aheadMs),
-  });
+  }));
   const app = createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
