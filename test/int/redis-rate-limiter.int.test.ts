@@ -74,7 +74,8 @@ describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
     const outage = await RedisOutage.start(url);
     cleanups.push(() => outage.close());
     const [a, b] = await Promise.all([instance(outage.url, prefix, `${prefix}instances`), instance(outage.url, prefix, `${prefix}instances`)]);
-    await a.instances.beat();
+    // Each has seen the other once both have reported in (they were made side by side).
+    await Promise.all([a.instances.beat(), b.instances.beat()]);
     expect(a.instances.count).toBe(2);
     expect(b.instances.count).toBe(2);
     outage.cut();
