@@ -1,6 +1,7 @@
 // The durable job queue on a real SQLite file and on PostgreSQL (TEST_DATABASE_URL): dedupe, batches of one installation, leases and
 // at-least-once delivery, retries with backoff, dead letters, release, restarts and a killed worker.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
@@ -163,10 +164,10 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     if (database.name === 'SQLite') return; // SQLite announces nothing.
     // A schema whose name makes the notification channel longer than PostgreSQL allows (63 bytes).
     const base = TEST_DATABASE_URL ?? '';
-    const schema = `s${'x'.repeat(60)}`;
+    // A name of its own: nothing is dropped while other test files read the catalogue side by side.
+    const schema = `s${randomBytes(8).toString('hex')}`.padEnd(61, 'x');
     const admin = new pg.Client({ connectionString: base });
     await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.query(`CREATE SCHEMA ${schema}`);
     await admin.end();
     const { queue } = await open(`${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
