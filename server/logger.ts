@@ -9,7 +9,21 @@ const options = (level: string): LoggerOptions => ({
   base: { service: 'enrichbridge' },
   timestamp: stdTimeFunctions.isoTime,
   redact: {
-    paths: ['token', '*.token', 'headers["x-wf-auth-token"]', '*.headers["x-wf-auth-token"]', 'email', '*.email', 'emails', '*.emails'],
+    paths: [
+      'token',
+      '*.token',
+      'headers["x-wf-auth-token"]',
+      '*.headers["x-wf-auth-token"]',
+      'email',
+      '*.email',
+      'emails',
+      '*.emails',
+      // A PostgreSQL error's detail and where quote the row's values ("Key (email)=(…) already exists").
+      'err.detail',
+      'err.where',
+      'err.cause.detail',
+      'err.cause.where',
+    ],
     censor: '[redacted]',
   },
 });

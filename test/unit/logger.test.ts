@@ -1,0 +1,31 @@
+// The log's second fence: what PostgreSQL quotes of a row in an error never reaches a line.
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../server/logger.ts';
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, logger: createLogger('info', stream) };
+}
+
+describe('log redaction', () => {
+  it("redacts a PostgreSQL error's detail and where, which quote the row's values", () => {
+    const { lines, logger } = capture();
+    const error = Object.assign(new Error('duplicate key value violates unique constraint "accounts_name"'), {
+      code: '23505',
+      detail: 'Key (email)=(ann.lee@example.com) already exists.',
+      where: 'SQL statement "INSERT … ann.lee@example.com"',
+    });
+    logger.error({ err: error }, 'save failed');
+    logger.error({ err: new Error('wrapped', { cause: error }) }, 'save failed');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).not.toContain('ann.lee@example.com');
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ err: { code: '23505', detail: '[redacted]' } });
+  });
+});
