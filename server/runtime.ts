@@ -10,6 +10,9 @@ import { createDemo } from '../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../core/enrich/production-matcher.ts';
 import { cleanAbandonedLoads } from '../core/snapshot/loader.ts';
 import { SnapshotManager } from '../core/snapshot/manager.ts';
+import type { SnapshotStorage } from '../core/snapshot/port.ts';
+import { PostgresSnapshots } from '../core/snapshot/postgres-snapshot.ts';
+import { SqliteSnapshots } from '../core/snapshot/sqlite-snapshot.ts';
 import { EnrichService } from '../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
@@ -67,9 +70,19 @@ function warnOnStderr(paths: string[]): void {
   process.stderr.write(`tightened the modes of ${paths.join(', ')} in the data folder: group and others could read them\n`);
 }
 
-/** Where data snapshots live: one SQLite file each. */
+/** Where data snapshots live without DATABASE_URL: one SQLite file each. */
 export function snapshotsDir(dataDir: string): string {
   return path.join(dataDir, 'snapshots');
+}
+
+/**
+ * Where the configured deployment keeps its data snapshots: a PostgreSQL schema each when
+ * DATABASE_URL names PostgreSQL (every instance reads the same ones), else a SQLite file each in the
+ * data folder.
+ */
+export async function openSnapshotStorage(config: Config): Promise<SnapshotStorage> {
+  if (config.databaseUrl === null) return new SqliteSnapshots(snapshotsDir(config.dataDir));
+  return PostgresSnapshots.open(config.databaseUrl, { poolSize: config.databasePoolSize });
 }
 
 /**
@@ -159,7 +172,8 @@ export async function openRuntime(
       ...(limits === null ? {} : { redis: () => limits.ping() }),
     },
     close: async () => {
-      snapshots?.stop();
+      snapshots?.manager.stop();
+      await snapshots?.storage.close();
       await limits?.close();
       await store.close();
     },
@@ -234,10 +248,16 @@ async function openSharedLimits(url: string, prefix: string, logger: Logger): Pr
 }
 
 /** The active data snapshot behind the service's production matcher, followed as loads activate others. */
-async function watchSnapshots(config: Config, logger: Logger, store: OpenedStorage['store'], service: EnrichService): Promise<SnapshotManager> {
+async function watchSnapshots(
+  config: Config,
+  logger: Logger,
+  store: OpenedStorage['store'],
+  service: EnrichService,
+): Promise<{ manager: SnapshotManager; storage: SnapshotStorage }> {
+  const storage = await openSnapshotStorage(config);
   const snapshots = new SnapshotManager(
     store,
-    snapshotsDir(config.dataDir),
+    storage,
     (matcher) => {
       service.productionMatcher = matcher ?? new NoSnapshotMatcher();
     },
@@ -249,13 +269,13 @@ async function watchSnapshots(config: Config, logger: Logger, store: OpenedStora
       }
     },
   );
-  const cleaned = await cleanAbandonedLoads(store, snapshotsDir(config.dataDir));
+  const cleaned = await cleanAbandonedLoads(store, storage);
   if (cleaned.abandoned.length > 0 || cleaned.strayFiles.length > 0) {
     logger.warn({ abandoned: cleaned.abandoned, stray_files: cleaned.strayFiles }, 'cleaned up after data loads that were killed');
   }
   await snapshots.refresh();
   snapshots.start();
-  return snapshots;
+  return { manager: snapshots, storage };
 }
 
 /** A one-shot command's runtime on the configured data folder, closed when `run` is done. */

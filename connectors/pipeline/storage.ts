@@ -8,7 +8,7 @@ import { type OpenOptions, openSqliteStore } from '../../core/storage/sqlite.ts'
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import type { JobQueue } from './job-queue.ts';
 import { KyselyJobQueue } from './kysely-job-queue.ts';
-import { PostgresJobListener } from './job-notifications.ts';
+import { postgresJobListener } from './job-notifications.ts';
 import { PIPELINE_MIGRATIONS, type PipelineDatabase, type PipelineTables } from './schema.ts';
 
 export interface OpenedStorage {
@@ -27,7 +27,7 @@ export interface OpenedStorage {
 export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {}): Promise<OpenedStorage> {
   if (isPostgresUrl(location)) {
     // Its own connection, LISTENing for every instance's enqueues; closed with the store.
-    const listener = new PostgresJobListener(location);
+    const listener = postgresJobListener(location);
     const { store, db } = await openPostgresStore(location, {
       migrations: PIPELINE_MIGRATIONS,
       beforeClose: () => listener.close(),

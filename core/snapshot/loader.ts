@@ -1,7 +1,8 @@
-// `data load`: validates, normalizes and indexes a snapshot folder into a new SQLite file beside the
-// active one, then makes it active in one registry transaction. A failed load leaves the active one be.
+// `data load`: validates, normalizes and indexes a snapshot folder into new snapshot storage beside the
+// active one (a SQLite file, or a PostgreSQL schema), then makes it active in one registry
+// transaction. A failed load leaves the active one be.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -19,7 +20,8 @@ import {
   SNAPSHOT_FILES,
 } from './format.ts';
 import { addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
-import { SqliteSnapshotWriter } from './sqlite-snapshot.ts';
+import type { SnapshotStorage, SnapshotWriter } from './port.ts';
+import { SqliteSnapshots } from './sqlite-snapshot.ts';
 
 /** A snapshot with more bad lines than this share of all its lines is refused whole. */
 export const MAX_BAD_LINE_RATIO = 0.001;
@@ -166,12 +168,20 @@ export interface LoadOptions {
   readonly maxLineBytes?: number;
 }
 
+/** Snapshot storage, or the folder of SQLite snapshot files. */
+export type SnapshotPlace = SnapshotStorage | string;
+
+function storageOf(place: SnapshotPlace): SnapshotStorage {
+  return typeof place === 'string' ? new SqliteSnapshots(place) : place;
+}
+
 /**
- * Loads the snapshot folder `sourceDir` into `snapshotsDir` and activates it. Throws a
- * SnapshotLoadError, with the registry entry marked failed and no file left behind, when the folder
- * is unreadable or has more than 0.1% bad lines.
+ * Loads the snapshot folder `sourceDir` into `place` and activates it. Throws a SnapshotLoadError,
+ * with the registry entry marked failed and nothing left behind, when the folder is unreadable or has
+ * more than 0.1% bad lines.
  */
-export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const snapshots = storageOf(place);
   const started = performance.now();
   const manifest = readManifest(sourceDir);
   const householdsFile = findDataFile(sourceDir, SNAPSHOT_FILES.households);
@@ -180,10 +190,9 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
 
   const stamp = new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15);
   const id = `${manifest.version}-${stamp}-${randomBytes(2).toString('hex')}`;
-  const location = `${id}.db`;
-  const file = path.join(snapshotsDir, location);
-  // A load killed earlier left its entry and partial file: tidy them before adding ours.
-  await cleanAbandonedLoads(store, snapshotsDir);
+  const location = snapshots.locationFor(id);
+  // A load killed earlier left its entry and partial data: tidy them before adding ours.
+  await cleanAbandonedLoads(store, snapshots);
   await store.beginSnapshot({ id, version: manifest.version, location, createdAt: manifest.created_at, loader: processOwner() });
   const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
 
@@ -198,11 +207,11 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
     options.onProgress({ phase, bytesRead, bytesTotal, lines, badLines: bad.count });
   };
 
-  let writer: SqliteSnapshotWriter | undefined;
+  let writer: SnapshotWriter | undefined;
   let households = 0;
   let peopleCount = 0;
   try {
-    writer = new SqliteSnapshotWriter(file);
+    writer = await snapshots.create(location);
     const householdIds = new Map<string, number>();
     const interrupted = () => {
       if (options.signal?.aborted === true) throw new SnapshotLoadError('the load was interrupted');
@@ -218,7 +227,11 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
       } else if (writer !== undefined) {
         householdIds.set(parsed.value.windfall_id, addHousehold(writer, parsed.value));
       }
-      if ((lines & 1023) === 0) report('households', bytesRead);
+      if ((lines & 1023) === 0) {
+        report('households', bytesRead);
+        return writer?.backpressure() ?? undefined;
+      }
+      return undefined;
     });
     households = householdIds.size;
     bytesBefore = statSync(householdsFile).size;
@@ -243,7 +256,11 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
           peopleCount += 1;
         }
       }
-      if ((lines & 1023) === 0) report('people', bytesBefore + bytesRead);
+      if ((lines & 1023) === 0) {
+        report('people', bytesBefore + bytesRead);
+        return writer?.backpressure() ?? undefined;
+      }
+      return undefined;
     });
 
     if (households === 0 || peopleCount === 0) {
@@ -256,18 +273,18 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
       );
     }
     report('indexing', bytesTotal, true);
-    writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
+    await writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
     await store.activateLoadedSnapshot(id, { households, people: peopleCount, skippedLines: bad.count });
   } catch (error) {
-    writer?.abort();
-    removeFile(file);
+    await writer?.abort();
+    await snapshots.remove(location).catch(() => undefined);
     await store.failSnapshot(id, error instanceof Error ? error.message : String(error));
     throw error;
   }
   // The snapshot is active from here on: a failure to tidy up older ones is reported, never undone.
   let pruneError: string | null = null;
   try {
-    await pruneSnapshots(store, snapshotsDir);
+    await pruneSnapshots(store, snapshots);
   } catch (error) {
     pruneError = error instanceof Error ? error.message : String(error);
   }
@@ -283,14 +300,23 @@ export async function loadSnapshot(store: Store, snapshotsDir: string, sourceDir
   };
 }
 
-/** Calls `onLine` for every non-blank line; a read or decompression failure names the file. */
-async function readLines(file: string, maxLineBytes: number, onLine: (text: string, lineNo: number, bytesRead: number) => void): Promise<void> {
+/**
+ * Calls `onLine` for every non-blank line, waiting when it returns a promise (the writer's
+ * back-pressure); a read or decompression failure names the file.
+ */
+async function readLines(
+  file: string,
+  maxLineBytes: number,
+  onLine: (text: string, lineNo: number, bytesRead: number) => Promise<void> | undefined,
+): Promise<void> {
   const source = openLines(file, maxLineBytes);
   let lineNo = 0;
   try {
     for await (const text of source.lines) {
       lineNo += 1;
-      if (text.trim() !== '') onLine(text, lineNo, source.bytesRead());
+      if (text.trim() === '') continue;
+      const wait = onLine(text, lineNo, source.bytesRead());
+      if (wait !== undefined) await wait;
     }
   } catch (error) {
     if (error instanceof SnapshotLoadError) throw error;
@@ -299,7 +325,7 @@ async function readLines(file: string, maxLineBytes: number, onLine: (text: stri
   }
 }
 
-function addHousehold(writer: SqliteSnapshotWriter, record: HouseholdRecord): number {
+function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
   const { addresses, ...data } = record;
   const primary = addresses[0];
   const postal = primary === undefined ? null : postalOf(primary);
@@ -316,7 +342,7 @@ function addHousehold(writer: SqliteSnapshotWriter, record: HouseholdRecord): nu
   );
 }
 
-function addPerson(writer: SqliteSnapshotWriter, record: PersonRecord, hh: number | null): void {
+function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null): void {
   const name = nameKey(record.first_name, record.last_name);
   writer.addPerson(
     {
@@ -331,21 +357,10 @@ function addPerson(writer: SqliteSnapshotWriter, record: PersonRecord, hh: numbe
   );
 }
 
-function removeFile(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // Nothing was written yet; there is nothing to remove.
-  }
-}
-
-/** The name loadSnapshot gives a snapshot file: `<version>-<yyyymmddThhmmss>-<4 hex>.db`. */
-const SNAPSHOT_FILE_NAME = /-\d{8}T\d{6}-[0-9a-f]{4}\.db$/;
-
 export interface CleanedLoads {
-  /** Entries of loads whose process is gone, now marked failed, their partial files removed. */
+  /** Entries of loads whose process is gone, now marked failed, their partial data removed. */
   readonly abandoned: string[];
-  /** Files in the snapshots folder that no registry entry names (a kill between two steps). */
+  /** Snapshot files (or schemas) that no registry entry names (a kill between two steps). */
   readonly strayFiles: string[];
 }
 
@@ -357,34 +372,35 @@ export interface CleanedLoads {
  */
 export async function cleanAbandonedLoads(
   store: Store,
-  snapshotsDir: string,
+  place: SnapshotPlace,
   options: { host?: string; isAlive?: (pid: number) => boolean } = {},
 ): Promise<CleanedLoads> {
-  // The folder first, the registry second: a load registers its entry before it creates its file, so
-  // a file seen here has its entry in the list read after, unless it really is a stray.
-  let files: string[] = [];
-  try {
-    files = readdirSync(snapshotsDir).filter((name) => SNAPSHOT_FILE_NAME.test(name));
-  } catch {
-    // No snapshots folder yet: nothing to clean.
-  }
-  const snapshots = await store.listSnapshots();
+  const snapshots = storageOf(place);
+  // The storage first, the registry second: a load registers its entry before it creates its data, so
+  // data seen here has its entry in the list read after, unless it really is a stray.
+  const present = await snapshots.present();
+  const entries = await store.listSnapshots();
   const abandoned: string[] = [];
-  for (const snapshot of snapshots) {
+  for (const snapshot of entries) {
     if (snapshot.state !== 'loading') continue;
     // An entry from before loaders were recorded (null) cannot belong to a load running now.
     const dead = snapshot.loader === null || ownerKnownDead(snapshot.loader, options);
     if (!dead) continue;
-    const reason = `its loader (${snapshot.loader ?? 'an earlier version'}) died before finishing; the partial file was removed`;
+    const reason = `its loader (${snapshot.loader ?? 'an earlier version'}) died before finishing; the partial data was removed`;
     if (await store.abandonSnapshot(snapshot.id, reason)) {
-      removeFile(path.join(snapshotsDir, snapshot.location));
+      await removeQuietly(snapshots, snapshot.location);
       abandoned.push(snapshot.id);
     }
   }
-  const named = new Set(snapshots.map((s) => s.location));
-  const strayFiles = files.filter((name) => !named.has(name));
-  for (const name of strayFiles) removeFile(path.join(snapshotsDir, name));
+  const named = new Set(entries.map((s) => s.location));
+  const strayFiles = present.filter((location) => !named.has(location));
+  for (const location of strayFiles) await removeQuietly(snapshots, location);
   return { abandoned, strayFiles };
+}
+
+/** Removes a snapshot's data; an entry from another storage (a SQLite file name on PostgreSQL) has none here. */
+async function removeQuietly(snapshots: SnapshotStorage, location: string): Promise<void> {
+  await snapshots.remove(location).catch(() => undefined);
 }
 
 /**
@@ -392,7 +408,8 @@ export async function cleanAbandonedLoads(
  * `data rollback` can return to); removes the rest: older, rolled back and failed ones. A load still
  * under way is left alone.
  */
-export async function pruneSnapshots(store: Store, snapshotsDir: string): Promise<void> {
+export async function pruneSnapshots(store: Store, place: SnapshotPlace): Promise<void> {
+  const storage = storageOf(place);
   const snapshots = await store.listSnapshots();
   const kept = snapshots
     .filter((s) => !s.active && s.state === 'ready')
@@ -402,8 +419,8 @@ export async function pruneSnapshots(store: Store, snapshotsDir: string): Promis
   for (const snapshot of snapshots) {
     if (keep.has(snapshot.id)) continue;
     // The registry entry goes first, and only if it is still inactive: a rollback that made it
-    // active since the list was read keeps it. A server may hold an old file open for a few seconds;
-    // unlinking it is safe on POSIX.
-    if (await store.deleteSnapshot(snapshot.id)) removeFile(path.join(snapshotsDir, snapshot.location));
+    // active since the list was read keeps it. A server may hold an old file open for a few seconds:
+    // unlinking it is safe on POSIX; dropping a schema waits for the queries reading it.
+    if (await store.deleteSnapshot(snapshot.id)) await removeQuietly(storage, snapshot.location);
   }
 }

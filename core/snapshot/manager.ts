@@ -1,12 +1,15 @@
-// Keeps a server answering from the active snapshot: polls the registry, opens a newly activated
-// snapshot beside the old one, swaps the matcher in one assignment, and closes the old one later.
-import path from 'node:path';
+// Keeps a server answering from the active snapshot: reads the registry when told it changed
+// (PostgreSQL's NOTIFY) and on a poll besides, opens a newly activated snapshot beside the old one,
+// swaps the matcher in one assignment, and closes the old one later.
 import type { ProductionMatcher } from '../enrich/production-matcher.ts';
 import type { SnapshotRecord, Store } from '../storage/port.ts';
 import { SnapshotMatcher } from './matcher.ts';
-import { SqliteSnapshotReader } from './sqlite-snapshot.ts';
+import type { OpenedSnapshot, SnapshotStorage } from './port.ts';
 
-/** How often the registry is read; a load or rollback reaches every server within this. */
+/**
+ * How often the registry is read besides: a load or rollback reaches every server within this even
+ * when no notification comes (SQLite has none; a PostgreSQL listener may be reconnecting).
+ */
 export const SNAPSHOT_POLL_MS = 1000;
 /** How long a replaced snapshot stays open for requests that started on it. */
 export const RETIRE_AFTER_MS = 30_000;
@@ -16,16 +19,18 @@ export type SnapshotEvent =
   | { readonly kind: 'error'; readonly error: unknown };
 
 export class SnapshotManager {
-  private current: { id: string; reader: SqliteSnapshotReader } | null = null;
+  private current: { id: string; opened: OpenedSnapshot } | null = null;
+  private unwatch: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly retiring = new Set<NodeJS.Timeout>();
   private refreshing: Promise<void> | null = null;
+  private again = false;
   /** An active snapshot whose file could not be opened; not retried until the registry changes. */
   private unopenable: string | null = null;
 
   constructor(
     private readonly store: Store,
-    private readonly snapshotsDir: string,
+    private readonly snapshots: SnapshotStorage,
     /** Called with the matcher to use from now on; the caller swaps it in. */
     private readonly install: (matcher: ProductionMatcher | null) => void,
     private readonly onEvent: (event: SnapshotEvent) => void = () => undefined,
@@ -37,7 +42,17 @@ export class SnapshotManager {
 
   /** Reads the registry once and switches to the active snapshot if it changed. */
   refresh(): Promise<void> {
-    this.refreshing ??= this.refreshOnce().finally(() => {
+    if (this.refreshing !== null) {
+      // The one under way may have read the registry before this change: read it once more after.
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.again = false;
+        await this.refreshOnce();
+      } while (this.again);
+    })().finally(() => {
       this.refreshing = null;
     });
     return this.refreshing;
@@ -52,10 +67,10 @@ export class SnapshotManager {
       this.current = null;
       this.install(null);
     } else {
-      let reader: SqliteSnapshotReader;
+      let opened: OpenedSnapshot;
       try {
         // Opened fully before the swap: a request sees the old snapshot or the new one, never neither.
-        reader = new SqliteSnapshotReader(path.join(this.snapshotsDir, active.location));
+        opened = await this.snapshots.open(active.location);
       } catch (error) {
         // Keep answering from what is open (or 503 without one), say so once, and try again only
         // when the registry names another snapshot.
@@ -64,34 +79,40 @@ export class SnapshotManager {
         return;
       }
       this.unopenable = null;
-      this.current = { id: active.id, reader };
-      this.install(new SnapshotMatcher(reader, active.version));
+      this.current = { id: active.id, opened };
+      this.install(new SnapshotMatcher(opened, active.version));
       this.onEvent({ kind: 'activated', snapshot: active, previous: previous?.id ?? null });
     }
-    if (previous !== null) this.retire(previous.reader);
+    if (previous !== null) this.retire(previous.opened);
   }
 
-  private retire(reader: SqliteSnapshotReader): void {
+  private retire(opened: OpenedSnapshot): void {
     const timer = setTimeout(() => {
       this.retiring.delete(timer);
-      reader.close();
+      opened.close();
     }, RETIRE_AFTER_MS);
     timer.unref();
     this.retiring.add(timer);
   }
 
-  start(intervalMs: number = SNAPSHOT_POLL_MS): void {
-    this.timer = setInterval(() => {
+  /** Follows the registry: on every notification, and every `intervalMs` (null: notifications only, for tests). */
+  start(intervalMs: number | null = SNAPSHOT_POLL_MS): void {
+    const refresh = () => {
       this.refresh().catch((error: unknown) => this.onEvent({ kind: 'error', error }));
-    }, intervalMs);
+    };
+    this.unwatch = this.snapshots.watch(refresh);
+    if (intervalMs === null) return;
+    this.timer = setInterval(refresh, intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.unwatch?.();
+    this.unwatch = null;
     if (this.timer !== null) clearInterval(this.timer);
     for (const timer of this.retiring) clearTimeout(timer);
     this.retiring.clear();
-    this.current?.reader.close();
+    this.current?.opened.close();
     this.current = null;
   }
 }

@@ -16,7 +16,7 @@ import {
   postalOf,
   regionOf,
 } from './keys.ts';
-import { type HouseholdRow, NAME_LOOKUP_LIMIT, type PersonRow, type SnapshotReader } from './sqlite-snapshot.ts';
+import { type HouseholdRow, NAME_LOOKUP_LIMIT, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
 
 /** How the record was found; each has a base confidence (README: "Production matching"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
@@ -110,7 +110,7 @@ class RequestView {
   private readonly byPhone = new Map<string, PersonRow[]>();
   private readonly atAddress = new Map<string, ReturnType<SnapshotReader['householdsAtAddress']>>();
 
-  constructor(private readonly reader: SnapshotReader) {}
+  constructor(private readonly reader: Omit<SnapshotReader, 'close'>) {}
 
   peopleByEmail(email: string): PersonRow[] {
     return memo(this.byEmail, email, () => this.reader.peopleByEmail(email));
@@ -143,6 +143,10 @@ class RequestView {
   career(p: number): string | null {
     return this.reader.career(p);
   }
+
+  householdData(hh: number): string | null {
+    return this.reader.householdData(hh);
+  }
 }
 
 function memo<K, V>(cache: Map<K, V>, key: K, load: () => V): V {
@@ -152,20 +156,41 @@ function memo<K, V>(cache: Map<K, V>, key: K, load: () => V): V {
   return value;
 }
 
+/**
+ * The most rounds of lookups one request may take on a fetched snapshot. Each round fetches all the
+ * previous one lacked; the rules ask at most four levels deep (keys, households, members, careers).
+ */
+export const MAX_FETCH_ROUNDS = 8;
+
 export class SnapshotMatcher implements ProductionMatcher {
   constructor(
-    private readonly snapshot: SnapshotReader,
+    private readonly snapshot: OpenedSnapshot,
     readonly dataVersion: string,
   ) {}
 
-  match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
+  async match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
+    const snapshot = this.snapshot;
     // Synchronous from first lookup to last, so a snapshot swap can never land in the middle of it.
-    return Promise.resolve(this.matchNow(request, options));
+    if (snapshot.kind === 'immediate') return this.matchWith(snapshot.reader, request, options);
+    // Fetched: every round reads the snapshot this matcher was made for, whatever is active meanwhile.
+    const reader = snapshot.requestReader();
+    for (let round = 1; ; round += 1) {
+      const result = this.matchWith(reader, request, options);
+      if (!reader.lacking()) return result;
+      if (round === MAX_FETCH_ROUNDS) throw new Error(`production matching still lacked lookups after ${MAX_FETCH_ROUNDS} rounds`);
+      await reader.fetchLacking();
+    }
   }
 
+  /** The match on a snapshot answered at once (SQLite); the tests' way in. */
   matchNow(request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
+    if (this.snapshot.kind !== 'immediate') throw new Error('matchNow needs a snapshot answered at once: use match()');
+    return this.matchWith(this.snapshot.reader, request, options);
+  }
+
+  private matchWith(reader: Omit<SnapshotReader, 'close'>, request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
     const keys = requestKeys(request);
-    const view = new RequestView(this.snapshot);
+    const view = new RequestView(reader);
     const byPerson = this.resolvePerson(view, keys);
     // An e-mail whose owner's household carries none of the supplied name is weak evidence: the
     // address or name rules, when they resolve, describe the record better.
@@ -364,7 +389,10 @@ export class SnapshotMatcher implements ProductionMatcher {
   private householdResult(reader: RequestView, resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
     const { agree, conflict } = this.householdAgreement(reader, household, resolution, keys);
     const confidence = score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0);
-    const { windfall_id, ...fields }: Omit<Household, 'confidence'> = JSON.parse(household.data);
+    // null only in a fetching reader's early round (the record not fetched yet), whose answer is
+    // thrown away: the household's row and record are one row of the snapshot.
+    const data = reader.householdData(household.hh) ?? JSON.stringify({ windfall_id: household.windfall_id });
+    const { windfall_id, ...fields }: Omit<Household, 'confidence'> = JSON.parse(data);
     return { windfall_id, confidence, ...fields };
   }
 

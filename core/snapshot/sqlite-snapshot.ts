@@ -1,49 +1,23 @@
-// One data snapshot as a SQLite file: the writer a load fills (indexes built at the end), and the
-// read-only reader production matching queries with prepared statements, one indexed lookup each.
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+// One data snapshot as a SQLite file in the snapshots folder (the default): the writer a load fills
+// (indexes built at the end), and the read-only reader production matching queries with prepared
+// statements, one indexed lookup each, answered at once.
+import { closeSync, fsyncSync, openSync, readdirSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
 import Database, { type BetterSqlite3 } from '../storage/better-sqlite3.ts';
 import { ensurePrivateFile } from '../storage/data-folder.ts';
-
-export interface PersonRow {
-  readonly p: number;
-  readonly person_id: string;
-  readonly hh: number | null;
-  readonly first: string;
-  readonly last: string;
-  readonly company: string;
-  /** Whether the person has a career record; the record itself is read only when a match returns it. */
-  readonly has_career: number;
-}
-
-export interface HouseholdRow {
-  readonly hh: number;
-  readonly windfall_id: string;
-  /** The household record as JSON (addresses left out). */
-  readonly data: string;
-  readonly postal: string;
-  readonly region: string;
-  readonly city: string;
-  /** The household's address keys, one per line: read with the row, not by a second query. */
-  readonly address_keys: string;
-}
-
-export interface AddressHit {
-  readonly hh: number;
-  readonly unit: string;
-}
-
-/** Lookups production matching needs; every one is an indexed query. */
-export interface SnapshotReader {
-  peopleByEmail(email: string): PersonRow[];
-  peopleByPhone(phone: string): PersonRow[];
-  peopleByName(last: string, firstKey: string): PersonRow[];
-  householdsAtAddress(key: string): AddressHit[];
-  household(hh: number): HouseholdRow | undefined;
-  members(hh: number): PersonRow[];
-  /** The person's career record as JSON, or null. */
-  career(p: number): string | null;
-  close(): void;
-}
+import {
+  type AddressHit,
+  type HouseholdRow,
+  NAME_LOOKUP_LIMIT,
+  type NewHousehold,
+  type NewPerson,
+  type OpenedSnapshot,
+  type PersonKeys,
+  type PersonRow,
+  type SnapshotReader,
+  type SnapshotStorage,
+  type SnapshotWriter,
+} from './port.ts';
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,10 +46,7 @@ CREATE INDEX names_last_first ON names (last, first_key, p);
 `;
 
 const BATCH = 20_000;
-/** Most people one name lookup returns; a name shared by more is too common to decide anything. */
-export const NAME_LOOKUP_LIMIT = 10_000;
-
-export class SqliteSnapshotWriter {
+export class SqliteSnapshotWriter implements SnapshotWriter {
   private readonly db: BetterSqlite3.Database;
   private readonly insertHouseholdStmt: BetterSqlite3.Statement;
   private readonly insertAddressStmt: BetterSqlite3.Statement;
@@ -117,10 +88,7 @@ export class SqliteSnapshotWriter {
     }
   }
 
-  addHousehold(
-    household: { windfallId: string; data: string; postal: string; region: string; city: string },
-    addresses: readonly { key: string; unit: string }[],
-  ): number {
+  addHousehold(household: NewHousehold, addresses: readonly { key: string; unit: string }[]): number {
     const keys = addresses.map((address) => address.key).join('\n');
     const hh = Number(
       this.insertHouseholdStmt.run(household.windfallId, household.data, household.postal, household.region, household.city, keys)
@@ -131,10 +99,7 @@ export class SqliteSnapshotWriter {
     return hh;
   }
 
-  addPerson(
-    person: { personId: string; hh: number | null; first: string; last: string; company: string; career: string | null },
-    keys: { emails: readonly string[]; phones: readonly string[]; firstKeys: readonly string[] },
-  ): void {
+  addPerson(person: NewPerson, keys: PersonKeys): void {
     const p = Number(
       this.insertPersonStmt.run(person.personId, person.hh, person.first, person.last, person.company, person.career === null ? 0 : 1)
         .lastInsertRowid,
@@ -146,8 +111,18 @@ export class SqliteSnapshotWriter {
     this.tick();
   }
 
+  backpressure(): null {
+    // Every insert is done when it returns.
+    return null;
+  }
+
   /** Commits, builds the indexes and statistics, and closes the file, ready to be opened read-only. */
-  finish(meta: Record<string, string>): void {
+  finish(meta: Record<string, string>): Promise<void> {
+    this.finishNow(meta);
+    return Promise.resolve();
+  }
+
+  private finishNow(meta: Record<string, string>): void {
     this.db.exec('COMMIT');
     this.db.exec(INDEXES);
     const insertMeta = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
@@ -163,8 +138,9 @@ export class SqliteSnapshotWriter {
     }
   }
 
-  abort(): void {
+  abort(): Promise<void> {
     if (this.db.open) this.db.close();
+    return Promise.resolve();
   }
 }
 
@@ -177,6 +153,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
   private readonly householdStmt: BetterSqlite3.Statement<[number], HouseholdRow>;
   private readonly membersStmt: BetterSqlite3.Statement<[number], PersonRow>;
   private readonly careerStmt: BetterSqlite3.Statement<[number], { career: string | null }>;
+  private readonly householdDataStmt: BetterSqlite3.Statement<[number], { data: string }>;
 
   constructor(file: string) {
     this.db = new Database(file, { readonly: true, fileMustExist: true });
@@ -186,12 +163,13 @@ export class SqliteSnapshotReader implements SnapshotReader {
     this.db.pragma('mmap_size = 4294967296');
     this.db.pragma('cache_size = -131072');
     this.db.pragma('locking_mode = EXCLUSIVE');
-    const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
+    const person = 'SELECT p.p, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
     this.byEmail = this.db.prepare(`${person} JOIN emails e ON e.p = p.p WHERE e.email = ? ORDER BY p.p`);
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
-    this.householdStmt = this.db.prepare('SELECT hh, windfall_id, data, postal, region, city, address_keys FROM households WHERE hh = ?');
+    this.householdStmt = this.db.prepare('SELECT hh, windfall_id, postal, region, city, address_keys FROM households WHERE hh = ?');
+    this.householdDataStmt = this.db.prepare('SELECT data FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);
     this.careerStmt = this.db.prepare('SELECT career FROM careers WHERE p = ?');
   }
@@ -216,6 +194,10 @@ export class SqliteSnapshotReader implements SnapshotReader {
     return this.householdStmt.get(hh);
   }
 
+  householdData(hh: number): string | null {
+    return this.householdDataStmt.get(hh)?.data ?? null;
+  }
+
   members(hh: number): PersonRow[] {
     return this.membersStmt.all(hh);
   }
@@ -226,5 +208,57 @@ export class SqliteSnapshotReader implements SnapshotReader {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+}
+
+/** The name a snapshot file gets: `<version>-<yyyymmddThhmmss>-<4 hex>.db`. */
+const SNAPSHOT_FILE_NAME = /-\d{8}T\d{6}-[0-9a-f]{4}\.db$/;
+
+/** Snapshots as SQLite files in one folder (DATA_DIR/snapshots), each opened read-only by the servers. */
+export class SqliteSnapshots implements SnapshotStorage {
+  readonly description: string;
+
+  constructor(readonly dir: string) {
+    this.description = `the folder ${dir}`;
+  }
+
+  locationFor(id: string): string {
+    return `${id}.db`;
+  }
+
+  create(location: string): Promise<SnapshotWriter> {
+    return Promise.resolve(new SqliteSnapshotWriter(path.join(this.dir, location)));
+  }
+
+  open(location: string): Promise<OpenedSnapshot> {
+    const reader = new SqliteSnapshotReader(path.join(this.dir, location));
+    return Promise.resolve({ kind: 'immediate', reader, close: () => reader.close() });
+  }
+
+  remove(location: string): Promise<void> {
+    try {
+      unlinkSync(path.join(this.dir, location));
+    } catch {
+      // Never written, or removed already: nothing to remove.
+    }
+    return Promise.resolve();
+  }
+
+  present(): Promise<string[]> {
+    try {
+      return Promise.resolve(readdirSync(this.dir).filter((name) => SNAPSHOT_FILE_NAME.test(name)));
+    } catch {
+      // No snapshots folder yet.
+      return Promise.resolve([]);
+    }
+  }
+
+  watch(): () => void {
+    // Nothing tells a SQLite reader that the registry changed: the manager's poll finds out.
+    return () => undefined;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }

@@ -1,7 +1,7 @@
 // The Store port over Kysely, written once for every SQL dialect we support: only statements that
 // SQLite (3.35+) and PostgreSQL both accept (ON CONFLICT DO NOTHING, UPDATE … RETURNING).
 import { randomUUID } from 'node:crypto';
-import { type Kysely, type Selectable } from 'kysely';
+import { type Kysely, PostgresAdapter, type Selectable, type Transaction, sql } from 'kysely';
 import { z } from 'zod';
 import {
   type Account,
@@ -21,6 +21,7 @@ import {
   type Store,
 } from './port.ts';
 import { isUniqueViolation } from './errors.ts';
+import { SNAPSHOTS_CHANNEL_SQL } from './postgres-listener.ts';
 import type { AccountsTable, Database, SnapshotsTable, TokensTable } from './schema.ts';
 
 // Rows are parsed, not cast: a hand-edited database must fail loudly, not mis-entitle an account.
@@ -282,6 +283,7 @@ export class KyselyStore implements Store {
         })
         .where('id', '=', id)
         .execute();
+      await announceSnapshotChange(trx);
     });
   }
 
@@ -325,6 +327,7 @@ export class KyselyStore implements Store {
         await trx.updateTable('snapshots').set({ active: 0, state: 'rolled_back' }).where('id', '=', current.id).execute();
       }
       await trx.updateTable('snapshots').set({ active: 1 }).where('id', '=', target.id).execute();
+      await announceSnapshotChange(trx);
       return toSnapshot({ ...target, active: 1 });
     });
   }
@@ -338,4 +341,14 @@ export class KyselyStore implements Store {
     await this.beforeClose?.();
     await this.db.destroy();
   }
+}
+
+/**
+ * On PostgreSQL, tells every instance listening that the active snapshot changed; sent inside the
+ * transaction that changes it, so it is delivered when (and only if) the change commits. SQLite has
+ * one process per data folder's registry to tell: its poll does.
+ */
+async function announceSnapshotChange(trx: Transaction<Database>): Promise<void> {
+  if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`SELECT pg_notify(${sql.raw(SNAPSHOTS_CHANNEL_SQL)}, '')`.execute(trx);
 }

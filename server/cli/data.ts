@@ -7,7 +7,7 @@ import { generateSnapshot } from '../../core/snapshot/generate.ts';
 import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { loadConfig } from '../config.ts';
-import { openDataFolder, snapshotsDir } from '../runtime.ts';
+import { openDataFolder, openSnapshotStorage } from '../runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MigrationRefusedError, copyState } from '../../connectors/pipeline/migrate.ts';
@@ -87,8 +87,9 @@ export function dataCommands(withStore: WithStore): Command {
         const interrupt = () => abort.abort();
         process.once('SIGINT', interrupt);
         process.once('SIGTERM', interrupt);
+        const snapshots = await openSnapshotStorage(loadConfig());
         try {
-          const result = await loadSnapshot(store, snapshotsDir(loadConfig().dataDir), dir, {
+          const result = await loadSnapshot(store, snapshots, dir, {
             signal: abort.signal,
             onProgress: (p) => progress.update(p.bytesRead, p.bytesTotal, `${phases[p.phase]}, ${p.lines.toLocaleString('en-US')} lines, ${p.badLines} bad`),
           });
@@ -107,6 +108,7 @@ export function dataCommands(withStore: WithStore): Command {
         } finally {
           process.off('SIGINT', interrupt);
           process.off('SIGTERM', interrupt);
+          await snapshots.close();
         }
       });
     });

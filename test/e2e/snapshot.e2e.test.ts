@@ -1,11 +1,13 @@
 // The weekly refresh as operators run it, across processes: a server answering production requests
-// while `data load` and `data rollback` switch snapshots under it, with no failed or mixed answer.
+// while `data load` and `data rollback` switch snapshots under it, with no failed or mixed answer:
+// snapshots as SQLite files and, when the run has PostgreSQL, as schemas.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post, tempDir } from '../support/harness.ts';
 import { type Proc, REPO, cli, killProcess, startProcess, startServerProcess } from '../support/processes.ts';
 import { sleep } from '../support/requests.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 
 const running: Proc[] = [];
@@ -25,9 +27,10 @@ function version(name: string, netWorthBase: number, dir: string): string {
 const EXPECTED_BASE: Record<string, number> = { 'week-1': 1_000_000, 'week-2': 50_000_000 };
 
 describe('Snapshot refresh under load', () => {
-  it('switches atomically: every response is 200 and consistent with exactly one snapshot version', async () => {
+  it.each(TEST_DATABASES)('switches atomically on $name: every response is 200 and consistent with exactly one snapshot version', async (database) => {
     const root = tempDir();
-    const env = { DATA_DIR: path.join(root, 'data') };
+    const env: Record<string, string> = { DATA_DIR: path.join(root, 'data') };
+    if (database.name === 'PostgreSQL') env.DATABASE_URL = await database.fresh();
     const week1 = version('week-1', EXPECTED_BASE['week-1'] ?? 0, path.join(root, 'week-1'));
     const week2 = version('week-2', EXPECTED_BASE['week-2'] ?? 0, path.join(root, 'week-2'));
     await cli(['accounts', 'create', 'load', '--rate-limit', '100000', '--quota', '1000000'], env);

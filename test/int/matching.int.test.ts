@@ -1,13 +1,13 @@
 // Production matching rules over a real loaded snapshot: each way a household or career is found,
-// ambiguity, conflicting evidence, nicknames and typos, and the confidence rules.
+// ambiguity, conflicting evidence, nicknames and typos, and the confidence rules. Every rule runs on a
+// SQLite snapshot file and, when the run has PostgreSQL, on a snapshot schema read a round at a time.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { loadSnapshot } from '../../core/snapshot/loader.ts';
 import { BASE_CONFIDENCE, CONFLICT_PENALTY, HOUSEHOLD_MEMBER_PENALTY, SnapshotMatcher } from '../../core/snapshot/matcher.ts';
-import { SqliteSnapshotReader } from '../../core/snapshot/sqlite-snapshot.ts';
-import { openSqliteStore } from '../../core/storage/sqlite.ts';
-import { tempDir } from '../support/harness.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
+import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
 import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 
 const smiths = household([{ address: '1200 North Main Street Apt 4', city: 'Atlanta', state: 'GA', zipcode: '30301' }], { net_worth: 1_200_000 });
@@ -46,161 +46,160 @@ const people = [
   person('pat-lee', 'Pat', 'Lee', lees, { emails: ['pat.lee@example.com'], career: career({ linkedin_url: 'linkedin.com/in/pat-lee' }) }),
 ];
 
+for (const database of TEST_DATABASES) {
+describe(`Matching on a snapshot in ${database.name}`, () => {
 let matcher: SnapshotMatcher;
-let reader: SqliteSnapshotReader;
-let snapshotFile: string;
+let snapshots: TestSnapshots;
+let location: string;
 
 beforeAll(async () => {
-  const root = tempDir();
-  const source = writeSnapshot(path.join(root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees], people });
-  const { store } = await openSqliteStore(path.join(root, 'state.db'));
-  const result = await loadSnapshot(store, root, source);
-  snapshotFile = path.join(root, `${result.id}.db`);
-  reader = new SqliteSnapshotReader(snapshotFile);
-  matcher = new SnapshotMatcher(reader, result.version);
-  await store.close();
+  snapshots = await openTestSnapshots(database);
+  const source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees], people });
+  const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
+  location = snapshots.storage.locationFor(result.id);
+  matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
 });
-afterAll(() => reader.close());
+afterAll(() => snapshots.close());
 
-const match = (request: EnrichmentRequest, careerIntelligence = true) => matcher.matchNow(request, { career: careerIntelligence });
+const match = (request: EnrichmentRequest, careerIntelligence = true) => matcher.match(request, { career: careerIntelligence });
 
 describe('Matching: household through the person found by e-mail', () => {
-  it('finds the household and career of the e-mail owner', () => {
-    const result = match({ emails: ['  John.Smith@EXAMPLE.com '] });
+  it('finds the household and career of the e-mail owner', async () => {
+    const result = await match({ emails: ['  John.Smith@EXAMPLE.com '] });
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email);
     expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
   });
 
-  it('returns career only for a person without a household', () => {
-    const result = match({ emails: ['jane.roe@example.com'] });
+  it('returns career only for a person without a household', async () => {
+    const result = await match({ emails: ['jane.roe@example.com'] });
     expect(result.household).toBeNull();
     expect(result.career?.company_name).toBe('Initech');
   });
 
-  it('returns no career without Career Intelligence', () => {
-    expect(match({ emails: ['john.smith@example.com'] }, false).career).toBeNull();
+  it('returns no career without Career Intelligence', async () => {
+    expect((await match({ emails: ['john.smith@example.com'] }, false)).career).toBeNull();
   });
 });
 
 describe('Matching: phone and name', () => {
-  it('tells apart household members who share a landline by the name (JOHN Q. SMITH, (404) 555-0101)', () => {
-    const result = match({ first_name: 'JOHN Q.', last_name: 'SMITH', phones: ['404.555.0101'] });
+  it('tells apart household members who share a landline by the name (JOHN Q. SMITH, (404) 555-0101)', async () => {
+    const result = await match({ first_name: 'JOHN Q.', last_name: 'SMITH', phones: ['404.555.0101'] });
     expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-    expect(match({ first_name: 'mary', last_name: 'smith', phones: [LANDLINE] }).career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
+    expect((await match({ first_name: 'mary', last_name: 'smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
   });
 
-  it('takes a nickname for the given name (Bob for Robert)', () => {
-    expect(match({ first_name: 'Bob', last_name: 'Jones', phones: ['+1 (404) 555-0177'] }).household?.windfall_id).toBe(joneses.windfall_id);
+  it('takes a nickname for the given name (Bob for Robert)', async () => {
+    expect((await match({ first_name: 'Bob', last_name: 'Jones', phones: ['+1 (404) 555-0177'] })).household?.windfall_id).toBe(joneses.windfall_id);
   });
 
-  it('tolerates one typo in a name when the phone agrees (Jhon Smith)', () => {
-    expect(match({ first_name: 'Jhon', last_name: 'Smith', phones: [LANDLINE] }).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+  it('tolerates one typo in a name when the phone agrees (Jhon Smith)', async () => {
+    expect((await match({ first_name: 'Jhon', last_name: 'Smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
   });
 
-  it('does not take one letter changed in a short given name for a typo (Mark is not Mary)', () => {
-    expect(match({ first_name: 'Mark', last_name: 'Smith', phones: [LANDLINE] })).toEqual({ household: null, career: null });
+  it('does not take one letter changed in a short given name for a typo (Mark is not Mary)', async () => {
+    expect((await match({ first_name: 'Mark', last_name: 'Smith', phones: [LANDLINE] }))).toEqual({ household: null, career: null });
   });
 
-  it('reads a generational suffix in the surname field (Smith Jr.)', () => {
-    expect(match({ first_name: 'John', last_name: 'Smith Jr.', phones: [LANDLINE] }).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+  it('reads a generational suffix in the surname field (Smith Jr.)', async () => {
+    expect((await match({ first_name: 'John', last_name: 'Smith Jr.', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
   });
 
-  it('does not match a phone without a name, or with another name', () => {
-    expect(match({ phones: ['6175550123'] }).household).toBeNull();
-    expect(match({ first_name: 'Wanda', last_name: 'Nobody', phones: ['6175550123'] }).household).toBeNull();
+  it('does not match a phone without a name, or with another name', async () => {
+    expect((await match({ phones: ['6175550123'] })).household).toBeNull();
+    expect((await match({ first_name: 'Wanda', last_name: 'Nobody', phones: ['6175550123'] })).household).toBeNull();
   });
 });
 
 describe('Matching: household through the address (number + street + zip)', () => {
-  it('reads street suffix, directional, unit and zip+4 variants as one address', () => {
-    const result = match({ first_name: 'John', last_name: 'Smith', addresses: [{ address: '1200 N. Main St., Apt 4', zipcode: '30301-1234' }] });
+  it('reads street suffix, directional, unit and zip+4 variants as one address', async () => {
+    const result = await match({ first_name: 'John', last_name: 'Smith', addresses: [{ address: '1200 N. Main St., Apt 4', zipcode: '30301-1234' }] });
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
   });
 
-  it('lets the unit decide between households in one building', () => {
-    expect(match({ addresses: [{ address: '1200 North Main Street #7', zipcode: '30301' }] }).household?.windfall_id).toBe(joneses.windfall_id);
+  it('lets the unit decide between households in one building', async () => {
+    expect((await match({ addresses: [{ address: '1200 North Main Street #7', zipcode: '30301' }] })).household?.windfall_id).toBe(joneses.windfall_id);
   });
 
-  it('does not give an apartment we do not know the household of another apartment in the building', () => {
-    expect(match({ addresses: [{ address: '1200 North Main Street Apt 9', zipcode: '30301' }] }).household).toBeNull();
+  it('does not give an apartment we do not know the household of another apartment in the building', async () => {
+    expect((await match({ addresses: [{ address: '1200 North Main Street Apt 9', zipcode: '30301' }] })).household).toBeNull();
   });
 
-  it('does not guess between households in one building when neither unit nor name says which', () => {
-    expect(match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] }).household).toBeNull();
+  it('does not guess between households in one building when neither unit nor name says which', async () => {
+    expect((await match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household).toBeNull();
   });
 
-  it('lets the name decide between households in one building', () => {
-    expect(match({ last_name: 'Robert Jones', addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] }).household?.windfall_id).toBe(
+  it('lets the name decide between households in one building', async () => {
+    expect((await match({ last_name: 'Robert Jones', addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household?.windfall_id).toBe(
       joneses.windfall_id,
     );
   });
 
-  it('does not give a new resident the household known at the address', () => {
-    expect(match({ first_name: 'Wanda', last_name: 'Newcomer', addresses: [{ address: '45 Beacon St', zipcode: '02108' }] }).household).toBeNull();
+  it('does not give a new resident the household known at the address', async () => {
+    expect((await match({ first_name: 'Wanda', last_name: 'Newcomer', addresses: [{ address: '45 Beacon St', zipcode: '02108' }] })).household).toBeNull();
   });
 
-  it('matches a Canadian address by postal code, state inferred when omitted', () => {
-    expect(match({ addresses: [{ address: '100 King Street West', zipcode: 'm5v3l9' }] }).household?.windfall_id).toBe(browns.windfall_id);
+  it('matches a Canadian address by postal code, state inferred when omitted', async () => {
+    expect((await match({ addresses: [{ address: '100 King Street West', zipcode: 'm5v3l9' }] })).household?.windfall_id).toBe(browns.windfall_id);
   });
 
-  it('does not match a street without a zipcode', () => {
-    expect(match({ addresses: [{ address: '45 Beacon Street', city: 'Boston', state: 'MA' }] }).household).toBeNull();
+  it('does not match a street without a zipcode', async () => {
+    expect((await match({ addresses: [{ address: '45 Beacon Street', city: 'Boston', state: 'MA' }] })).household).toBeNull();
   });
 });
 
 describe('Matching: name alone matches only with unambiguous evidence', () => {
-  it('never matches a bare name, even a unique one', () => {
-    expect(match({ first_name: 'Zebulon', last_name: 'Quartermaine' }).household).toBeNull();
-    expect(match({ first_name: 'John', last_name: 'Smith' }).household).toBeNull();
+  it('never matches a bare name, even a unique one', async () => {
+    expect((await match({ first_name: 'Zebulon', last_name: 'Quartermaine' })).household).toBeNull();
+    expect((await match({ first_name: 'John', last_name: 'Smith' })).household).toBeNull();
   });
 
-  it('matches a name with a place when exactly one person fits', () => {
-    const result = match({ first_name: 'Zebulon', last_name: 'Quartermaine', addresses: [{ city: 'Denver', state: 'Colorado' }] });
+  it('matches a name with a place when exactly one person fits', async () => {
+    const result = await match({ first_name: 'Zebulon', last_name: 'Quartermaine', addresses: [{ city: 'Denver', state: 'Colorado' }] });
     expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
     // The name and the place are the evidence itself: nothing further agrees, so the base stands.
     expect(result.household?.confidence).toBe(BASE_CONFIDENCE.name_and_place);
   });
 
-  it('lets company_name decide between people who share a name', () => {
-    const result = match({ first_name: 'John', last_name: 'Smith', company_name: 'GLOBEX INC' });
+  it('lets company_name decide between people who share a name', async () => {
+    const result = await match({ first_name: 'John', last_name: 'Smith', company_name: 'GLOBEX INC' });
     expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-bos');
     expect(result.household?.windfall_id).toBe(bostonSmith.windfall_id);
   });
 });
 
 describe('Matching: conflicting evidence', () => {
-  it('keeps the e-mail owner\'s household when the address is another household\'s, with lower confidence', () => {
-    const agreeing = match({ emails: ['john.smith@example.com'], addresses: [{ address: '1200 North Main Street Apt 4', zipcode: '30301' }] });
-    const conflicting = match({ emails: ['john.smith@example.com'], addresses: [{ address: '45 Beacon Street', zipcode: '02108' }] });
+  it('keeps the e-mail owner\'s household when the address is another household\'s, with lower confidence', async () => {
+    const agreeing = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '1200 North Main Street Apt 4', zipcode: '30301' }] });
+    const conflicting = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '45 Beacon Street', zipcode: '02108' }] });
     expect(conflicting.household?.windfall_id).toBe(smiths.windfall_id);
     expect(conflicting.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
     expect(agreeing.household?.confidence).toBeGreaterThan(conflicting.household?.confidence ?? 1);
   });
 
-  it('gives the career of the household member who carries the name, not the e-mail owner\'s', () => {
-    const result = match({ first_name: 'Mary', last_name: 'Smith', emails: ['john.smith@example.com'] });
+  it('gives the career of the household member who carries the name, not the e-mail owner\'s', async () => {
+    const result = await match({ first_name: 'Mary', last_name: 'Smith', emails: ['john.smith@example.com'] });
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email + 0.03); // the name agrees with a member
     expect(result.career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
     expect(result.career?.confidence).toBeCloseTo(BASE_CONFIDENCE.email + 0.03 - HOUSEHOLD_MEMBER_PENALTY, 5);
   });
 
-  it('returns no career when the surname agrees but no member has the given name (Paul Smith on John\'s e-mail)', () => {
-    const result = match({ first_name: 'Paul', last_name: 'Smith', emails: ['john.smith@example.com'] });
+  it('returns no career when the surname agrees but no member has the given name (Paul Smith on John\'s e-mail)', async () => {
+    const result = await match({ first_name: 'Paul', last_name: 'Smith', emails: ['john.smith@example.com'] });
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.career).toBeNull();
   });
 
-  it('returns the household but no career when several members carry the name (Chris Lee)', () => {
-    const result = match({ first_name: 'Chris', last_name: 'Lee', emails: ['pat.lee@example.com'] });
+  it('returns the household but no career when several members carry the name (Chris Lee)', async () => {
+    const result = await match({ first_name: 'Chris', last_name: 'Lee', emails: ['pat.lee@example.com'] });
     expect(result.household?.windfall_id).toBe(lees.windfall_id);
     expect(result.career).toBeNull();
   });
 
-  it('prefers the address and name rules over an e-mail whose owner carries none of the name', () => {
-    const result = match({
+  it('prefers the address and name rules over an e-mail whose owner carries none of the name', async () => {
+    const result = await match({
       first_name: 'Zebulon',
       last_name: 'Quartermaine',
       emails: ['jane.roe@example.com'],
@@ -209,8 +208,8 @@ describe('Matching: conflicting evidence', () => {
     expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
   });
 
-  it('returns no career, and a less sure household, when no one in the e-mail owner\'s household has the name', () => {
-    const result = match({ first_name: 'Wanda', last_name: 'Other', emails: ['john.smith@example.com'] });
+  it('returns no career, and a less sure household, when no one in the e-mail owner\'s household has the name', async () => {
+    const result = await match({ first_name: 'Wanda', last_name: 'Other', emails: ['john.smith@example.com'] });
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
     expect(result.career).toBeNull();
@@ -218,9 +217,9 @@ describe('Matching: conflicting evidence', () => {
 });
 
 describe('Matching: confidence', () => {
-  it('rises as more supplied fields agree, stays within [0.1, 1.0], and is the same every time', () => {
-    const some = match({ emails: ['john.smith@example.com'] });
-    const more = match({
+  it('rises as more supplied fields agree, stays within [0.1, 1.0], and is the same every time', async () => {
+    const some = await match({ emails: ['john.smith@example.com'] });
+    const more = await match({
       first_name: 'John',
       last_name: 'Smith',
       emails: ['john.smith@example.com'],
@@ -235,21 +234,23 @@ describe('Matching: confidence', () => {
       expect(value).toBeLessThanOrEqual(1);
     }
     // The same request against the same snapshot, read through another connection, answers the same.
-    const again = new SnapshotMatcher(new SqliteSnapshotReader(snapshotFile), 'again');
+    const again = new SnapshotMatcher(await (await snapshots.another()).open(location), 'again');
     const request = { first_name: 'Bob', last_name: 'Jones', phones: ['4045550177'], addresses: [{ address: '1200 N Main St #7', zipcode: '30301' }] };
-    expect(JSON.stringify(again.matchNow(request, { career: true }))).toBe(JSON.stringify(match(request)));
+    expect(JSON.stringify(await again.match(request, { career: true }))).toBe(JSON.stringify((await match(request))));
   });
 
-  it('lowers a career\'s confidence when the supplied company is not the employer', () => {
-    const right = match({ emails: ['john.smith@example.com'], company_name: 'Acme' });
-    const wrong = match({ emails: ['john.smith@example.com'], company_name: 'Umbrella' });
+  it('lowers a career\'s confidence when the supplied company is not the employer', async () => {
+    const right = await match({ emails: ['john.smith@example.com'], company_name: 'Acme' });
+    const wrong = await match({ emails: ['john.smith@example.com'], company_name: 'Umbrella' });
     expect(wrong.career?.confidence).toBeLessThan(right.career?.confidence ?? 0);
   });
 
-  it('carries every household and career field of the snapshot', () => {
-    const result = match({ emails: ['john.smith@example.com'] });
+  it('carries every household and career field of the snapshot', async () => {
+    const result = await match({ emails: ['john.smith@example.com'] });
     expect(Object.keys(result.household ?? {})).toHaveLength(32);
     expect(Object.keys(result.career ?? {})).toHaveLength(26);
     expect(result.household?.net_worth).toBe(1_200_000);
   });
 });
+});
+}

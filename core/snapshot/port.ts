@@ -1,0 +1,125 @@
+// The port between production matching and where snapshot data lives: a SQLite file per snapshot
+// (the default, core/snapshot/sqlite-snapshot.ts) or a PostgreSQL schema per snapshot when
+// DATABASE_URL names PostgreSQL (core/snapshot/postgres-snapshot.ts). Loads write through a
+// SnapshotWriter; the matcher reads through a SnapshotReader.
+
+export interface PersonRow {
+  readonly p: number;
+  readonly hh: number | null;
+  readonly first: string;
+  readonly last: string;
+  readonly company: string;
+  /** Whether the person has a career record; the record itself is read only when a match returns it. */
+  readonly has_career: number;
+}
+
+export interface HouseholdRow {
+  readonly hh: number;
+  readonly windfall_id: string;
+  readonly postal: string;
+  readonly region: string;
+  readonly city: string;
+  /** The household's address keys, one per line: read with the row, not by a second query. */
+  readonly address_keys: string;
+}
+
+export interface AddressHit {
+  readonly hh: number;
+  readonly unit: string;
+}
+
+/** Lookups production matching needs; every one is an indexed query. */
+export interface SnapshotReader {
+  peopleByEmail(email: string): PersonRow[];
+  peopleByPhone(phone: string): PersonRow[];
+  peopleByName(last: string, firstKey: string): PersonRow[];
+  householdsAtAddress(key: string): AddressHit[];
+  /** What the rules compare (place, address keys); the record itself is read by householdData. */
+  household(hh: number): HouseholdRow | undefined;
+  /** The household record as JSON (addresses left out), or null: read only for the household returned. */
+  householdData(hh: number): string | null;
+  members(hh: number): PersonRow[];
+  /** The person's career record as JSON, or null. */
+  career(p: number): string | null;
+  close(): void;
+}
+
+/** Most people one name lookup returns; a name shared by more is too common to decide anything. */
+export const NAME_LOOKUP_LIMIT = 10_000;
+
+/**
+ * A reader for one request that answers from what it has fetched so far: a lookup it has not fetched
+ * yet answers "nothing" and is noted. The matcher runs its rules, fetches everything noted in one
+ * round trip, and runs them again, until a run needed nothing new: that run's answer rests on real
+ * data only, so it is the one a reader answering at once would give.
+ */
+export interface FetchingReader extends Omit<SnapshotReader, 'close'> {
+  /** Whether a lookup since the last fetch asked for something not fetched yet. */
+  lacking(): boolean;
+  /** Fetches everything lacking (and what the rules will likely ask next) in one round trip. */
+  fetchLacking(): Promise<void>;
+}
+
+/** An open snapshot: lookups answered at once (SQLite), or a fetching reader per request (PostgreSQL). */
+export type OpenedSnapshot =
+  | { readonly kind: 'immediate'; readonly reader: SnapshotReader; close(): void }
+  | { readonly kind: 'fetched'; requestReader(): FetchingReader; close(): void };
+
+export interface NewHousehold {
+  readonly windfallId: string;
+  /** The household record as JSON, addresses left out. */
+  readonly data: string;
+  readonly postal: string;
+  readonly region: string;
+  readonly city: string;
+}
+
+export interface NewPerson {
+  readonly personId: string;
+  readonly hh: number | null;
+  readonly first: string;
+  readonly last: string;
+  readonly company: string;
+  /** The career record as JSON, or null. */
+  readonly career: string | null;
+}
+
+export interface PersonKeys {
+  readonly emails: readonly string[];
+  readonly phones: readonly string[];
+  readonly firstKeys: readonly string[];
+}
+
+/** What a load writes into: rows in, indexes built at the end. Numbers households and people from 1. */
+export interface SnapshotWriter {
+  addHousehold(household: NewHousehold, addresses: readonly { key: string; unit: string }[]): number;
+  addPerson(person: NewPerson, keys: PersonKeys): void;
+  /** null while the writer takes more; else resolves when it does again (it is sending what it has). */
+  backpressure(): Promise<void> | null;
+  /** Writes the rest, builds the indexes and statistics, stores `meta`: ready to be opened. */
+  finish(meta: Record<string, string>): Promise<void>;
+  /** Stops writing; the caller removes what was written. */
+  abort(): Promise<void>;
+}
+
+/** Where snapshots live. A location is a file name in the snapshots folder, or a schema name. */
+export interface SnapshotStorage {
+  /** For messages: "the folder …" or "PostgreSQL". */
+  readonly description: string;
+  /** The location a snapshot with this registry id is written to. */
+  locationFor(id: string): string;
+  create(location: string): Promise<SnapshotWriter>;
+  /** Opens a loaded snapshot; throws when it is missing or unreadable. */
+  open(location: string): Promise<OpenedSnapshot>;
+  /** Removes a snapshot's data; nothing when it is already gone. */
+  remove(location: string): Promise<void>;
+  /** Every location this storage holds a snapshot at, loaded or partial. */
+  present(): Promise<string[]>;
+  /**
+   * Calls `onChange` when the active snapshot may have changed, as soon as the database says so
+   * (PostgreSQL's NOTIFY); never, where there is no such signal (SQLite: the registry is polled).
+   * Returns how to stop.
+   */
+  watch(onChange: () => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,120 @@
+// Snapshots in PostgreSQL (issue 12): a schema per snapshot, filled with COPY; every instance swapping
+// to a newly active one on the database's notification alone; a killed load's schema cleaned up, never
+// a live load's or another deployment's; values COPY must escape arriving intact.
+import path from 'node:path';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/loader.ts';
+import { SnapshotManager } from '../../core/snapshot/manager.ts';
+import { SnapshotMatcher } from '../../core/snapshot/matcher.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
+import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
+import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+
+const postgres = TEST_DATABASES.find((database) => database.name === 'PostgreSQL');
+
+function world(size: number, tag: string) {
+  const households = Array.from({ length: size }, (_, i) => household([{ address: `${i + 1} Elm Street`, zipcode: '30301' }]));
+  const people = households.map((h, i) => person(`${tag}-${i}`, 'Ann', `Lee${i}`, h, { emails: [`${tag}${i}@example.com`] }));
+  return { households, people };
+}
+
+const opened: TestSnapshots[] = [];
+afterEach(async () => {
+  for (const snapshots of opened.splice(0)) await snapshots.close();
+});
+
+async function setup(): Promise<TestSnapshots> {
+  if (postgres === undefined) throw new Error('no PostgreSQL');
+  const snapshots = await openTestSnapshots(postgres);
+  opened.push(snapshots);
+  return snapshots;
+}
+
+// Without TEST_DATABASE_URL there is no PostgreSQL to test against; .ci/run always sets it.
+describe.skipIf(postgres === undefined)('snapshots in PostgreSQL', () => {
+  it('loads a snapshot into a schema of its own, with its rows and indexes, and activates it', async () => {
+    const { store, storage, location: url, root } = await setup();
+    const result = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'one'), { version: 'one', ...world(30, 'one') }));
+    const schema = storage.locationFor(result.id);
+    expect(await store.activeSnapshot()).toMatchObject({ id: result.id, location: schema, households: 30, people: 30 });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const counts = await client.query<{ people: string; emails: string }>(
+        `SELECT (SELECT count(*) FROM "${schema}".people) AS people, (SELECT count(*) FROM "${schema}".emails) AS emails`,
+      );
+      expect(counts.rows[0]).toEqual({ people: '30', emails: '30' });
+      const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname', [schema]);
+      expect(indexes.rows.map((row) => row.indexname)).toEqual(
+        expect.arrayContaining(['addresses_key', 'emails_email', 'households_windfall_id', 'names_last_first', 'people_hh', 'people_person_id', 'phones_phone']),
+      );
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('every instance swaps to a newly active snapshot within 2 s on the notification alone, and back on rollback', async () => {
+    const { store, storage, root, another } = await setup();
+    const first = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'first'), { version: 'first', ...world(5, 'first') }));
+    // Two instances' managers, each on its own pool and listener, with no poll: only NOTIFY can move them.
+    const managers = await Promise.all(
+      [1, 2].map(async () => {
+        const manager = new SnapshotManager(store, await another(), () => undefined);
+        await manager.refresh();
+        manager.start(null);
+        return manager;
+      }),
+    );
+    try {
+      expect(managers.map((m) => m.activeId)).toEqual([first.id, first.id]);
+      // The listeners are connected once a notification sent now reaches them; give them that first.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const second = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'second'), { version: 'second', ...world(5, 'second') }));
+      await vi.waitFor(() => expect(managers.map((m) => m.activeId)).toEqual([second.id, second.id]), { timeout: 2_000, interval: 20 });
+      await store.rollbackSnapshot();
+      await vi.waitFor(() => expect(managers.map((m) => m.activeId)).toEqual([first.id, first.id]), { timeout: 2_000, interval: 20 });
+    } finally {
+      for (const manager of managers) manager.stop();
+    }
+  });
+
+  it("cleans up a dead loader's schema and stray schemas, never a live loader's nor another deployment's", async () => {
+    const mine = await setup();
+    const theirs = await setup();
+    const begin = async (snapshots: TestSnapshots, id: string, loader: string) => {
+      const location = snapshots.storage.locationFor(id);
+      await snapshots.store.beginSnapshot({ id, version: 'v', location, createdAt: '2026-11-01T00:00:00Z', loader });
+      // A partial load: the schema with its tables, as a killed `data load` leaves it.
+      await (await snapshots.storage.create(location)).abort();
+      return location;
+    };
+    await begin(mine, 'v-20261101T000000-dead', `${hostname()}:999001`);
+    const live = await begin(mine, 'v-20261101T000000-1111', `${hostname()}:999002`);
+    const away = await begin(mine, 'v-20261101T000000-2222', 'another-host:999003');
+    const stray = mine.storage.locationFor('v-20261101T000000-abcd');
+    await (await mine.storage.create(stray)).abort();
+    // Another deployment on the same database (another schema for its own tables): its stray is its own.
+    const theirStray = theirs.storage.locationFor('v-20261101T000000-abcd');
+    await (await theirs.storage.create(theirStray)).abort();
+    expect(theirStray).not.toBe(stray);
+
+    const cleaned = await cleanAbandonedLoads(mine.store, mine.storage, { isAlive: (pid) => pid === 999002 });
+    expect(cleaned).toEqual({ abandoned: ['v-20261101T000000-dead'], strayFiles: [stray] });
+    expect(await mine.storage.present()).toEqual([live, away].sort());
+    expect(await theirs.storage.present()).toEqual([theirStray]);
+  });
+
+  it('keeps tabs, newlines, backslashes and quotes in snapshot values as they were (COPY text escaping)', async () => {
+    const { store, storage, root } = await setup();
+    const home = household([{ address: '5 Tab\tStreet', zipcode: '30301' }]);
+    const title = 'VP \\ Sales\t"EMEA"\nand\\nmore';
+    const ann = person('esc', 'Ann', 'O\\Brien', home, { emails: ['ann.escape@example.com'], career: career({ job_title: title }) });
+    const result = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'esc'), { version: 'esc', households: [home], people: [ann] }));
+    const matcher = new SnapshotMatcher(await storage.open(storage.locationFor(result.id)), result.version);
+    const answer = await matcher.match({ emails: ['ann.escape@example.com'] }, { career: true });
+    expect(answer.household?.windfall_id).toBe(home.windfall_id);
+    expect(answer.career?.job_title).toBe(title);
+  });
+});
