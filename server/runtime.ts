@@ -18,7 +18,7 @@ import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
 import { RedisSpacing } from '../core/limits/redis-spacing.ts';
 import { shareSpacing } from '../core/limits/pacing.ts';
-import { readQueueDepthFrom } from '../core/observe/metrics.ts';
+import { collectProcessMetrics, readQueueDepthFrom } from '../core/observe/metrics.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -381,8 +381,9 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
       crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker?.wake() })),
     ],
   });
-  // GET /metrics reads the queue's depth when scraped.
+  // GET /metrics reads the queue's depth when scraped, and serves the process's own figures.
   readQueueDepthFrom(() => runtime.opened.queue.countByState());
+  collectProcessMetrics();
   const limits = connectionLimits(config);
   const server =
     config.tls === null

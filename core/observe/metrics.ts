@@ -5,7 +5,17 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'enrichbridge_' });
+
+let processMetrics = false;
+/**
+ * Node's own process metrics (CPU, memory, event-loop lag, handles) in the registry: started by the
+ * server, whose /metrics serves them, and not by every one-shot command that imports this module.
+ */
+export function collectProcessMetrics(): void {
+  if (processMetrics) return;
+  processMetrics = true;
+  collectDefaultMetrics({ register: registry, prefix: 'enrichbridge_' });
+}
 
 export const httpRequests = new Counter({
   name: 'enrichbridge_http_requests_total',
