@@ -143,41 +143,52 @@ export async function openRuntime(
       })
     : await openConfiguredStorage(config);
   const { store, queue, db } = opened;
-  // A command paces its CRM calls with the servers' too (a backfill beside a running server).
-  const limits = config.redisUrl === null ? null : await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger);
-  const service = new EnrichService({
-    store,
-    rateLimiter: limits?.rateLimiter ?? new MemoryRateLimiter(),
-    productionMatcher: new NoSnapshotMatcher(),
-  });
-  const snapshots = serving ? await watchSnapshots(config, logger, store, service) : null;
-  const box = loadSecretBox({ dataDir: config.dataDir });
-  const bridge = createBridge({
-    db,
-    store,
-    queue,
-    box,
-    service,
-    connectors,
-    remoteRatePerSecond: config.remoteRatePerSecond,
-  });
-  return {
-    opened,
-    service,
-    bridge,
-    box,
-    modules: crmModules(config),
-    readiness: {
-      database: () => store.countAccounts(),
-      ...(limits === null ? {} : { redis: () => limits.ping() }),
-    },
-    close: async () => {
-      snapshots?.manager.stop();
-      await snapshots?.storage.close();
-      await limits?.close();
-      await store.close();
-    },
+  // What is open so far is closed again if a later part fails (a missing secret key, Redis or the
+  // snapshot schema unreachable): a failed start leaves no pool, listener or timer behind.
+  let limits: SharedLimits | null = null;
+  let snapshots: Awaited<ReturnType<typeof watchSnapshots>> | null = null;
+  const closeAll = async () => {
+    snapshots?.manager.stop();
+    await snapshots?.storage.close();
+    await limits?.close();
+    await store.close();
   };
+  try {
+    // A command paces its CRM calls with the servers' too (a backfill beside a running server).
+    limits = config.redisUrl === null ? null : await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger);
+    const service = new EnrichService({
+      store,
+      rateLimiter: limits?.rateLimiter ?? new MemoryRateLimiter(),
+      productionMatcher: new NoSnapshotMatcher(),
+    });
+    snapshots = serving ? await watchSnapshots(config, logger, store, service) : null;
+    const box = loadSecretBox({ dataDir: config.dataDir });
+    const bridge = createBridge({
+      db,
+      store,
+      queue,
+      box,
+      service,
+      connectors,
+      remoteRatePerSecond: config.remoteRatePerSecond,
+    });
+    const shared = limits;
+    return {
+      opened,
+      service,
+      bridge,
+      box,
+      modules: crmModules(config),
+      readiness: {
+        database: () => store.countAccounts(),
+        ...(shared === null ? {} : { redis: () => shared.ping() }),
+      },
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll().catch(() => undefined);
+    throw error;
+  }
 }
 
 interface SharedLimits {
