@@ -1,10 +1,13 @@
 // `npm run bench:match`: generates a snapshot (1,000,000 people by default), loads it, replays its
 // queries through POST /v1/, and prints match quality, load time and lookup speed against the targets.
+// BENCH_DATABASE=postgres runs it all on PostgreSQL instead (state and snapshot), in a database of its
+// own on BENCH_DATABASE_URL's server (default the local one), dropped at the end.
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
 import {
   type Target,
@@ -26,6 +29,8 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 20_000);
 const REPLAY_CONCURRENCY = 10;
 const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
+const DATABASE = process.env.BENCH_DATABASE ?? 'sqlite';
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TARGETS = { precision: 0.995, recall: 0.97, falseMatches: 0.005, loadSeconds: 120, productionVsSandbox: 0.5 } as const;
 
 const AMANDA = JSON.stringify({ first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
@@ -58,7 +63,13 @@ async function replay(url: string, token: string, lines: readonly QueryLine[]): 
 
 async function main(): Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-match-'));
-  const env = { DATA_DIR: path.join(root, 'data') };
+  if (DATABASE !== 'sqlite' && DATABASE !== 'postgres') throw new Error('BENCH_DATABASE is sqlite or postgres');
+  const database = `enrichbridge_bench_match_${Date.now()}`;
+  const admin = DATABASE === 'postgres' ? new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 5_000 }) : null;
+  await admin?.connect();
+  await admin?.query(`CREATE DATABASE ${database}`);
+  const env: Record<string, string> = { DATA_DIR: path.join(root, 'data') };
+  if (admin !== null) env.DATABASE_URL = `${SERVER.replace(/\/[^/?]*(\?.*)?$/, '')}/${database}`;
   const source = path.join(root, 'snapshot');
   const children: ChildProcess[] = [];
   try {
@@ -115,6 +126,7 @@ async function main(): Promise<void> {
     console.log(
       [
         '',
+        `state and snapshot in ${DATABASE === 'postgres' ? 'PostgreSQL' : 'SQLite'}`,
         `snapshot: ${PEOPLE.toLocaleString('en-US')} people generated in ${generateSeconds.toFixed(1)} s, loaded in ${loadSeconds.toFixed(1)} s ` +
           `(target <= ${TARGETS.loadSeconds} s: ${verdict(loadSeconds <= TARGETS.loadSeconds)})`,
         '',
@@ -138,6 +150,8 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(children.map(stopChild));
     rmSync(root, { recursive: true, force: true });
+    await admin?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch((error: unknown) => console.error(`could not drop ${database}:`, error));
+    await admin?.end();
   }
 }
 
