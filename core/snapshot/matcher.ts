@@ -16,7 +16,7 @@ import {
   postalOf,
   regionOf,
 } from './keys.ts';
-import { type HouseholdRow, NAME_LOOKUP_LIMIT, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
+import { type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
 
 /** How the record was found; each has a base confidence (README: "Production matching"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
@@ -120,8 +120,8 @@ class RequestView {
     return memo(this.byPhone, phone, () => this.reader.peopleByPhone(phone));
   }
 
-  peopleByName(last: string, firstKey: string): PersonRow[] {
-    return this.reader.peopleByName(last, firstKey);
+  peopleByName(last: string, firstKey: string, scope: NameScope): NameHits {
+    return this.reader.peopleByName(last, firstKey, scope);
   }
 
   householdsAtAddress(key: string): ReturnType<SnapshotReader['householdsAtAddress']> {
@@ -321,11 +321,14 @@ export class SnapshotMatcher implements ProductionMatcher {
     const name = keys.name;
     if (name === null || (keys.company === '' && keys.postals.size === 0 && keys.places.length === 0)) return null;
     const people = new Map<number, PersonRow>();
+    // Only people at the employer or in one of the places can be the one that fits below: a reader
+    // may leave the others out (PostgreSQL does, instead of sending every John Smith).
+    const scope: NameScope = { company: keys.company, postals: [...keys.postals], places: keys.places };
     for (const firstKey of name.firstKeys) {
-      const rows = reader.peopleByName(name.last, firstKey);
+      const hits = reader.peopleByName(name.last, firstKey, scope);
       // Past the lookup limit the name is too common for "exactly one fits" to be known.
-      if (rows.length > NAME_LOOKUP_LIMIT) return null;
-      for (const row of rows) people.set(row.p, row);
+      if (hits.tooCommon) return null;
+      for (const row of hits.people) people.set(row.p, row);
     }
     const all = [...people.values()].filter((row) => sameFirstName(row.first, name.first) && this.postalFits(reader, row, keys));
 

@@ -28,11 +28,29 @@ export interface AddressHit {
   readonly unit: string;
 }
 
+/**
+ * Where the people a name lookup finds must be to matter to the rules (matcher.ts, resolveByName): at
+ * the supplied employer, or living in one of the supplied postal codes or places (city and region).
+ */
+export interface NameScope {
+  /** The normalized employer, or '' when none was supplied. */
+  readonly company: string;
+  readonly postals: readonly string[];
+  readonly places: readonly { readonly city: string; readonly region: string }[];
+}
+
+export interface NameHits {
+  /** Every person with the name key within the scope, by p; a reader may return others besides. */
+  readonly people: PersonRow[];
+  /** More than NAME_LOOKUP_LIMIT people carry the name key, within the scope or not. */
+  readonly tooCommon: boolean;
+}
+
 /** Lookups production matching needs; every one is an indexed query. */
 export interface SnapshotReader {
   peopleByEmail(email: string): PersonRow[];
   peopleByPhone(phone: string): PersonRow[];
-  peopleByName(last: string, firstKey: string): PersonRow[];
+  peopleByName(last: string, firstKey: string, scope: NameScope): NameHits;
   householdsAtAddress(key: string): AddressHit[];
   /** What the rules compare (place, address keys); the record itself is read by householdData. */
   household(hh: number): HouseholdRow | undefined;

@@ -13,6 +13,8 @@ import {
   type FetchingReader,
   type HouseholdRow,
   NAME_LOOKUP_LIMIT,
+  type NameHits,
+  type NameScope,
   type NewHousehold,
   type NewPerson,
   type OpenedSnapshot,
@@ -30,7 +32,10 @@ const TABLES = {
   careers: '(p integer NOT NULL, career text NOT NULL)',
   emails: '(email text COLLATE "C" NOT NULL, p integer NOT NULL)',
   phones: '(phone text COLLATE "C" NOT NULL, p integer NOT NULL)',
-  names: '(last text COLLATE "C" NOT NULL, first_key text COLLATE "C" NOT NULL, p integer NOT NULL)',
+  // With what a name lookup's scope compares (the person's employer, their household's place), so the
+  // people outside the scope are passed over in the index, never read.
+  names:
+    '(last text COLLATE "C" NOT NULL, first_key text COLLATE "C" NOT NULL, p integer NOT NULL, company text COLLATE "C" NOT NULL, postal text COLLATE "C" NOT NULL, city text COLLATE "C" NOT NULL, region text COLLATE "C" NOT NULL)',
 } as const;
 type Table = keyof typeof TABLES;
 
@@ -41,7 +46,7 @@ const COLUMNS: Record<Table, string> = {
   careers: 'p, career',
   emails: 'email, p',
   phones: 'phone, p',
-  names: 'last, first_key, p',
+  names: 'last, first_key, p, company, postal, city, region',
 };
 
 /**
@@ -53,7 +58,7 @@ const INDEXES: readonly (readonly string[])[] = [
     'ALTER TABLE S.people ADD PRIMARY KEY (p)',
     'CREATE INDEX people_hh ON S.people (hh)',
     'CREATE UNIQUE INDEX people_person_id ON S.people (person_id)',
-    'CREATE INDEX names_last_first ON S.names (last, first_key, p)',
+    'CREATE INDEX names_last_first ON S.names (last, first_key, p) INCLUDE (company, postal, city, region)',
     'ALTER TABLE S.careers ADD PRIMARY KEY (p)',
   ],
   [
@@ -103,6 +108,8 @@ interface CopyTarget {
 class PostgresSnapshotWriter implements SnapshotWriter {
   private nextHousehold = 1;
   private nextPerson = 1;
+  /** Each household's place, for its members' name rows. */
+  private readonly places = new Map<number, readonly [postal: string, city: string, region: string]>();
   private failure: unknown = null;
 
   private constructor(
@@ -176,6 +183,7 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     this.nextHousehold += 1;
     const keys = addresses.map((address) => address.key).join('\n');
     this.row('households', [hh, household.windfallId, household.data, household.postal, household.region, household.city, keys]);
+    this.places.set(hh, [household.postal, household.city, household.region]);
     for (const address of addresses) this.row('addresses', [address.key, address.unit, hh]);
     return hh;
   }
@@ -187,7 +195,8 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     if (person.career !== null) this.row('careers', [p, person.career]);
     for (const email of keys.emails) this.row('emails', [email, p]);
     for (const phone of keys.phones) this.row('phones', [phone, p]);
-    if (person.last !== '') for (const key of keys.firstKeys) this.row('names', [person.last, key, p]);
+    const [postal, city, region] = (person.hh === null ? undefined : this.places.get(person.hh)) ?? ['', '', ''];
+    if (person.last !== '') for (const key of keys.firstKeys) this.row('names', [person.last, key, p, person.company, postal, city, region]);
   }
 
   backpressure(): Promise<void> | null {
@@ -222,7 +231,8 @@ class PostgresSnapshotWriter implements SnapshotWriter {
       entries.map(([key]) => key),
       entries.map(([, value]) => value),
     ]);
-    await this.pool.query(Object.keys(TABLES).map((table) => inSchema(`ANALYZE S.${table}`, this.schema)).join(';\n'));
+    // VACUUM as well as ANALYZE: it marks the pages all-visible, so the lookups are index-only scans.
+    for (const table of Object.keys(TABLES)) await this.pool.query(inSchema(`VACUUM (ANALYZE) S.${table}`, this.schema));
     await this.pool.end();
   }
 
@@ -240,6 +250,8 @@ interface FetchedRows {
   readonly emails: (PersonRow & { key: string })[] | null;
   readonly phones: (PersonRow & { key: string })[] | null;
   readonly names: (PersonRow & { key: string })[] | null;
+  /** How many people carry each name key asked, counted up to NAME_LOOKUP_LIMIT + 1. */
+  readonly name_totals: { key: string; total: string }[] | null;
   readonly addresses: (AddressHit & { key: string })[] | null;
   /** The households whose rows were fetched, found or not, and the rows found. */
   readonly households_for: number[] | null;
@@ -263,29 +275,41 @@ const FEW_AT_ADDRESS = 4;
  * households at the addresses asked, and, besides the households, records, members and careers asked,
  * the ones the rules most likely ask next: the household rows of everyone found; the record,
  * members and careers of the e-mail's or phone's owner; the members of a household found at an
- * address it shares with few others. So most requests need one round trip, and none fetches a
- * building's worth of records. The statement says which keys it fetched (the *_for columns): the
+ * address it shares with few others, and the record and careers of one found at an address it has
+ * alone. So most requests need one round trip, and none fetches a building's worth of records. A
+ * name is looked up within its scope (the employer or the places supplied): a common name's people
+ * elsewhere are passed over in the index and never sent. The statement says which keys it fetched (the *_for columns): the
  * reader fills its cache for exactly those, found or not.
  */
 const FETCH = `
 WITH
 e AS (SELECT e.email AS key, ${PERSON} FROM S.emails e JOIN S.people p ON p.p = e.p WHERE e.email = ANY($1::text[])),
 f AS (SELECT f.phone AS key, ${PERSON} FROM S.phones f JOIN S.people p ON p.p = f.p WHERE f.phone = ANY($2::text[])),
-n AS (SELECT k.last || '|' || k.first_key AS key, x.* FROM unnest($3::text[], $4::text[]) AS k(last, first_key)
-      CROSS JOIN LATERAL (SELECT ${PERSON} FROM S.names n JOIN S.people p ON p.p = n.p
-        WHERE n.last = k.last AND n.first_key = k.first_key ORDER BY n.p LIMIT ${NAME_LOOKUP_LIMIT + 1}) x),
-a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($5::text[])),
+nk AS (SELECT x->>'key' AS key, x->>'last' AS last, x->>'first_key' AS first_key, x->>'company' AS company,
+         ARRAY(SELECT jsonb_array_elements_text(x->'postals')) AS postals,
+         ARRAY(SELECT p->>'city' || '|' || (p->>'region') FROM jsonb_array_elements(x->'places') p) AS places
+       FROM jsonb_array_elements($3::jsonb) x),
+n AS (SELECT nk.key, y.* FROM nk CROSS JOIN LATERAL (SELECT ${PERSON} FROM
+        (SELECT n.p FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
+           AND ((nk.company <> '' AND n.company = nk.company) OR n.postal = ANY(nk.postals) OR n.city || '|' || n.region = ANY(nk.places))
+         ORDER BY n.p LIMIT ${NAME_LOOKUP_LIMIT + 1}) q JOIN S.people p ON p.p = q.p) y),
+nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
+         LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
+a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
-hs AS (SELECT unnest($6::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a),
-ds AS (SELECT unnest($9::int[]) AS hh UNION SELECT hh FROM owners),
-ms AS (SELECT unnest($7::int[]) AS hh UNION SELECT hh FROM owners
+hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a),
+lone AS (SELECT min(hh) AS hh FROM a GROUP BY key HAVING count(*) = 1),
+ds AS (SELECT unnest($8::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM lone),
+ms AS (SELECT unnest($6::int[]) AS hh UNION SELECT hh FROM owners
        UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})),
 m AS (SELECT ${PERSON} FROM S.people p WHERE p.hh IN (SELECT hh FROM ms)),
-cs AS (SELECT unnest($8::int[]) AS p UNION SELECT p FROM e WHERE has_career = 1 UNION SELECT p FROM f WHERE has_career = 1)
+cs AS (SELECT unnest($7::int[]) AS p UNION SELECT p FROM e WHERE has_career = 1 UNION SELECT p FROM f WHERE has_career = 1
+       UNION SELECT p FROM m WHERE has_career = 1 AND hh IN (SELECT hh FROM lone))
 SELECT
   (SELECT json_agg(e) FROM e) AS emails,
   (SELECT json_agg(f) FROM f) AS phones,
   (SELECT json_agg(n) FROM n) AS names,
+  (SELECT json_agg(nc) FROM nc) AS name_totals,
   (SELECT json_agg(a) FROM a) AS addresses,
   (SELECT array_agg(hh) FROM hs) AS households_for,
   (SELECT json_agg(h) FROM (SELECT hh, windfall_id, postal, region, city, address_keys FROM S.households
@@ -314,7 +338,7 @@ function grouped<T extends { key: string }>(rows: readonly T[] | null): Map<stri
 class PostgresRequestReader implements FetchingReader {
   private readonly emails = new Map<string, PersonRow[]>();
   private readonly phones = new Map<string, PersonRow[]>();
-  private readonly names = new Map<string, PersonRow[]>();
+  private readonly names = new Map<string, NameHits>();
   private readonly addresses = new Map<string, AddressHit[]>();
   private readonly households = new Map<number, HouseholdRow | null>();
   private readonly memberLists = new Map<number, PersonRow[]>();
@@ -328,7 +352,7 @@ class PostgresRequestReader implements FetchingReader {
     return {
       emails: new Set<string>(),
       phones: new Set<string>(),
-      names: new Map<string, { last: string; firstKey: string }>(),
+      names: new Map<string, NameLookup>(),
       addresses: new Set<string>(),
       households: new Set<number>(),
       members: new Set<number>(),
@@ -349,11 +373,11 @@ class PostgresRequestReader implements FetchingReader {
     return rows ?? [];
   }
 
-  peopleByName(last: string, firstKey: string): PersonRow[] {
-    const key = `${last}|${firstKey}`;
-    const rows = this.names.get(key);
-    if (rows === undefined) this.want.names.set(key, { last, firstKey });
-    return rows ?? [];
+  peopleByName(last: string, firstKey: string, scope: NameScope): NameHits {
+    const key = JSON.stringify([last, firstKey, scope.company, scope.postals, scope.places.map((place) => [place.city, place.region])]);
+    const hits = this.names.get(key);
+    if (hits === undefined) this.want.names.set(key, { key, last, first_key: firstKey, company: scope.company, postals: scope.postals, places: scope.places });
+    return hits ?? { people: [], tooCommon: false };
   }
 
   householdsAtAddress(key: string): AddressHit[] {
@@ -414,7 +438,11 @@ class PostgresRequestReader implements FetchingReader {
     };
     fill(this.emails, want.emails, grouped(rows.emails), byPerson);
     fill(this.phones, want.phones, grouped(rows.phones), byPerson);
-    fill(this.names, want.names.keys(), grouped(rows.names), byPerson);
+    const named = grouped(rows.names);
+    const totals = new Map((rows.name_totals ?? []).map((row) => [row.key, Number(row.total)]));
+    for (const key of want.names.keys()) {
+      this.names.set(key, { people: (named.get(key) ?? []).sort(byPerson), tooCommon: (totals.get(key) ?? 0) > NAME_LOOKUP_LIMIT });
+    }
     // In the order SQLite's (key, hh, unit) index gives them.
     fill(this.addresses, want.addresses, grouped(rows.addresses), (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
 
@@ -436,11 +464,21 @@ class PostgresRequestReader implements FetchingReader {
   }
 }
 
+/** One name lookup as the statement reads it (jsonb): the name key and the scope. */
+interface NameLookup {
+  readonly key: string;
+  readonly last: string;
+  readonly first_key: string;
+  readonly company: string;
+  readonly postals: readonly string[];
+  readonly places: readonly { readonly city: string; readonly region: string }[];
+}
+
 /** What one round of one request asks for. */
 interface Lookups {
   readonly emails: readonly string[];
   readonly phones: readonly string[];
-  readonly names: readonly { readonly last: string; readonly firstKey: string }[];
+  readonly names: readonly NameLookup[];
   readonly addresses: readonly string[];
   readonly households: readonly number[];
   readonly members: readonly number[];
@@ -501,14 +539,13 @@ class PostgresSnapshotSource {
 
   private async query(batch: readonly Lookups[]): Promise<FetchedRows> {
     const union = <T>(pick: (lookups: Lookups) => readonly T[]) => [...new Set(batch.flatMap(pick))];
-    const names = new Map(batch.flatMap((lookups) => lookups.names.map((name) => [`${name.last}|${name.firstKey}`, name] as const)));
+    const names = new Map(batch.flatMap((lookups) => lookups.names.map((name) => [name.key, name] as const)));
     const result = await this.pool.query<FetchedRows>({
       ...this.statement,
       values: [
         union((l) => l.emails),
         union((l) => l.phones),
-        [...names.values()].map((name) => name.last),
-        [...names.values()].map((name) => name.firstKey),
+        JSON.stringify([...names.values()]),
         union((l) => l.addresses),
         union((l) => l.households),
         union((l) => l.members),

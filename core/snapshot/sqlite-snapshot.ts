@@ -9,6 +9,7 @@ import {
   type AddressHit,
   type HouseholdRow,
   NAME_LOOKUP_LIMIT,
+  type NameHits,
   type NewHousehold,
   type NewPerson,
   type OpenedSnapshot,
@@ -182,8 +183,10 @@ export class SqliteSnapshotReader implements SnapshotReader {
     return this.byPhone.all(phone);
   }
 
-  peopleByName(last: string, firstKey: string): PersonRow[] {
-    return this.byName.all(last, firstKey);
+  peopleByName(last: string, firstKey: string): NameHits {
+    // Every person with the name (the scope is for readers that pay to send rows; one here is cheap).
+    const people = this.byName.all(last, firstKey);
+    return { people, tooCommon: people.length > NAME_LOOKUP_LIMIT };
   }
 
   householdsAtAddress(key: string): AddressHit[] {
