@@ -111,6 +111,8 @@ class PostgresSnapshotWriter implements SnapshotWriter {
   /** Each household's place, for its members' name rows. */
   private readonly places = new Map<number, readonly [postal: string, city: string, region: string]>();
   private failure: unknown = null;
+  /** The COPYs are over (committed, or ended by abort) and their connections given back. */
+  private copiesDone = false;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -214,6 +216,7 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     }
     // Each COPY commits when its stream finishes; an error in one fails the load.
     await Promise.all(targets.map((target) => finished(target.stream)));
+    this.copiesDone = true;
     for (const target of targets) target.client.release();
     await Promise.all(
       INDEXES.map(async (statements) => {
@@ -236,13 +239,17 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     await this.pool.end();
   }
 
+  /** Safe at any point, after a failed finish too: each connection is given back once. */
   async abort(): Promise<void> {
-    // Dropping the connections ends their COPYs: the server rolls each back.
-    for (const target of [...this.targets.values()]) {
-      target.stream.destroy();
-      target.client.release(true);
+    if (!this.copiesDone) {
+      this.copiesDone = true;
+      // Dropping the connections ends their COPYs: the server rolls each back.
+      for (const target of this.targets.values()) {
+        target.stream.destroy();
+        target.client.release(true);
+      }
     }
-    await this.pool.end().catch(() => undefined);
+    if (!this.pool.ended) await this.pool.end().catch(() => undefined);
   }
 }
 

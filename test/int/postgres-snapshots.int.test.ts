@@ -118,3 +118,17 @@ describe.skipIf(postgres === undefined)('snapshots in PostgreSQL', () => {
     expect(answer.career?.job_title).toBe(title);
   });
 });
+
+describe.skipIf(postgres === undefined)('a snapshot writer on PostgreSQL', () => {
+  it('is aborted cleanly after a failed finish: the real error stands, nothing is given back twice, the schema can go', async () => {
+    const { storage } = await setup();
+    const location = storage.locationFor('v-20261101T000000-beef');
+    const writer = await storage.create(location);
+    writer.addHousehold({ windfallId: 'e'.repeat(32), data: '{}', postal: '30301', region: 'GA', city: 'atlanta' }, [{ key: '1|oak st|30301', unit: '' }]);
+    // A NUL cannot be stored in a PostgreSQL text value: the meta insert fails after the COPYs committed.
+    await expect(writer.finish({ id: 'a\u0000b' })).rejects.toThrow();
+    await expect(writer.abort()).resolves.toBeUndefined();
+    await storage.remove(location);
+    expect(await storage.present()).not.toContain(location);
+  });
+});
