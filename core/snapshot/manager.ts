@@ -11,6 +11,8 @@ import type { OpenedSnapshot, SnapshotStorage } from './port.ts';
  * when no notification comes (SQLite has none; a PostgreSQL listener may be reconnecting).
  */
 export const SNAPSHOT_POLL_MS = 1000;
+/** How long an active snapshot that could not be opened waits before it is tried again. */
+export const RETRY_UNOPENABLE_MS = 30_000;
 /** How long a replaced snapshot stays open for requests that started on it. */
 export const RETIRE_AFTER_MS = 30_000;
 
@@ -25,8 +27,11 @@ export class SnapshotManager {
   private readonly retiring = new Set<NodeJS.Timeout>();
   private refreshing: Promise<void> | null = null;
   private again = false;
-  /** An active snapshot whose file could not be opened; not retried until the registry changes. */
-  private unopenable: string | null = null;
+  /**
+   * An active snapshot that could not be opened, and when to try it again: a file that is not there
+   * stays so, but a database that did not answer may answer a moment later.
+   */
+  private unopenable: { readonly id: string; readonly retryAt: number } | null = null;
 
   constructor(
     private readonly store: Store,
@@ -34,6 +39,7 @@ export class SnapshotManager {
     /** Called with the matcher to use from now on; the caller swaps it in. */
     private readonly install: (matcher: ProductionMatcher | null) => void,
     private readonly onEvent: (event: SnapshotEvent) => void = () => undefined,
+    private readonly retryUnopenableMs: number = RETRY_UNOPENABLE_MS,
   ) {}
 
   get activeId(): string | null {
@@ -61,7 +67,8 @@ export class SnapshotManager {
   private async refreshOnce(): Promise<void> {
     const active = await this.store.activeSnapshot();
     const wanted = active?.id ?? null;
-    if (wanted === this.activeId || wanted === this.unopenable) return;
+    if (wanted === this.activeId) return;
+    if (this.unopenable !== null && wanted === this.unopenable.id && Date.now() < this.unopenable.retryAt) return;
     const previous = this.current;
     if (active === undefined) {
       this.current = null;
@@ -72,9 +79,9 @@ export class SnapshotManager {
         // Opened fully before the swap: a request sees the old snapshot or the new one, never neither.
         opened = await this.snapshots.open(active.location);
       } catch (error) {
-        // Keep answering from what is open (or 503 without one), say so once, and try again only
-        // when the registry names another snapshot.
-        this.unopenable = active.id;
+        // Keep answering from what is open (or 503 without one), say so, and try again when the
+        // registry names another snapshot or after retryUnopenableMs.
+        this.unopenable = { id: active.id, retryAt: Date.now() + this.retryUnopenableMs };
         this.onEvent({ kind: 'error', error: new Error(`cannot open snapshot ${active.id}`, { cause: error }) });
         return;
       }
