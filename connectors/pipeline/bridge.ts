@@ -1,6 +1,7 @@
 // Assembles the pipeline from the service's parts: the pipeline store on the service database, the
 // installations with their sealed secrets, the connectors by provider, and an enricher per
 // installation (in-process against the local service, or HTTP against a remote endpoint).
+import { ConsoleSessions } from './console-sessions.ts';
 import type { Kysely } from 'kysely';
 import type { Enricher } from '../../core/client/enricher.ts';
 import { HttpEnricher } from '../../core/client/http-enricher.ts';
@@ -88,6 +89,8 @@ export interface Bridge {
   /** Where each backfill stands, so an interrupted one resumes. */
   readonly backfills: BackfillProgress;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
+  /** Who is signed in to the admin console. */
+  readonly consoleSessions: ConsoleSessions;
 }
 
 export function createBridge(deps: BridgeDeps): Bridge {
@@ -129,5 +132,6 @@ export function createBridge(deps: BridgeDeps): Bridge {
     requestAnswers: new RequestAnswers(deps.db),
     backfills: new BackfillProgress(deps.db),
     enricherFor,
+    consoleSessions: new ConsoleSessions(deps.db, deps.now),
   };
 }

@@ -129,6 +129,18 @@ export interface LeasesTable {
   expires_at: string;
 }
 
+/** A signed-in console session (server/http/console): its id is only ever stored hashed. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  /** operator | installation */
+  scope: string;
+  /** The installation a CRM admin's session sees; null for the operator. */
+  installation_id: string | null;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
 // A type, not an interface: Kysely's withTables wants an index-signature-compatible shape.
 export type PipelineTables = {
   jobs: JobsTable;
@@ -140,6 +152,7 @@ export type PipelineTables = {
   inbound_deliveries: InboundDeliveriesTable;
   action_callbacks: ActionCallbacksTable;
   leases: LeasesTable;
+  console_sessions: ConsoleSessionsTable;
 };
 
 /** The database as the pipeline's adapters see it: the service's tables and its own. */
@@ -320,6 +333,23 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('action_callbacks').execute();
+    },
+  },
+  '0014_console_sessions': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('console_sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('installation_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('console_sessions_installation').on('console_sessions').column('installation_id').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('console_sessions').execute();
     },
   },
 };

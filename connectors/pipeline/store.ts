@@ -1,7 +1,7 @@
 // The pipeline's storage: installations, per-record state and the enrichment log, on the service
 // database (the same tables in SQLite and PostgreSQL, through Kysely's shared subset).
 import { lockInstallationErasures } from '../../core/storage/postgres.ts';
-import { type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable } from './schema.ts';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
@@ -50,6 +50,17 @@ export interface LogQuery {
   readonly installationId?: string;
   readonly recordId?: string;
   readonly limit?: number;
+  /** Only the outcomes that start with this (`failed:`, `skipped:`, `enriched`). */
+  readonly outcomePrefix?: string;
+}
+
+/** How many records of an installation ended one way on one day (UTC), for the console's overview. */
+export interface DailyOutcome {
+  /** yyyy-mm-dd, UTC. */
+  readonly day: string;
+  readonly outcome: string;
+  readonly count: number;
+  readonly quotaConsumed: number;
 }
 
 export interface PipelineStore {
@@ -67,6 +78,8 @@ export interface PipelineStore {
   /** Saves record states and log entries in one transaction: both land, or neither. */
   saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void>;
   listLog(query: LogQuery): Promise<LogEntry[]>;
+  /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
+  dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
   /**
@@ -323,7 +336,22 @@ export class KyselyPipelineStore implements PipelineStore {
       .limit(query.limit ?? 100);
     if (query.installationId !== undefined) select = select.where('installation_id', '=', query.installationId);
     if (query.recordId !== undefined) select = select.where('record_id', '=', query.recordId);
+    if (query.outcomePrefix !== undefined) select = select.where('outcome', 'like', `${query.outcomePrefix.replace(/[%_\\]/g, '')}%`);
     return (await select.execute()).map(toLogEntry).reverse();
+  }
+
+  async dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]> {
+    // The log's times are ISO strings in UTC: their first ten characters are the day, in both dialects.
+    const day = sql<string>`substr(at, 1, 10)`;
+    const rows = await this.db
+      .selectFrom('enrichment_log')
+      .select([day.as('day'), 'outcome', (eb) => eb.fn.countAll<number | string>().as('count'), (eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units')])
+      .where('installation_id', '=', installationId)
+      .where('at', '>=', sinceIso)
+      .groupBy([day, 'outcome'])
+      .orderBy(day)
+      .execute();
+    return rows.map((row) => ({ day: row.day, outcome: row.outcome, count: Number(row.count), quotaConsumed: Number(row.units ?? 0) }));
   }
 
   async moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean> {
