@@ -34,6 +34,7 @@ import { setOutboundTimeouts } from '../core/client/timeouts.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { createApp } from './http/app.ts';
 import { crmRouter } from './http/crm-routes.ts';
+import { consoleRouter } from './http/console/routes.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type Logger, createLogger } from './logger.ts';
 
@@ -390,6 +391,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     readiness: runtime.readiness,
     routers: [
       crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker?.wake() })),
+      consoleRouter({ publicUrl: config.publicUrl, box: runtime.box, bridge: runtime.bridge, store, log: logger }),
     ],
   });
   // GET /metrics reads the queue's depth when scraped, and serves the process's own figures.

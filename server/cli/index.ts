@@ -28,6 +28,7 @@ import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import { MigrationRefusedError } from '../../connectors/pipeline/migrate.ts';
 import { crmModules, openConfiguredStorage } from '../runtime.ts';
 import { crmCommands } from './crm.ts';
+import { ConsoleLinkRefused, consoleCommand } from './console.ts';
 
 interface SettingsFlags {
   careerIntelligence?: boolean;
@@ -197,6 +198,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   const modules = configuredModules(program);
   for (const command of crmCommands(modules)) program.addCommand(command);
   program.addCommand(backfillCommands(modules));
+  program.addCommand(consoleCommand());
   const isUserError = (error: unknown): error is Error =>
     error instanceof AdminError ||
     error instanceof DuplicateAccountError ||
@@ -204,6 +206,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     error instanceof InstallationError ||
     error instanceof CrmError ||
     error instanceof MigrationRefusedError ||
+    error instanceof ConsoleLinkRefused ||
     (error instanceof Error && modules.some((module) => module.isUserError?.(error) === true));
   return { program, isUserError };
 }

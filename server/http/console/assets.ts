@@ -1,0 +1,45 @@
+// The console's stylesheet and script, served from /console/assets (no CDN, nothing inline: the
+// Content-Security-Policy allows only these). The script only rewrites <time> elements into the
+// viewer's time zone; every page reads the same without it.
+
+/** Bar widths as classes (w0 … w100): an inline style would need 'unsafe-inline'. */
+const BAR_WIDTHS = Array.from({ length: 101 }, (_, i) => `.w${i}{width:${i}%}`).join('');
+
+export const CONSOLE_CSS = `
+:root{color-scheme:light;--ink:#1d2733;--muted:#55606e;--line:#d5dbe3;--accent:#0b5cad;--ok:#1a7f37;--warn:#9a6700;--bad:#b42318;--bg:#f6f8fa}
+*{box-sizing:border-box}
+body{margin:0;overflow-wrap:anywhere;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
+header{background:#fff;border-bottom:1px solid var(--line);padding:.75rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-content:space-between}
+header .who{color:var(--muted)}
+nav a{margin-right:1rem}
+main{max-width:72rem;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem;margin:.5rem 0 1rem}
+h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
+a{color:var(--accent)}
+a:focus,button:focus{outline:3px solid #f2b600;outline-offset:2px}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.75rem}
+.card{background:#fff;border:1px solid var(--line);border-radius:6px;padding:.75rem 1rem}
+.card dt{color:var(--muted);font-size:.875rem}
+.card dd{margin:0 0 .5rem;font-weight:600}
+.status-active{color:var(--ok)}.status-paused{color:var(--warn)}.status-disabled{color:var(--bad)}
+table{width:100%;border-collapse:collapse;background:#fff;border:1px solid var(--line)}
+th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-size:.875rem;color:var(--muted)}
+.scroll{overflow-x:auto}
+.bar{display:block;height:.6rem;background:var(--accent);border-radius:2px;min-width:1px}
+.bar.w0{background:transparent}
+button{font:inherit;padding:.35rem .9rem;border:1px solid var(--ink);background:#fff;color:var(--ink);border-radius:4px;cursor:pointer}
+.notice{background:#fff;border:1px solid var(--line);border-left:4px solid var(--accent);padding:.75rem 1rem;border-radius:4px}
+.notice.bad{border-left-color:var(--bad)}
+.muted{color:var(--muted)}
+@media (max-width:40rem){th.opt,td.opt{display:none}main{padding:.75rem}}
+${BAR_WIDTHS}
+`;
+
+export const CONSOLE_JS = `
+// Times are sent in UTC; shown in the viewer's own time zone.
+for (const el of document.querySelectorAll('time[datetime]')) {
+  const when = new Date(el.getAttribute('datetime'));
+  if (!Number.isNaN(when.getTime())) el.textContent = when.toLocaleString();
+}
+`;

@@ -1,0 +1,156 @@
+// The console's pages as HTML strings: one layout, every value escaped, no inline script or style.
+import type { DailyOutcome } from '../../../connectors/pipeline/store.ts';
+import type { Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A time in UTC, rewritten into the viewer's zone by console.js (the UTC text stays without it). */
+export function timeHtml(iso: string): string {
+  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC'))}</time>`;
+}
+
+export interface Chrome {
+  /** The console's path under PUBLIC_URL: `/console`, or `/prefix/console`. */
+  readonly base: string;
+  /** Who is signed in, and the token the sign-out form carries; null on pages before sign-in. */
+  readonly session: { readonly who: string; readonly csrf: string } | null;
+}
+
+export function layout(chrome: Chrome, title: string, main: string): string {
+  const session = chrome.session;
+  const signOut =
+    session === null
+      ? ''
+      : `<span class="who">Signed in: ${escapeHtml(session.who)}</span>
+<form method="post" action="${chrome.base}/signout"><input type="hidden" name="csrf" value="${escapeHtml(session.csrf)}"><button type="submit">Sign out</button></form>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · enrichbridge console</title>
+<link rel="stylesheet" href="${chrome.base}/assets/console.css">
+<script src="${chrome.base}/assets/console.js" defer></script>
+</head>
+<body>
+<header><a href="${chrome.base}">enrichbridge console</a>${signOut}</header>
+<main>
+<h1>${escapeHtml(title)}</h1>
+${main}
+</main>
+</body>
+</html>`;
+}
+
+/** A page with one message: a refusal, or where to go next. */
+export function messagePage(chrome: Chrome, title: string, lines: readonly string[], tone: 'info' | 'bad' = 'info'): string {
+  return layout(chrome, title, `<div class="notice${tone === 'bad' ? ' bad' : ''}" role="${tone === 'bad' ? 'alert' : 'status'}">${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`);
+}
+
+export function statusText(installation: Installation): { text: string; kind: 'active' | 'paused' | 'disabled' } {
+  if (installation.status === 'disabled') return { text: 'disabled', kind: 'disabled' };
+  if (installation.status === 'paused') {
+    const until = installation.pausedUntil === null ? '' : ` until ${installation.pausedUntil}`;
+    if (installation.pauseReason === 'quota') return { text: `paused for quota${until}`, kind: 'paused' };
+    if (installation.pauseReason === 'crm_limit') return { text: `paused for the CRM's limit${until}`, kind: 'paused' };
+    return { text: `paused by an admin${until}`, kind: 'paused' };
+  }
+  return { text: 'active', kind: 'active' };
+}
+
+export interface OverviewData {
+  readonly installation: Installation;
+  /** What the installation enriches against, in words (an account's name, or an endpoint's host). */
+  readonly target: string;
+  readonly quota: { readonly used: number; readonly limit: number; readonly period: string; readonly resetsAt: string | null } | null;
+  readonly days: readonly string[];
+  readonly outcomes: readonly DailyOutcome[];
+  readonly failures: readonly LogEntry[];
+}
+
+/** The outcome kinds the overview counts by: skipped and failed ones by reason below. */
+export function outcomeKind(outcome: string): 'enriched' | 'no_match' | 'skipped' | 'failed' {
+  if (outcome === 'enriched' || outcome === 'no_match') return outcome;
+  return outcome.startsWith('skipped:') ? 'skipped' : 'failed';
+}
+
+const KINDS = ['enriched', 'no_match', 'skipped', 'failed'] as const;
+const KIND_LABELS: Record<(typeof KINDS)[number], string> = { enriched: 'Enriched', no_match: 'No match', skipped: 'Skipped', failed: 'Failed' };
+
+export function overviewPage(chrome: Chrome, data: OverviewData): string {
+  const { installation } = data;
+  const status = statusText(installation);
+  const totals = { enriched: 0, no_match: 0, skipped: 0, failed: 0 };
+  const perDay = new Map<string, Record<(typeof KINDS)[number], number>>();
+  const skippedByReason = new Map<string, number>();
+  let units = 0;
+  for (const row of data.outcomes) {
+    const kind = outcomeKind(row.outcome);
+    totals[kind] += row.count;
+    units += row.quotaConsumed;
+    const day = perDay.get(row.day) ?? { enriched: 0, no_match: 0, skipped: 0, failed: 0 };
+    day[kind] += row.count;
+    perDay.set(row.day, day);
+    if (kind === 'skipped') skippedByReason.set(row.outcome.slice('skipped:'.length), (skippedByReason.get(row.outcome.slice('skipped:'.length)) ?? 0) + row.count);
+  }
+  const busiest = Math.max(1, ...[...perDay.values()].map((day) => KINDS.reduce((sum, kind) => sum + day[kind], 0)));
+  const quota =
+    data.quota === null
+      ? '<dt>Quota</dt><dd>kept by the remote endpoint</dd>'
+      : `<dt>Quota this ${escapeHtml(data.quota.period)}</dt><dd id="quota">${data.quota.used.toLocaleString('en-US')} used of ${data.quota.limit.toLocaleString('en-US')}, ${Math.max(0, data.quota.limit - data.quota.used).toLocaleString('en-US')} left</dd>` +
+        (data.quota.resetsAt === null ? '<dt>Resets</dt><dd>never (all-time quota)</dd>' : `<dt>Resets</dt><dd>${timeHtml(data.quota.resetsAt)}</dd>`);
+  const dayRows = data.days
+    .map((day) => {
+      const counts = perDay.get(day) ?? { enriched: 0, no_match: 0, skipped: 0, failed: 0 };
+      const total = KINDS.reduce((sum, kind) => sum + counts[kind], 0);
+      const width = Math.round((total / busiest) * 100);
+      return `<tr><th scope="row">${escapeHtml(day)}</th>${KINDS.map((kind) => `<td>${counts[kind]}</td>`).join('')}<td class="opt"><span class="bar w${width}" aria-hidden="true"></span></td></tr>`;
+    })
+    .join('\n');
+  const failures =
+    data.failures.length === 0
+      ? '<p class="muted">No failures.</p>'
+      : `<div class="scroll"><table id="failures"><thead><tr><th scope="col">When</th><th scope="col">Record</th><th scope="col">Reason</th></tr></thead><tbody>${data.failures
+          .map(
+            (entry) =>
+              `<tr><td>${timeHtml(entry.at)}</td><td>${escapeHtml(entry.object)} ${escapeHtml(entry.recordId)}</td><td>${escapeHtml(entry.outcome.slice('failed:'.length))}${entry.detail === null ? '' : `: ${escapeHtml(entry.detail)}`}</td></tr>`,
+          )
+          .join('')}</tbody></table></div>`;
+  const skipped =
+    skippedByReason.size === 0 ? '' : `<p>Skipped by reason: ${[...skippedByReason].map(([reason, n]) => `${escapeHtml(reason.replace(/_/g, ' '))} ${n}`).join(', ')}.</p>`;
+  return layout(
+    chrome,
+    `${installation.provider} ${installation.externalAccountId}`,
+    `<div class="cards">
+<dl class="card"><dt>Status</dt><dd id="status" class="status-${status.kind}">${escapeHtml(status.text)}</dd><dt>Enrich on create</dt><dd id="enrich-on-create">${installation.settings.enrichOnCreate ? 'on' : 'off'}</dd></dl>
+<dl class="card"><dt>Target</dt><dd>${escapeHtml(data.target)}</dd><dt>Environment</dt><dd>${escapeHtml(installation.environment)}</dd></dl>
+<dl class="card">${quota}</dl>
+</div>
+<h2>Last 30 days</h2>
+<p id="totals">${KINDS.map((kind) => `${KIND_LABELS[kind]} <strong data-kind="${kind}">${totals[kind].toLocaleString('en-US')}</strong>`).join(' · ')} · quota units <strong data-kind="units">${units.toLocaleString('en-US')}</strong></p>
+${skipped}
+<div class="scroll"><table id="days"><caption class="muted">Records per day (UTC)</caption><thead><tr><th scope="col">Day</th>${KINDS.map((kind) => `<th scope="col">${KIND_LABELS[kind]}</th>`).join('')}<th scope="col" class="opt">Volume</th></tr></thead><tbody>
+${dayRows}
+</tbody></table></div>
+<h2>Latest failures</h2>
+${failures}`,
+  );
+}
+
+export function operatorHome(chrome: Chrome, installations: readonly Installation[]): string {
+  const rows = installations
+    .map((installation) => {
+      const status = statusText(installation);
+      return `<tr><td><a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}">${escapeHtml(installation.provider)} ${escapeHtml(installation.externalAccountId)}</a></td><td>${escapeHtml(installation.environment)}</td><td class="status-${status.kind}">${escapeHtml(status.text)}</td></tr>`;
+    })
+    .join('\n');
+  return layout(
+    chrome,
+    'Installations',
+    installations.length === 0
+      ? '<p class="muted">No installations yet.</p>'
+      : `<div class="scroll"><table id="installations"><thead><tr><th scope="col">Installation</th><th scope="col">Environment</th><th scope="col">Status</th></tr></thead><tbody>${rows}</tbody></table></div>`,
+  );
+}

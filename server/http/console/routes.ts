@@ -1,0 +1,157 @@
+// The admin console under /console (issue 13): sign-in by a one-time link, the operator's list of
+// installations, and an installation's overview. Every page is server-rendered HTML under a strict
+// Content-Security-Policy; a CRM admin's session sees its own installation and nothing else (another
+// installation's address answers 404, as one that does not exist).
+import express from 'express';
+import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
+import type { ConsoleScope, ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
+import type { Installation } from '../../../connectors/pipeline/model.ts';
+import { currentPeriod } from '../../../core/limits/quota-period.ts';
+import type { SecretBox } from '../../../core/secrets/secret-box.ts';
+import type { Store } from '../../../core/storage/port.ts';
+import type { Logger } from '../../logger.ts';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
+import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
+import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
+import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
+
+export interface ConsoleContext {
+  /** PUBLIC_URL: links, cookies and the Origin check are made for it; null: the console is off. */
+  readonly publicUrl: string | null;
+  readonly box: SecretBox;
+  readonly bridge: Bridge;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly now?: () => Date;
+}
+
+const OVERVIEW_DAYS = 30;
+const LATEST_FAILURES = 10;
+
+type Signed = ConsoleSession & { readonly chrome: Chrome };
+
+export function consoleRouter(options: ConsoleContext): express.Router {
+  const router = express.Router();
+  const publicUrl = options.publicUrl;
+  if (publicUrl === null) {
+    router.use('/console', (_req, res) => {
+      res.set(CONSOLE_HEADERS);
+      res.status(503).type('html').send(messagePage({ base: '/console', session: null }, 'Console not configured', ['The console needs PUBLIC_URL: the address its sign-in links and cookies are made for.'], 'bad'));
+    });
+    return router;
+  }
+  const context = { ...options, publicUrl };
+  const now = context.now ?? (() => new Date());
+  const base = `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/console`;
+  const signedOutChrome: Chrome = { base, session: null };
+  const sessions = context.bridge.consoleSessions;
+
+  router.use('/console', (_req, res, next) => {
+    res.set(CONSOLE_HEADERS);
+    next();
+  });
+
+  router.get('/console/assets/console.css', (_req, res) => {
+    res.type('text/css').set('Cache-Control', 'public, max-age=300').send(CONSOLE_CSS);
+  });
+  router.get('/console/assets/console.js', (_req, res) => {
+    res.type('text/javascript').set('Cache-Control', 'public, max-age=300').send(CONSOLE_JS);
+  });
+
+  const page = (res: express.Response, status: number, html: string) => res.status(status).type('html').send(html);
+
+  /** The signed-in session, or a 401 page (and undefined). */
+  const signedIn = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
+    const id = sessionIdOf(context.box, req.headers.cookie);
+    const session = id === undefined ? undefined : await sessions.find(id);
+    if (session === undefined) {
+      page(res, 401, messagePage(signedOutChrome, 'Sign in', ['You are not signed in, or your session has ended.', 'Ask your operator for a sign-in link (npx enrichbridge console-link).']));
+      return undefined;
+    }
+    const who = session.scope.kind === 'operator' ? 'operator' : `installation ${session.scope.installationId}`;
+    return { ...session, chrome: { base, session: { who, csrf: csrfToken(session.id) } } };
+  };
+
+  /** Whether the session may see this installation: the operator any, an admin only their own. */
+  const allowed = (scope: ConsoleScope, installationId: string) => scope.kind === 'operator' || scope.installationId === installationId;
+
+  router.get('/console/link', async (req, res) => {
+    const token = typeof req.query.t === 'string' ? req.query.t : '';
+    let scope: ConsoleScope;
+    try {
+      scope = await redeemConsoleLink(context.box, token, now(), (key, owner, ms) => context.bridge.pipelineStore.acquireLease(key, owner, ms));
+    } catch (error) {
+      if (!(error instanceof ConsoleLinkError)) throw error;
+      page(res, 400, messagePage(signedOutChrome, 'Sign-in link refused', [error.message], 'bad'));
+      return;
+    }
+    if (scope.kind === 'installation' && (await context.bridge.pipelineStore.findInstallation(scope.installationId)) === undefined) {
+      page(res, 400, messagePage(signedOutChrome, 'Sign-in link refused', ['The installation this link was made for is no longer connected.'], 'bad'));
+      return;
+    }
+    const session = await sessions.create(scope);
+    context.log.info({ scope: scope.kind, installation: scope.kind === 'installation' ? scope.installationId : null }, 'console sign-in');
+    res.set('Set-Cookie', sessionCookie(context.box, context.publicUrl, session.id));
+    res.redirect(303, scope.kind === 'operator' ? base : `${base}/installations/${encodeURIComponent(scope.installationId)}`);
+  });
+
+  router.get('/console', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined) return;
+    if (session.scope.kind === 'installation') {
+      res.redirect(303, `${base}/installations/${encodeURIComponent(session.scope.installationId)}`);
+      return;
+    }
+    page(res, 200, operatorHome(session.chrome, await context.bridge.pipelineStore.listInstallations()));
+  });
+
+  router.get('/console/installations/:id', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined) return;
+    const installation = allowed(session.scope, req.params.id) ? await context.bridge.pipelineStore.findInstallation(req.params.id) : undefined;
+    if (installation === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such installation here.'], 'bad'));
+      return;
+    }
+    page(res, 200, overviewPage(session.chrome, await overview(context, installation, now())));
+  });
+
+  router.post('/console/signout', express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined) return;
+    const body: unknown = req.body;
+    const sent = typeof body === 'object' && body !== null && 'csrf' in body ? body.csrf : undefined;
+    if (!sameOrigin(req.headers, context.publicUrl) || !csrfMatches(session.id, sent)) {
+      page(res, 403, messagePage(session.chrome, 'Refused', ['This request did not come from a console page (its origin or form token is missing or wrong).'], 'bad'));
+      return;
+    }
+    await sessions.revoke(session.id);
+    res.set('Set-Cookie', clearedSessionCookie(context.publicUrl));
+    page(res, 200, messagePage(signedOutChrome, 'Signed out', ['You are signed out. Your session has ended on the server too.']));
+  });
+
+  return router;
+}
+
+async function overview(context: ConsoleContext & { readonly publicUrl: string }, installation: Installation, now: Date): Promise<OverviewData> {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (OVERVIEW_DAYS - 1)));
+  const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10)).reverse();
+  const [outcomes, failures] = await Promise.all([
+    context.bridge.pipelineStore.dailyOutcomes(installation.id, start.toISOString()),
+    context.bridge.pipelineStore.listLog({ installationId: installation.id, outcomePrefix: 'failed:', limit: LATEST_FAILURES }),
+  ]);
+  let target: string;
+  let quota: OverviewData['quota'] = null;
+  if (installation.target.kind === 'remote') {
+    target = `endpoint ${new URL(installation.target.url).host}`;
+  } else {
+    const account = await context.store.findAccountById(installation.target.accountId);
+    target = `account ${account?.name ?? installation.target.accountId}`;
+    if (account !== undefined) {
+      const period = currentPeriod(account.quotaPeriod, now);
+      const used = await context.store.quotaUsed(installation.target.tokenId, period.key);
+      quota = { used, limit: account.quotaLimit, period: account.quotaPeriod, resetsAt: period.resetsAt?.toISOString() ?? null };
+    }
+  }
+  return { installation, target, quota, days, outcomes, failures: [...failures].reverse() };
+}

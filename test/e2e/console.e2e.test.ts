@@ -1,0 +1,206 @@
+// The admin console in a real browser (Debian's Chromium through playwright-core) against the server
+// as `npm start` runs it, signed in with links the CLI prints: an installation's overview with the
+// numbers of its enrichment log, the operator's list, one-time and expiring links, one admin kept out
+// of another installation, CSRF and Origin checks, sign-out, and the session ending with its
+// installation. axe-core checks each page; screenshots at 360 and 1440 px go to screenshots/console.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { createAccount } from '../../core/accounts/admin.ts';
+import { currentPeriod } from '../../core/limits/quota-period.ts';
+import { loadSecretBox } from '../../core/secrets/secret-box.ts';
+import { newLogId } from '../../connectors/pipeline/store.ts';
+import type { LogEntry } from '../../connectors/pipeline/model.ts';
+import { consoleLinkUrl } from '../../server/http/console/link.ts';
+import { defaultConnectors, openRuntime } from '../../server/runtime.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/logger.ts';
+import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
+import { tempDir } from '../support/harness.ts';
+import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
+
+const key = randomBytes(32).toString('hex');
+const dataDir = tempDir('enrichbridge-console-');
+let publicUrl = '';
+let env: Record<string, string> = {};
+let server: Proc;
+let browser: Browser;
+const ids = { a: '', b: '' };
+
+/** Log lines for installation A: 3 enriched today, 1 no match yesterday, 2 skipped, 1 failed. */
+function seededLog(installationId: string): LogEntry[] {
+  const now = Date.now();
+  const entry = (n: number, outcome: LogEntry['outcome'], daysAgo: number, quota: number, detail: string | null = null): LogEntry => {
+    const at = new Date(now - daysAgo * 86_400_000 - n * 1000);
+    return { id: newLogId(at), installationId, object: 'contacts', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], quotaConsumed: quota, latencyMs: 12, detail };
+  };
+  return [
+    entry(1, 'enriched', 0, 1),
+    entry(2, 'enriched', 0, 1),
+    entry(3, 'enriched', 0, 1),
+    entry(4, 'no_match', 1, 1),
+    entry(5, 'skipped:no_match_key', 2, 0),
+    entry(6, 'skipped:unchanged', 2, 0),
+    entry(7, 'failed:crm_error', 0, 0, 'HTTP 502 from the CRM'),
+  ];
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  publicUrl = `http://127.0.0.1:${port}`;
+  env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, PUBLIC_URL: publicUrl, PORT: String(port), WORKER_CONCURRENCY: '0', LOG_LEVEL: 'info' };
+  const config = loadConfig(env);
+  const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
+  try {
+    await createAccount(runtime.opened.store, 'acme', { quotaLimit: 100 });
+    const installation = (externalAccountId: string) =>
+      runtime.bridge.installations.create({ provider: 'hubspot', externalAccountId, environment: 'sandbox', target: { kind: 'local', accountName: 'acme' }, settings: {} });
+    const a = await installation('62515');
+    const b = await installation('77777');
+    ids.a = a.id;
+    ids.b = b.id;
+    await runtime.bridge.pipelineStore.saveOutcomes([], seededLog(a.id));
+    if (a.target.kind !== 'local') throw new Error('local target expected');
+    const period = currentPeriod('month', new Date());
+    for (let i = 0; i < 4; i += 1) await runtime.opened.store.takeQuota(a.target.tokenId, period.key, 100);
+  } finally {
+    await runtime.close();
+  }
+  ({ proc: server } = await startServerProcess(env));
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function link(args: string[]): Promise<string> {
+  return (await cli(['console-link', ...args], env)).stdout.trim();
+}
+
+describe('the console in a browser', () => {
+  it("signs an installation's admin in with a one-time link and shows its overview with the log's numbers", async () => {
+    const context = await browser.newContext({ timezoneId: 'America/Chicago', locale: 'en-US' });
+    const page = await context.newPage();
+    const response = await page.goto(await link(['--installation', ids.a]));
+    expect(response?.status()).toBe(200);
+    expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
+    expect(await page.textContent('h1')).toBe('hubspot 62515');
+    expect(await page.textContent('#status')).toBe('active');
+    expect(await page.textContent('#enrich-on-create')).toBe('on');
+    const totals = Object.fromEntries(
+      await page.$$eval('#totals strong', (nodes) => nodes.map((node) => [node.getAttribute('data-kind'), node.textContent])),
+    );
+    expect(totals).toEqual({ enriched: '3', no_match: '1', skipped: '2', failed: '1', units: '4' });
+    expect(await page.textContent('#quota')).toBe('4 used of 100, 96 left');
+    expect(await page.textContent('#failures')).toContain('crm_error: HTTP 502 from the CRM');
+    expect(await page.locator('#days tbody tr').count()).toBe(30);
+    // The response's headers: nothing inline, nothing framed, no referrer.
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(response?.headers()['content-security-policy']).not.toContain('unsafe-inline');
+    expect(response?.headers()['referrer-policy']).toBe('no-referrer');
+    const cookie = (await context.cookies()).find((c) => c.name === 'eb_console');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
+    // Times in the viewer's zone (console.js, allowed by the policy as a file of ours).
+    const failedAt = await page.textContent('#failures time');
+    expect(failedAt).not.toContain('UTC');
+    expect(failedAt).toMatch(/\d{1,2}\/\d{1,2}\/\d{4}/);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 360, height: 800 });
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await screenshotAtWidths(page, 'overview');
+    await context.close();
+  });
+
+  it('refuses a link used once already, and one that has expired', async () => {
+    const url = await link(['--installation', ids.a]);
+    const first = await browser.newContext();
+    expect((await (await first.newPage()).goto(url))?.status()).toBe(200);
+    const second = await browser.newContext();
+    const page = await second.newPage();
+    expect((await page.goto(url))?.status()).toBe(400);
+    expect(await page.textContent('main')).toContain('used already');
+    expect(await seriousViolations(page)).toEqual([]);
+    const stale = consoleLinkUrl(loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }), publicUrl, { kind: 'installation', installationId: ids.a }, new Date(Date.now() - 16 * 60_000));
+    expect((await page.goto(stale))?.status()).toBe(400);
+    expect(await page.textContent('main')).toContain('expired');
+    const altered = new URL(url);
+    altered.searchParams.set('t', `${altered.searchParams.get('t') ?? ''}x`);
+    expect((await page.goto(altered.toString()))?.status()).toBe(400);
+    expect(await page.textContent('main')).toContain('not valid');
+    await first.close();
+    await second.close();
+  });
+
+  it("keeps one installation's admin out of another installation, whatever address they type", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--installation', ids.a]));
+    for (const path of [`/console/installations/${ids.b}`, `/console/installations/${encodeURIComponent(ids.b)}?id=${ids.a}`, '/console/installations/nope']) {
+      const response = await page.goto(`${publicUrl}${path}`);
+      expect(response?.status()).toBe(404);
+      expect(await page.textContent('main')).not.toContain('77777');
+    }
+    // The console's home sends an admin to their own installation, not to the list of all.
+    await page.goto(`${publicUrl}/console`);
+    expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
+    await context.close();
+  });
+
+  it('refuses a sign-out without the form token or from another origin, and ends the session with the button', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--installation', ids.a]));
+    const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const noToken = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=wrong' });
+    expect(noToken.status).toBe(403);
+    const csrf = await page.getAttribute('input[name=csrf]', 'value');
+    const elsewhere = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf ?? ''}` });
+    expect(elsewhere.status).toBe(403);
+    const opaque = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: 'null', 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf ?? ''}` });
+    expect(opaque.status).toBe(403);
+    // Still signed in after both refusals.
+    expect((await page.reload())?.status()).toBe(200);
+    await page.click('button[type=submit]');
+    expect(await page.textContent('h1')).toBe('Signed out');
+    expect((await page.goto(`${publicUrl}/console/installations/${ids.a}`))?.status()).toBe(401);
+    // The old cookie is dead on the server too, not only dropped by the browser.
+    const replay = await fetch(`${publicUrl}/console/installations/${ids.a}`, { headers: { cookie } });
+    expect(replay.status).toBe(401);
+    await context.close();
+  });
+
+  it("shows the operator every installation, and ends an admin's session when their installation is disconnected", async () => {
+    const operator = await browser.newContext();
+    const page = await operator.newPage();
+    await page.goto(await link(['--operator']));
+    expect(await page.textContent('h1')).toBe('Installations');
+    expect(await page.locator('#installations tbody tr').count()).toBe(2);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'operator-installations');
+    await page.click(`a[href="/console/installations/${ids.b}"]`);
+    expect(await page.textContent('h1')).toBe('hubspot 77777');
+
+    const admin = await browser.newContext();
+    const adminPage = await admin.newPage();
+    await adminPage.goto(await link(['--installation', ids.b]));
+    expect(await adminPage.textContent('h1')).toBe('hubspot 77777');
+    const config = loadConfig(env);
+    const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
+    try {
+      await runtime.bridge.installations.remove(ids.b);
+    } finally {
+      await runtime.close();
+    }
+    expect((await adminPage.reload())?.status()).toBe(401);
+    await operator.close();
+    await admin.close();
+  });
+
+  it('prints no link without PUBLIC_URL, or for an installation that does not exist', async () => {
+    await expect(cli(['console-link', '--operator'], { ...env, PUBLIC_URL: '' })).rejects.toMatchObject({ stderr: expect.stringContaining('PUBLIC_URL') });
+    await expect(cli(['console-link', '--installation', 'nope'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('no installation nope') });
+    await expect(cli(['console-link'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('exactly one') });
+  });
+});
