@@ -8,6 +8,7 @@ import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
 import { type HubSpotAppSettings, HubSpotInstallError, NO_HUBSPOT_APP } from './install.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
 import { hubspotRoutes } from './routes.ts';
+import { hubspotPropertyFor } from './fields.ts';
 
 export type { HubSpotAppSettings } from './install.ts';
 
@@ -32,5 +33,6 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
     commands: (context) => hubspotCommands(context),
     backfill: hubspotBackfill,
     isUserError: (error) => error instanceof HubSpotInstallError || error instanceof HubSpotAuthError,
+    propertyFor: hubspotPropertyFor,
   };
 }

@@ -40,6 +40,8 @@ export interface CrmModule {
   readonly backfill?: CrmBackfill;
   /** The module's errors that are the operator's to fix: the command line prints their message alone. */
   readonly isUserError?: (error: unknown) => boolean;
+  /** The CRM property (or field API name) a pipeline field key is written to; null for one it does not write. */
+  readonly propertyFor?: (fieldKey: string) => string | null;
 }
 
 /** What a module's commands are given: each opens what it needs when it runs, not when it is built. */

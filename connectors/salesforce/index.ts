@@ -3,7 +3,7 @@ import type { CrmModule } from '../pipeline/crm-module.ts';
 import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
-import { SALESFORCE_OBJECTS } from './fields.ts';
+import { SALESFORCE_OBJECTS, salesforceFieldFor } from './fields.ts';
 import { NO_SALESFORCE_APP, type SalesforceAppSettings } from './install.ts';
 import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings, salesforceRoutes } from './routes.ts';
 
@@ -28,5 +28,6 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
     routes: (context) => salesforceRoutes(app, outbound, context),
     commands: (context) => salesforceCommands(app, context),
     backfill: salesforceBackfill({ allowAnyHost: app.allowAnyHost }),
+    propertyFor: salesforceFieldFor,
   };
 }

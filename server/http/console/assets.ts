@@ -32,6 +32,17 @@ button{font:inherit;padding:.35rem .9rem;border:1px solid var(--ink);background:
 .notice{background:#fff;border:1px solid var(--line);border-left:4px solid var(--accent);padding:.75rem 1rem;border-radius:4px}
 .notice.bad{border-left-color:var(--bad)}
 .muted{color:var(--muted)}
+fieldset{border:1px solid var(--line);border-radius:6px;background:#fff;margin:0 0 1rem;padding:.5rem 1rem}
+legend{font-weight:600;padding:0 .25rem}
+.check{display:flex;gap:.5rem;align-items:flex-start;margin:.3rem 0}
+.check input{margin-top:.35rem}
+input[type=text]{font:inherit;padding:.3rem .5rem;border:1px solid var(--muted);border-radius:4px;max-width:10rem}
+[aria-invalid=true]{border-color:var(--bad)!important;outline:2px solid var(--bad)}
+.error{color:var(--bad);margin:.25rem 0 0;font-weight:600}
+.fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
+.actions{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
+code{font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}
+button.danger{border-color:var(--bad);color:var(--bad)}
 @media (max-width:40rem){th.opt,td.opt{display:none}main{padding:.75rem}}
 ${BAR_WIDTHS}
 `;

@@ -5,7 +5,9 @@
 import express from 'express';
 import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
 import type { ConsoleScope, ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
-import type { Installation } from '../../../connectors/pipeline/model.ts';
+import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
+import { type Installation, InstallationSettingsSchema } from '../../../connectors/pipeline/model.ts';
+import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 import type { Store } from '../../../core/storage/port.ts';
@@ -21,6 +23,8 @@ export interface ConsoleContext {
   readonly box: SecretBox;
   readonly bridge: Bridge;
   readonly store: Store;
+  /** The CRM modules: their objects and the property each field is written to. */
+  readonly modules: readonly CrmModule[];
   readonly log: Logger;
   readonly now?: () => Date;
 }
@@ -116,21 +120,102 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, overviewPage(session.chrome, await overview(context, installation, now())));
   });
 
-  router.post('/console/signout', express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 200 });
+
+  /** A form post's checks: signed in, from a console page (Origin, form token); else a refusal page. */
+  const posted = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
     const session = await signedIn(req, res);
-    if (session === undefined) return;
+    if (session === undefined) return undefined;
     const body: unknown = req.body;
     const sent = typeof body === 'object' && body !== null && 'csrf' in body ? body.csrf : undefined;
-    if (!sameOrigin(req.headers, context.publicUrl) || !csrfMatches(session.id, sent)) {
+    if (!sameOrigin(req.headers, publicUrl) || !csrfMatches(session.id, sent)) {
       page(res, 403, messagePage(session.chrome, 'Refused', ['This request did not come from a console page (its origin or form token is missing or wrong).'], 'bad'));
+      return undefined;
+    }
+    return session;
+  };
+
+  /** The installation in the address, if the session may see it; else a 404 page (and undefined). */
+  const installationFor = async (session: Signed, id: string, res: express.Response): Promise<Installation | undefined> => {
+    const installation = allowed(session.scope, id) ? await context.bridge.pipelineStore.findInstallation(id) : undefined;
+    if (installation === undefined) page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such installation here.'], 'bad'));
+    return installation;
+  };
+
+  const moduleOf = (installation: Installation) => context.modules.find((module) => module.provider === installation.provider);
+
+  router.get('/console/installations/:id/settings', async (req, res) => {
+    const session = await signedIn(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    page(res, 200, settingsPage(session.chrome, { installation, module: moduleOf(installation), values: installation.settings, errors: {}, saved: req.query.saved === '1' }));
+  });
+
+  router.post('/console/installations/:id/settings', form, async (req, res) => {
+    const session = await posted(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    const module = moduleOf(installation);
+    const read = readSettingsForm(req.body, module, installation.settings);
+    if (!read.ok) {
+      // Shown again as posted where it parses, as saved where it does not.
+      const values = InstallationSettingsSchema.safeParse({ ...installation.settings, ...looseValues(req.body) });
+      page(res, 400, settingsPage(session.chrome, { installation, module, values: values.success ? values.data : installation.settings, errors: read.errors, saved: false }));
       return;
     }
+    await context.bridge.installations.updateSettings(installation.id, read.settings);
+    context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: settings changed');
+    res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}/settings?saved=1`);
+  });
+
+  for (const action of ['pause', 'resume'] as const) {
+    router.post(`/console/installations/:id/${action}`, form, async (req, res) => {
+      const session = await posted(req, res);
+      const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+      if (session === undefined || installation === undefined) return;
+      await context.bridge.installations[action](installation.id);
+      context.log.info({ installation: installation.id, by: session.scope.kind }, `console: ${action}`);
+      res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}/settings`);
+    });
+  }
+
+  router.get('/console/installations/:id/disconnect', async (req, res) => {
+    const session = await signedIn(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    page(res, 200, disconnectPage(session.chrome, installation));
+  });
+
+  router.post('/console/installations/:id/disconnect', form, async (req, res) => {
+    const session = await posted(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    await context.bridge.installations.remove(installation.id);
+    await sessions.revokeInstallation(installation.id);
+    context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: disconnected');
+    const chrome = session.scope.kind === 'operator' ? session.chrome : signedOutChrome;
+    if (session.scope.kind !== 'operator') res.set('Set-Cookie', clearedSessionCookie(publicUrl));
+    page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`]));
+  });
+
+  router.post('/console/signout', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined) return;
     await sessions.revoke(session.id);
-    res.set('Set-Cookie', clearedSessionCookie(context.publicUrl));
+    res.set('Set-Cookie', clearedSessionCookie(publicUrl));
     page(res, 200, messagePage(signedOutChrome, 'Signed out', ['You are signed out. Your session has ended on the server too.']));
   });
 
   return router;
+}
+
+/** The posted values that parse as settings, to show a refused form as it was sent. */
+function looseValues(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null) return {};
+  const form = body as Record<string, unknown>;
+  const out: Record<string, unknown> = { enrichOnCreate: form.enrichOnCreate === 'on' };
+  if (typeof form.overwriteMode === 'string') out.overwriteMode = form.overwriteMode;
+  return out;
 }
 
 async function overview(context: ConsoleContext & { readonly publicUrl: string }, installation: Installation, now: Date): Promise<OverviewData> {

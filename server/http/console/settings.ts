@@ -1,0 +1,156 @@
+// The settings an installation's admin steers from the console: what is written (overwrite mode, the
+// fields), when (enrich on create, re-enrichment age, minimum confidence, objects), and pause, resume
+// and disconnect. The form is read with zod; an error is shown next to its field, nothing half-saved.
+import { z } from 'zod';
+import { FIELD_CATALOGUE } from '../../../connectors/kit/field-catalogue.ts';
+import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
+import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../connectors/pipeline/model.ts';
+import { type Chrome, escapeHtml, layout, statusText } from './pages.ts';
+
+export const OVERWRITE_HELP: Record<(typeof OVERWRITE_MODES)[number], { label: string; help: string }> = {
+  fill_empty: { label: 'Fill empty only', help: 'Write a property only while it is empty: nothing a person or another tool entered is ever replaced.' },
+  tracked: { label: 'Keep ours current (default)', help: 'Write empty properties, and update those that still hold what we wrote last; a value someone changed is left alone.' },
+  always: { label: 'Always overwrite', help: 'Write every enriched property each time, replacing whatever it holds.' },
+};
+
+const many = z.union([z.string(), z.array(z.string())]).optional().transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]));
+
+/** The form as the browser posts it (urlencoded), read into settings. */
+export const SettingsFormSchema = z.object({
+  csrf: z.string(),
+  enrichOnCreate: z.literal('on').optional(),
+  overwriteMode: z.enum(OVERWRITE_MODES, { error: 'choose one of the three modes' }),
+  reenrichAfterDays: z
+    .string()
+    .trim()
+    .regex(/^\d{1,4}$/, 'a whole number of days, 0 to 3650')
+    .transform(Number)
+    .refine((days) => days <= 3650, 'at most 3650 days'),
+  minConfidence: z
+    .string()
+    .trim()
+    .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, 'a number from 0 to 1, such as 0.6'),
+  objects: many,
+  fields: many,
+});
+
+export type FieldErrors = Readonly<Record<string, string>>;
+
+/** The settings the form asks for, or the message for each field that is wrong. */
+export function readSettingsForm(
+  body: unknown,
+  module: CrmModule | undefined,
+  current: InstallationSettings,
+): { ok: true; settings: Partial<InstallationSettings> } | { ok: false; errors: FieldErrors } {
+  const parsed = SettingsFormSchema.safeParse(body);
+  const errors: Record<string, string> = {};
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const field = String(issue.path[0] ?? 'form');
+      errors[field] ??= issue.message;
+    }
+    return { ok: false, errors };
+  }
+  const form = parsed.data;
+  const known = new Set(module?.objects ?? []);
+  const objects = form.objects.filter((object) => known.has(object));
+  if (known.size > 0 && objects.length === 0) errors.objects = 'choose at least one object to enrich';
+  const chosen = new Set(form.fields);
+  const catalogue = FIELD_CATALOGUE.map((field) => field.key);
+  if (catalogue.every((key) => !chosen.has(key))) errors.fields = 'choose at least one field to write';
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  // Fields outside the form (the status fields) keep whatever exclusion they had.
+  const kept = current.excludedFields.filter((key) => !catalogue.includes(key));
+  return {
+    ok: true,
+    settings: {
+      enrichOnCreate: form.enrichOnCreate === 'on',
+      overwriteMode: form.overwriteMode,
+      reenrichAfterDays: form.reenrichAfterDays,
+      minConfidence: Number(form.minConfidence),
+      // All of the CRM's objects is its default: stored as none, so a new object later is included.
+      objects: objects.length === known.size ? [] : objects,
+      excludedFields: [...kept, ...catalogue.filter((key) => !chosen.has(key))],
+    },
+  };
+}
+
+function fieldError(errors: FieldErrors, name: string): { attrs: string; html: string } {
+  const message = errors[name];
+  if (message === undefined) return { attrs: '', html: '' };
+  return { attrs: ` aria-invalid="true" aria-describedby="${name}-error"`, html: `<p class="error" id="${name}-error">${escapeHtml(message)}</p>` };
+}
+
+export interface SettingsView {
+  readonly installation: Installation;
+  readonly module: CrmModule | undefined;
+  /** What the form shows: the saved settings, or what was just posted and refused. */
+  readonly values: InstallationSettings;
+  readonly errors: FieldErrors;
+  readonly saved: boolean;
+}
+
+export function settingsPage(chrome: Chrome, view: SettingsView): string {
+  const { installation, module, values, errors } = view;
+  const csrf = escapeHtml(chrome.session?.csrf ?? '');
+  const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
+  const excluded = new Set(values.excludedFields);
+  const objectsChosen = new Set(values.objects.length === 0 ? (module?.objects ?? []) : values.objects);
+  const fieldset = (group: 'household' | 'career', legend: string) =>
+    `<fieldset><legend>${legend}</legend>${FIELD_CATALOGUE.filter((field) => field.group === group)
+      .map((field) => {
+        const property = module?.propertyFor?.(field.key) ?? null;
+        const id = `field-${field.key.replace(/[^a-z0-9]/gi, '-')}`;
+        return `<div class="check"><input type="checkbox" name="fields" value="${escapeHtml(field.key)}" id="${id}"${excluded.has(field.key) ? '' : ' checked'}><label for="${id}">${escapeHtml(field.label)}${property === null ? '' : ` <code>${escapeHtml(property)}</code>`}</label></div>`;
+      })
+      .join('')}</fieldset>`;
+  const status = statusText(installation);
+  const days = fieldError(errors, 'reenrichAfterDays');
+  const confidence = fieldError(errors, 'minConfidence');
+  const mode = fieldError(errors, 'overwriteMode');
+  const objects = fieldError(errors, 'objects');
+  const fields = fieldError(errors, 'fields');
+  const pause =
+    installation.status === 'paused'
+      ? `<form method="post" action="${base}/resume"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Resume</button></form>`
+      : `<form method="post" action="${base}/pause"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Pause</button></form>`;
+  return layout(
+    chrome,
+    `Settings: ${installation.provider} ${installation.externalAccountId}`,
+    `<nav><a href="${base}">Overview</a></nav>
+${view.saved ? '<div class="notice" role="status"><p>Saved. The next batch uses these settings.</p></div>' : ''}
+${Object.keys(errors).length > 0 ? '<div class="notice bad" role="alert"><p>Nothing was saved: see the fields marked below.</p></div>' : ''}
+<form method="post" action="${base}/settings" novalidate>
+<input type="hidden" name="csrf" value="${csrf}">
+<h2>When</h2>
+<div class="check"><input type="checkbox" name="enrichOnCreate" id="enrichOnCreate"${values.enrichOnCreate ? ' checked' : ''}><label for="enrichOnCreate">Enrich each new record when the CRM reports it</label></div>
+<p><label for="reenrichAfterDays">Re-enrich a record after (days)</label><br><input type="text" inputmode="numeric" name="reenrichAfterDays" id="reenrichAfterDays" value="${escapeHtml(String(values.reenrichAfterDays))}"${days.attrs}>${days.html}</p>
+<p><label for="minConfidence">Minimum confidence written (0 to 1)</label><br><input type="text" inputmode="decimal" name="minConfidence" id="minConfidence" value="${escapeHtml(String(values.minConfidence))}"${confidence.attrs}>${confidence.html}</p>
+<fieldset${objects.attrs}><legend>Objects enriched</legend>${(module?.objects ?? [])
+      .map((object) => `<div class="check"><input type="checkbox" name="objects" value="${escapeHtml(object)}" id="object-${escapeHtml(object)}"${objectsChosen.has(object) ? ' checked' : ''}><label for="object-${escapeHtml(object)}">${escapeHtml(object)}</label></div>`)
+      .join('')}${objects.html}</fieldset>
+<h2>How</h2>
+<fieldset${mode.attrs}><legend>Overwrite mode</legend>${OVERWRITE_MODES.map(
+      (value) =>
+        `<div class="check"><input type="radio" name="overwriteMode" value="${value}" id="mode-${value}"${values.overwriteMode === value ? ' checked' : ''}><label for="mode-${value}"><strong>${escapeHtml(OVERWRITE_HELP[value].label)}</strong>: ${escapeHtml(OVERWRITE_HELP[value].help)}</label></div>`,
+    ).join('')}${mode.html}</fieldset>
+<h2>Fields written</h2>
+${fields.html}
+<div class="fields">${fieldset('household', 'Household')}${fieldset('career', 'Career')}</div>
+<p><button type="submit">Save settings</button></p>
+</form>
+<h2>Pause or disconnect</h2>
+<p>Status: <span id="status" class="status-${status.kind}">${escapeHtml(status.text)}</span></p>
+<div class="actions">${pause}<a href="${base}/disconnect">Disconnect…</a></div>`,
+  );
+}
+
+export function disconnectPage(chrome: Chrome, installation: Installation): string {
+  const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
+  return layout(
+    chrome,
+    `Disconnect ${installation.provider} ${installation.externalAccountId}?`,
+    `<div class="notice bad"><p>Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), and what it knows of each record it enriched; its admins are signed out. Nothing already written to the CRM is removed, and the enrichment log is kept for the operator. To enrich again, the app must be installed again.</p></div>
+<form method="post" action="${base}/disconnect"><input type="hidden" name="csrf" value="${escapeHtml(chrome.session?.csrf ?? '')}"><p><button type="submit" class="danger">Disconnect</button> <a href="${base}/settings">Keep it connected</a></p></form>`,
+  );
+}
