@@ -34,5 +34,8 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
     backfill: hubspotBackfill,
     isUserError: (error) => error instanceof HubSpotInstallError || error instanceof HubSpotAuthError,
     propertyFor: hubspotPropertyFor,
+    // HubSpot's app sends a portal on another data centre (app-eu1, …) on from app.hubspot.com.
+    recordUrl: (installation, _crm, object, recordId) =>
+      object === CONTACT ? `https://app.hubspot.com/contacts/${encodeURIComponent(installation.externalAccountId)}/record/0-1/${encodeURIComponent(recordId)}` : null,
   };
 }

@@ -42,6 +42,11 @@ export interface CrmModule {
   readonly isUserError?: (error: unknown) => boolean;
   /** The CRM property (or field API name) a pipeline field key is written to; null for one it does not write. */
   readonly propertyFor?: (fieldKey: string) => string | null;
+  /**
+   * The address of a record in the CRM's own app, from the installation and its (unsealed) CRM
+   * credentials; null when it cannot be told.
+   */
+  readonly recordUrl?: (installation: Installation, crm: Readonly<Record<string, unknown>>, object: string, recordId: string) => string | null;
 }
 
 /** What a module's commands are given: each opens what it needs when it runs, not when it is built. */

@@ -54,6 +54,21 @@ export interface LogQuery {
   readonly outcomePrefix?: string;
 }
 
+/** One page of an installation's log, newest first (the console's log). */
+export interface LogSearch {
+  readonly installationId: string;
+  /** `enriched`, `no_match`, or a prefix such as `skipped:` or `failed:`. */
+  readonly outcomePrefix?: string;
+  readonly object?: string;
+  readonly recordId?: string;
+  /** ISO times: entries at or after `from`, before `to`. */
+  readonly from?: string;
+  readonly to?: string;
+  /** The page after this entry id (the last one of the page before). */
+  readonly before?: string;
+  readonly limit: number;
+}
+
 /** How many records of an installation ended one way on one day (UTC), for the console's overview. */
 export interface DailyOutcome {
   /** yyyy-mm-dd, UTC. */
@@ -80,6 +95,9 @@ export interface PipelineStore {
   listLog(query: LogQuery): Promise<LogEntry[]>;
   /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
   dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]>;
+  /** A page of the installation's log, newest first. */
+  searchLog(search: LogSearch): Promise<LogEntry[]>;
+  findLogEntry(installationId: string, id: string): Promise<LogEntry | undefined>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
   /**
@@ -338,6 +356,22 @@ export class KyselyPipelineStore implements PipelineStore {
     if (query.recordId !== undefined) select = select.where('record_id', '=', query.recordId);
     if (query.outcomePrefix !== undefined) select = select.where('outcome', 'like', `${query.outcomePrefix.replace(/[%_\\]/g, '')}%`);
     return (await select.execute()).map(toLogEntry).reverse();
+  }
+
+  async searchLog(search: LogSearch): Promise<LogEntry[]> {
+    let select = this.db.selectFrom('enrichment_log').selectAll().where('installation_id', '=', search.installationId);
+    if (search.outcomePrefix !== undefined) select = select.where('outcome', 'like', `${search.outcomePrefix.replace(/[%_\\]/g, '')}%`);
+    if (search.object !== undefined) select = select.where('object', '=', search.object);
+    if (search.recordId !== undefined) select = select.where('record_id', '=', search.recordId);
+    if (search.from !== undefined) select = select.where('at', '>=', search.from);
+    if (search.to !== undefined) select = select.where('at', '<', search.to);
+    if (search.before !== undefined) select = select.where('id', '<', search.before);
+    return (await select.orderBy('id', 'desc').limit(search.limit).execute()).map(toLogEntry);
+  }
+
+  async findLogEntry(installationId: string, id: string): Promise<LogEntry | undefined> {
+    const row = await this.db.selectFrom('enrichment_log').selectAll().where('installation_id', '=', installationId).where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toLogEntry(row);
   }
 
   async dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]> {

@@ -4,6 +4,7 @@ import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
 import { SALESFORCE_OBJECTS, salesforceFieldFor } from './fields.ts';
+import { SalesforceCredentialsSchema } from './auth.ts';
 import { NO_SALESFORCE_APP, type SalesforceAppSettings } from './install.ts';
 import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings, salesforceRoutes } from './routes.ts';
 
@@ -29,5 +30,10 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
     commands: (context) => salesforceCommands(app, context),
     backfill: salesforceBackfill({ allowAnyHost: app.allowAnyHost }),
     propertyFor: salesforceFieldFor,
+    // The org's own host, from its credentials; a record id alone opens the record there (Classic and Lightning).
+    recordUrl: (_installation, crm, _object, recordId) => {
+      const parsed = SalesforceCredentialsSchema.safeParse(crm);
+      return parsed.success && /^[a-zA-Z0-9]{15,18}$/.test(recordId) ? `${parsed.data.instanceUrl.replace(/\/+$/, '')}/${recordId}` : null;
+    },
   };
 }

@@ -4,7 +4,7 @@
 // of another installation, CSRF and Origin checks, sign-out, and the session ending with its
 // installation. axe-core checks each page; screenshots at 360 and 1440 px go to screenshots/console.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
@@ -32,7 +32,7 @@ function seededLog(installationId: string): LogEntry[] {
   const now = Date.now();
   const entry = (n: number, outcome: LogEntry['outcome'], daysAgo: number, quota: number, detail: string | null = null): LogEntry => {
     const at = new Date(now - daysAgo * 86_400_000 - n * 1000);
-    return { id: newLogId(at), installationId, object: 'contacts', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], quotaConsumed: quota, latencyMs: 12, detail };
+    return { id: newLogId(at), installationId, object: 'contact', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], quotaConsumed: quota, latencyMs: 12, detail };
   };
   return [
     entry(1, 'enriched', 0, 1),
@@ -46,6 +46,8 @@ function seededLog(installationId: string): LogEntry[] {
 }
 
 beforeAll(async () => {
+  // The runtimes this file opens beside the server seal with the server's key (loadSecretBox reads it).
+  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', key);
   const port = await freePort();
   publicUrl = `http://127.0.0.1:${port}`;
   env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, PUBLIC_URL: publicUrl, PORT: String(port), WORKER_CONCURRENCY: '0', LOG_LEVEL: 'info' };
@@ -60,6 +62,15 @@ beforeAll(async () => {
     ids.a = a.id;
     ids.b = b.id;
     await runtime.bridge.pipelineStore.saveOutcomes([], seededLog(a.id));
+    // Installation B: 60 enriched records yesterday, for the log's pages.
+    const yesterday = Date.now() - 86_400_000;
+    await runtime.bridge.pipelineStore.saveOutcomes(
+      [],
+      Array.from({ length: 60 }, (_, i): LogEntry => {
+        const at = new Date(yesterday + i * 1000);
+        return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], quotaConsumed: 1, latencyMs: 40, detail: null };
+      }),
+    );
     if (a.target.kind !== 'local') throw new Error('local target expected');
     const period = currentPeriod('month', new Date());
     for (let i = 0; i < 4; i += 1) await runtime.opened.store.takeQuota(a.target.tokenId, period.key, 100);
@@ -71,6 +82,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await browser?.close();
   await server?.stop();
 });
@@ -145,6 +157,54 @@ describe('the console in a browser', () => {
     // The console's home sends an admin to their own installation, not to the list of all.
     await page.goto(`${publicUrl}/console`);
     expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
+    await context.close();
+  });
+
+  it('shows the enrichment log filtered by outcome, record and dates, an entry in detail with its CRM link, and refuses a bad filter beside its field', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--installation', ids.a]));
+    const log = `${publicUrl}/console/installations/${ids.a}/log`;
+    await page.goto(log);
+    expect(await page.locator('#log tbody tr').count()).toBe(7);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'log');
+    await page.selectOption('#f-outcome', 'failed');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Filter")')]);
+    expect(await page.locator('#log tbody tr').count()).toBe(1);
+    expect(await page.textContent('#log tbody')).toContain('failed:crm_error');
+    await page.goto(`${log}?record=rec-4`);
+    expect(await page.textContent('#log tbody')).toContain('no_match');
+    const today = new Date().toISOString().slice(0, 10);
+    await page.goto(`${log}?from=${today}&to=${today}`);
+    expect(await page.locator('#log tbody tr').count()).toBe(4);
+    const refused = await page.goto(`${log}?from=yesterday`);
+    expect(refused?.status()).toBe(400);
+    expect(await page.getAttribute('#f-from', 'aria-invalid')).toBe('true');
+    expect(await page.textContent('#f-from-error')).toContain('yyyy-mm-dd');
+    // An entry in detail: the reason, and the record in HubSpot.
+    await page.goto(`${log}?outcome=failed`);
+    await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
+    expect(await page.textContent('#outcome')).toBe('failed: crm error');
+    expect(await page.textContent('#detail')).toBe('HTTP 502 from the CRM');
+    expect(await page.getAttribute('#crm-link', 'href')).toBe('https://app.hubspot.com/contacts/62515/record/0-1/rec-7');
+    expect(await seriousViolations(page)).toEqual([]);
+    // Another installation's log, or one of its entries under this installation's address: 404.
+    expect((await page.goto(`${publicUrl}/console/installations/${ids.b}/log`))?.status()).toBe(404);
+    await context.close();
+  });
+
+  it("pages the operator through an installation's log, 50 entries at a time", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--operator']));
+    await page.goto(`${publicUrl}/console/installations/${ids.b}/log`);
+    expect(await page.locator('#log tbody tr').count()).toBe(50);
+    expect(await page.textContent('#log tbody tr >> nth=0')).toContain('b-59');
+    await Promise.all([page.waitForNavigation(), page.click('#older')]);
+    expect(await page.locator('#log tbody tr').count()).toBe(10);
+    expect(await page.textContent('#log tbody tr >> nth=9')).toContain('b-0');
+    expect(await page.locator('#older').count()).toBe(0);
     await context.close();
   });
 

@@ -43,6 +43,11 @@ input[type=text]{font:inherit;padding:.3rem .5rem;border:1px solid var(--muted);
 .actions{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
 code{font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}
 button.danger{border-color:var(--bad);color:var(--bad)}
+.filters{display:flex;flex-wrap:wrap;gap:0 1rem;align-items:flex-end}
+.filters p{margin:.25rem 0}
+select,input[type=date]{font:inherit;padding:.3rem .5rem;border:1px solid var(--muted);border-radius:4px}
+nav a{margin-right:1rem}
+.outcome-failed{color:var(--bad)}
 @media (max-width:40rem){th.opt,td.opt{display:none}main{padding:.75rem}}
 ${BAR_WIDTHS}
 `;

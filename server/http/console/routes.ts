@@ -6,7 +6,8 @@ import express from 'express';
 import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
 import type { ConsoleScope, ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
 import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
-import { type Installation, InstallationSettingsSchema } from '../../../connectors/pipeline/model.ts';
+import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
+import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
@@ -178,6 +179,52 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}/settings`);
     });
   }
+
+  /** How a log entry's record opens in its CRM, for this installation (its credentials unsealed once). */
+  const recordLinks = async (installation: Installation) => {
+    const module = moduleOf(installation);
+    if (module?.recordUrl === undefined) return () => null;
+    let crm: Readonly<Record<string, unknown>>;
+    try {
+      ({ crm } = await context.bridge.installations.secrets(installation.id));
+    } catch (error) {
+      // Credentials this server cannot open (another key): the log still shows, without links.
+      context.log.warn({ err: error, installation: installation.id }, 'console: CRM credentials unreadable; no record links');
+      return () => null;
+    }
+    const recordUrl = module.recordUrl;
+    return (entry: LogEntry) => recordUrl(installation, crm, entry.object, entry.recordId);
+  };
+
+  router.get('/console/installations/:id/log', async (req, res) => {
+    const session = await signedIn(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    const values = rawFilter(req.query);
+    const parsed = LogFilterSchema.safeParse(values);
+    const recordUrl = await recordLinks(installation);
+    if (!parsed.success) {
+      const errors: Record<string, string> = {};
+      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+      page(res, 400, logPage(session.chrome, { installation, values, errors, entries: [], recordUrl }));
+      return;
+    }
+    const entries = await context.bridge.pipelineStore.searchLog(logSearch(installation.id, parsed.data));
+    page(res, 200, logPage(session.chrome, { installation, values, errors: {}, entries, recordUrl }));
+  });
+
+  router.get('/console/installations/:id/log/:entry', async (req, res) => {
+    const session = await signedIn(req, res);
+    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
+    if (session === undefined || installation === undefined) return;
+    const entry = await context.bridge.pipelineStore.findLogEntry(installation.id, req.params.entry);
+    if (entry === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such log entry for this installation.'], 'bad'));
+      return;
+    }
+    const module = moduleOf(installation);
+    page(res, 200, logEntryPage(session.chrome, installation, entry, (await recordLinks(installation))(entry), (key) => module?.propertyFor?.(key) ?? null));
+  });
 
   router.get('/console/installations/:id/disconnect', async (req, res) => {
     const session = await signedIn(req, res);
