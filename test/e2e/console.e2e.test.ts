@@ -25,7 +25,7 @@ let publicUrl = '';
 let env: Record<string, string> = {};
 let server: Proc;
 let browser: Browser;
-const ids = { a: '', b: '' };
+const ids = { a: '', b: '', c: '' };
 
 /** Log lines for installation A: 3 enriched today, 1 no match yesterday, 2 skipped, 1 failed. */
 function seededLog(installationId: string): LogEntry[] {
@@ -77,6 +77,17 @@ beforeAll(async () => {
   } finally {
     await runtime.close();
   }
+  // Installation C's credentials sealed under another key (a key rotated by hand): unreadable here.
+  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', randomBytes(32).toString('hex'));
+  const other = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
+  try {
+    const c = await other.bridge.installations.create({ provider: 'hubspot', externalAccountId: '55555', environment: 'sandbox', target: { kind: 'local', accountName: 'acme' }, settings: {} });
+    ids.c = c.id;
+    await other.bridge.pipelineStore.saveOutcomes([], [{ id: newLogId(), installationId: c.id, object: 'contact', recordId: 'c-1', at: new Date().toISOString(), outcome: 'enriched', fieldsWritten: [], quotaConsumed: 1, latencyMs: 5, detail: null }]);
+  } finally {
+    await other.close();
+  }
+  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', key);
   ({ proc: server } = await startServerProcess(env));
   browser = await launchChromium();
 }, 60_000);
@@ -205,6 +216,10 @@ describe('the console in a browser', () => {
     expect(await page.locator('#log tbody tr').count()).toBe(10);
     expect(await page.textContent('#log tbody tr >> nth=9')).toContain('b-0');
     expect(await page.locator('#older').count()).toBe(0);
+    // An installation whose CRM credentials this server cannot open: its log shows, without links.
+    expect((await page.goto(`${publicUrl}/console/installations/${ids.c}/log`))?.status()).toBe(200);
+    expect(await page.locator('#log tbody tr').count()).toBe(1);
+    expect(await page.locator('#log tbody a[target=_blank]').count()).toBe(0);
     await context.close();
   });
 
@@ -236,7 +251,7 @@ describe('the console in a browser', () => {
     const page = await operator.newPage();
     await page.goto(await link(['--operator']));
     expect(await page.textContent('h1')).toBe('Installations');
-    expect(await page.locator('#installations tbody tr').count()).toBe(2);
+    expect(await page.locator('#installations tbody tr').count()).toBe(3);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'operator-installations');
     await page.click(`a[href="/console/installations/${ids.b}"]`);
