@@ -2,7 +2,20 @@
 // the same migrations as SQLite, over a node-postgres pool, for several instances sharing one state.
 // Every statement the store runs is one both dialects accept; what differs is said here and in the
 // job queue's claim (connectors/pipeline/kysely-job-queue.ts).
-import { type Migration, Kysely, PostgresAdapter, PostgresDialect, sql } from 'kysely';
+import {
+  DEFAULT_MIGRATION_LOCK_TABLE,
+  DEFAULT_MIGRATION_TABLE,
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type DatabaseMetadataOptions,
+  Kysely,
+  type Migration,
+  PostgresAdapter,
+  PostgresDialect,
+  type SchemaMetadata,
+  type TableMetadata,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { QuotaTake } from './port.ts';
@@ -161,6 +174,76 @@ class PostgresStore extends KyselyStore {
   }
 }
 
+/**
+ * What Kysely's migrator asks of the database (does the migration table exist?), answered from the
+ * service's own schema only, by object ids. Kysely's PostgreSQL introspector reads every schema of the
+ * database and resolves each by name (has_schema_privilege, pg_get_serial_sequence), so a schema
+ * dropped meanwhile (a snapshot's retention on another instance, a test's cleanup) failed a start
+ * with 3F000 (test/int/postgres-introspection.int.test.ts).
+ */
+type IntrospectedDb = Parameters<PostgresDialect['createIntrospector']>[0];
+
+class OwnSchemaIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: IntrospectedDb) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ name: string | null }>`SELECT current_schema() AS name`.execute(this.db);
+    return rows.flatMap((row) => (row.name === null ? [] : [{ name: row.name }]));
+  }
+
+  async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
+    const { rows } = await sql<{
+      table: string;
+      kind: string;
+      schema: string;
+      column: string;
+      not_null: boolean;
+      has_default: boolean;
+      type: string;
+      type_schema: string;
+    }>`SELECT c.relname AS table, c.relkind AS kind, n.nspname AS schema, a.attname AS column, a.attnotnull AS not_null,
+         a.atthasdef AS has_default, t.typname AS type, tn.nspname AS type_schema
+       FROM pg_catalog.pg_class c
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+       JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
+       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'p')
+       ORDER BY c.relname, a.attnum`.execute(this.db);
+    const internal = new Set([DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE]);
+    const tables = new Map<string, { name: string; isView: boolean; schema: string; columns: TableMetadata['columns'] }>();
+    for (const row of rows) {
+      if (!options.withInternalKyselyTables && internal.has(row.table)) continue;
+      let table = tables.get(row.table);
+      if (table === undefined) {
+        table = { name: row.table, isView: row.kind === 'v', schema: row.schema, columns: [] };
+        tables.set(row.table, table);
+      }
+      table.columns.push({
+        name: row.column,
+        dataType: row.type,
+        dataTypeSchema: row.type_schema,
+        isNullable: !row.not_null,
+        // Nothing here reads it; telling would take pg_get_serial_sequence, which resolves names.
+        isAutoIncrementing: false,
+        hasDefaultValue: row.has_default,
+      });
+    }
+    return [...tables.values()];
+  }
+
+  async getMetadata(options?: DatabaseMetadataOptions): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables(options) };
+  }
+}
+
+/** PostgreSQL as Kysely speaks it, with the introspector above. */
+class OwnSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: IntrospectedDb): DatabaseIntrospector {
+    return new OwnSchemaIntrospector(db);
+  }
+}
+
 export interface OpenedPostgresStore extends OpenedStore {
   readonly pool: pg.Pool;
 }
@@ -168,7 +251,7 @@ export interface OpenedPostgresStore extends OpenedStore {
 /** Opens the store on PostgreSQL, migrated to the latest version (several instances may start at once: Kysely's migrator takes an advisory lock). */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<OpenedPostgresStore> {
   const pool = postgresPool(url, options);
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Tables>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   try {
     const { rows } = await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db);
     const schema = rows[0]?.schema;
