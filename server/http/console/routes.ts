@@ -145,17 +145,27 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   const moduleOf = (installation: Installation) => context.modules.find((module) => module.provider === installation.provider);
 
-  router.get('/console/installations/:id/settings', async (req, res) => {
-    const session = await signedIn(req, res);
+  /**
+   * An installation page's or action's checks in one: signed in (and, for a post, from a console
+   * page), and allowed to see the installation in the address; else the refusal is sent.
+   */
+  const onInstallation = async (req: express.Request<{ id: string }>, res: express.Response, how: 'view' | 'post') => {
+    const session = how === 'post' ? await posted(req, res) : await signedIn(req, res);
     const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    return session === undefined || installation === undefined ? undefined : { session, installation };
+  };
+
+  router.get('/console/installations/:id/settings', async (req, res) => {
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    const { session, installation } = found;
     page(res, 200, settingsPage(session.chrome, { installation, module: moduleOf(installation), values: installation.settings, errors: {}, saved: req.query.saved === '1' }));
   });
 
   router.post('/console/installations/:id/settings', form, async (req, res) => {
-    const session = await posted(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    const found = await onInstallation(req, res, 'post');
+    if (found === undefined) return;
+    const { session, installation } = found;
     const module = moduleOf(installation);
     const read = readSettingsForm(req.body, module, installation.settings);
     if (!read.ok) {
@@ -171,9 +181,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   for (const action of ['pause', 'resume'] as const) {
     router.post(`/console/installations/:id/${action}`, form, async (req, res) => {
-      const session = await posted(req, res);
-      const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-      if (session === undefined || installation === undefined) return;
+      const found = await onInstallation(req, res, 'post');
+      if (found === undefined) return;
+      const { session, installation } = found;
       await context.bridge.installations[action](installation.id);
       context.log.info({ installation: installation.id, by: session.scope.kind }, `console: ${action}`);
       res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}/settings`);
@@ -197,9 +207,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   };
 
   router.get('/console/installations/:id/log', async (req, res) => {
-    const session = await signedIn(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    const { session, installation } = found;
     const values = rawFilter(req.query);
     const parsed = LogFilterSchema.safeParse(values);
     const recordUrl = await recordLinks(installation);
@@ -214,9 +224,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   });
 
   router.get('/console/installations/:id/log/:entry', async (req, res) => {
-    const session = await signedIn(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    const { session, installation } = found;
     const entry = await context.bridge.pipelineStore.findLogEntry(installation.id, req.params.entry);
     if (entry === undefined) {
       page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such log entry for this installation.'], 'bad'));
@@ -227,16 +237,16 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   });
 
   router.get('/console/installations/:id/disconnect', async (req, res) => {
-    const session = await signedIn(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    const { session, installation } = found;
     page(res, 200, disconnectPage(session.chrome, installation));
   });
 
   router.post('/console/installations/:id/disconnect', form, async (req, res) => {
-    const session = await posted(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    if (session === undefined || installation === undefined) return;
+    const found = await onInstallation(req, res, 'post');
+    if (found === undefined) return;
+    const { session, installation } = found;
     await context.bridge.installations.remove(installation.id);
     await sessions.revokeInstallation(installation.id);
     context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: disconnected');
