@@ -273,6 +273,44 @@ describe('the console in a browser', () => {
     await admin.close();
   });
 
+  it('lets the operator create a token, shown once, that works at once, and revoke it; an admin reaches none of it', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--operator']));
+    await page.click('a:has-text("Accounts")');
+    expect(await page.textContent('#accounts')).toContain('acme');
+    await page.click('#accounts a:has-text("acme")');
+    await page.selectOption('#environment', 'sandbox');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create token")')]);
+    const id = (await page.textContent('#new-token code')) ?? '';
+    const secret = (await page.textContent('#new-token-secret')) ?? '';
+    expect(secret.length).toBeGreaterThan(20);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'operator-account');
+    const amanda = { first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] };
+    const ask = () => fetch(`${publicUrl}/sandbox/v1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wf-auth-token': secret }, body: JSON.stringify(amanda) });
+    expect((await ask()).status).toBe(200);
+    // Shown once: the account's page afterwards names the token, never its secret.
+    await page.goto(`${publicUrl}/console/accounts/acme`);
+    expect(await page.content()).not.toContain(secret);
+    await Promise.all([page.waitForNavigation(), page.click(`tr[data-token="${id}"] button:has-text("Revoke")`)]);
+    expect(await page.textContent(`tr[data-token="${id}"] .token-state`)).toBe('revoked');
+    await vi.waitFor(async () => expect((await ask()).status).toBe(401), { timeout: 2_000, interval: 100 });
+
+    const admin = await browser.newContext();
+    const adminPage = await admin.newPage();
+    await adminPage.goto(await link(['--installation', ids.a]));
+    expect((await adminPage.goto(`${publicUrl}/console/accounts`))?.status()).toBe(404);
+    expect((await adminPage.goto(`${publicUrl}/console/accounts/acme`))?.status()).toBe(404);
+    const csrf = (await adminPage.getAttribute('input[name=csrf]', 'value')) ?? '';
+    const cookie = (await admin.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const minted = await fetch(`${publicUrl}/console/accounts/acme/tokens`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}&environment=production` });
+    expect(minted.status).toBe(404);
+    expect(await minted.text()).not.toContain('prod_');
+    await admin.close();
+    await context.close();
+  });
+
   it('prints no link without PUBLIC_URL, or for an installation that does not exist', async () => {
     await expect(cli(['console-link', '--operator'], { ...env, PUBLIC_URL: '' })).rejects.toMatchObject({ stderr: expect.stringContaining('PUBLIC_URL') });
     await expect(cli(['console-link', '--installation', 'nope'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('no installation nope') });

@@ -150,8 +150,9 @@ export function operatorHome(chrome: Chrome, installations: readonly Installatio
   return layout(
     chrome,
     'Installations',
-    installations.length === 0
-      ? '<p class="muted">No installations yet.</p>'
-      : `<div class="scroll"><table id="installations"><thead><tr><th scope="col">Installation</th><th scope="col">Environment</th><th scope="col">Status</th></tr></thead><tbody>${rows}</tbody></table></div>`,
+    `<nav><a href="${chrome.base}">Installations</a> <a href="${chrome.base}/accounts">Accounts</a></nav>` +
+      (installations.length === 0
+        ? '<p class="muted">No installations yet.</p>'
+        : `<div class="scroll"><table id="installations"><thead><tr><th scope="col">Installation</th><th scope="col">Environment</th><th scope="col">Status</th></tr></thead><tbody>${rows}</tbody></table></div>`),
   );
 }

@@ -9,6 +9,10 @@ import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
+import { type AccountView, accountPage, accountsPage } from './operator.ts';
+import { issueToken } from '../../../core/accounts/admin.ts';
+import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
+import { z } from 'zod';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 import type { Store } from '../../../core/storage/port.ts';
@@ -253,6 +257,69 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const chrome = session.scope.kind === 'operator' ? session.chrome : signedOutChrome;
     if (session.scope.kind !== 'operator') res.set('Set-Cookie', clearedSessionCookie(publicUrl));
     page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`]));
+  });
+
+  /** The operator's pages: anyone else gets the 404 a page that does not exist gets. */
+  const operatorOnly = (session: Signed, res: express.Response): boolean => {
+    if (session.scope.kind === 'operator') return true;
+    page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such page here.'], 'bad'));
+    return false;
+  };
+
+  const accountView = async (name: string, created?: { id: string; secret: string }): Promise<AccountView | undefined> => {
+    const account = await context.store.findAccountByName(name);
+    if (account === undefined) return undefined;
+    const period = currentPeriod(account.quotaPeriod, now());
+    const tokens = await Promise.all(
+      (await context.store.listTokens(account.id)).map(async (token) => ({
+        token,
+        used: token.environment === 'production' ? await context.store.quotaUsed(token.id, period.key) : null,
+      })),
+    );
+    return { account, tokens, ...(created === undefined ? {} : { created }) };
+  };
+
+  router.get('/console/accounts', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    page(res, 200, accountsPage(session.chrome, await context.store.listAccounts()));
+  });
+
+  router.get('/console/accounts/:name', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const view = await accountView(req.params.name);
+    if (view === undefined) page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such account.'], 'bad'));
+    else page(res, 200, accountPage(session.chrome, view));
+  });
+
+  router.post('/console/accounts/:name/tokens', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const environment = z.object({ environment: z.enum(ENVIRONMENTS) }).safeParse(req.body);
+    const account = await context.store.findAccountByName(req.params.name);
+    if (account === undefined || !environment.success) {
+      page(res, account === undefined ? 404 : 400, messagePage(session.chrome, 'Refused', [account === undefined ? 'There is no such account.' : 'Choose sandbox or production.'], 'bad'));
+      return;
+    }
+    const issued = await issueToken(context.store, account.name, environment.data.environment);
+    context.log.info({ account: account.name, token: issued.record.id, environment: environment.data.environment }, 'console: token created');
+    // Shown on this answer only (no-store): a reload or a later visit shows the id, never the token.
+    page(res, 201, accountPage(session.chrome, (await accountView(account.name, { id: issued.record.id, secret: issued.token })) as AccountView));
+  });
+
+  router.post('/console/accounts/:name/tokens/:token/revoke', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const account = await context.store.findAccountByName(req.params.name);
+    const token = account === undefined ? undefined : (await context.store.listTokens(account.id)).find((t) => t.id === req.params.token);
+    if (account === undefined || token === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such token for this account.'], 'bad'));
+      return;
+    }
+    await context.store.revokeToken({ id: token.id });
+    context.log.info({ account: account.name, token: token.id }, 'console: token revoked');
+    res.redirect(303, `${base}/accounts/${encodeURIComponent(account.name)}`);
   });
 
   router.post('/console/signout', form, async (req, res) => {
