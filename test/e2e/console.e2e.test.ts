@@ -12,7 +12,10 @@ import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
 import type { LogEntry } from '../../connectors/pipeline/model.ts';
 import { consoleLinkUrl } from '../../server/http/console/link.ts';
-import { defaultConnectors, openRuntime } from '../../server/runtime.ts';
+import { defaultConnectors, openRuntime, snapshotsDir } from '../../server/runtime.ts';
+import { loadSnapshot } from '../../core/snapshot/loader.ts';
+import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
+import path from 'node:path';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
@@ -71,6 +74,16 @@ beforeAll(async () => {
         return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], quotaConsumed: 1, latencyMs: 40, detail: null };
       }),
     );
+    // A job that died (one attempt, failed for good), and two data snapshots loaded one after the other.
+    const queue = runtime.opened.queue;
+    await queue.enqueue({ installationId: a.id, kind: 'console-test', payload: {}, maxAttempts: 1 });
+    const [claimed] = await queue.claimBatch({ workerId: 'console-test:1', limit: 1, leaseMs: 60_000 });
+    if (claimed === undefined) throw new Error('nothing claimed');
+    expect(await queue.fail(claimed.id, 'console-test:1', 'HTTP 500 from the CRM', { retryable: false })).toBe('dead');
+    const home = household([{ address: '1 Elm Street', zipcode: '30301' }]);
+    for (const version of ['week-1', 'week-2']) {
+      await loadSnapshot(runtime.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(dataDir, `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
+    }
     if (a.target.kind !== 'local') throw new Error('local target expected');
     const period = currentPeriod('month', new Date());
     for (let i = 0; i < 4; i += 1) await runtime.opened.store.takeQuota(a.target.tokenId, period.key, 100);
@@ -307,6 +320,36 @@ describe('the console in a browser', () => {
     const minted = await fetch(`${publicUrl}/console/accounts/acme/tokens`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}&environment=production` });
     expect(minted.status).toBe(404);
     expect(await minted.text()).not.toContain('prod_');
+    await admin.close();
+    await context.close();
+  });
+
+  it('lets the operator retry a dead job and roll back the data snapshot; an admin reaches neither', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--operator']));
+    await page.click('nav a:has-text("Jobs")');
+    expect(await page.textContent('#counts strong[data-state=dead]')).toBe('1');
+    expect(await page.textContent('#dead')).toContain('HTTP 500 from the CRM');
+    expect(await seriousViolations(page)).toEqual([]);
+    await Promise.all([page.waitForNavigation(), page.click('#dead button:has-text("Retry")')]);
+    expect(await page.textContent('[role=status]')).toContain('1 dead job queued again');
+    expect(await page.textContent('#counts strong[data-state=dead]')).toBe('0');
+    expect(await page.textContent('#counts strong[data-state=queued]')).toBe('1');
+
+    await page.click('nav a:has-text("Snapshots")');
+    expect(await page.textContent('#snapshots tr.active')).toContain('week-2');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'operator-snapshots');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Roll back")')]);
+    expect(await page.textContent('[role=status]')).toContain('Rolled back');
+    expect(await page.textContent('#snapshots tr.active')).toContain('week-1');
+
+    const admin = await browser.newContext();
+    const adminPage = await admin.newPage();
+    await adminPage.goto(await link(['--installation', ids.a]));
+    expect((await adminPage.goto(`${publicUrl}/console/jobs`))?.status()).toBe(404);
+    expect((await adminPage.goto(`${publicUrl}/console/snapshots`))?.status()).toBe(404);
     await admin.close();
     await context.close();
   });

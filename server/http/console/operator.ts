@@ -1,11 +1,12 @@
 // The operator's pages: accounts with their entitlements and quota, and their tokens: create one
 // (shown once, on the page that answers the form, never again) and revoke one. Operator sessions only.
+import { JOB_STATES } from '../../../connectors/pipeline/job-queue.ts';
 import type { Account, TokenRecord } from '../../../core/accounts/model.ts';
 import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
 import { type Chrome, escapeHtml, layout, timeHtml } from './pages.ts';
 
 export function operatorNav(base: string): string {
-  return `<nav><a href="${base}">Installations</a> <a href="${base}/accounts">Accounts</a></nav>`;
+  return `<nav><a href="${base}">Installations</a> <a href="${base}/accounts">Accounts</a> <a href="${base}/jobs">Jobs</a> <a href="${base}/snapshots">Snapshots</a></nav>`;
 }
 
 function fields(entitlement: Account['householdFields'] | Account['careerFields']): string {
@@ -67,5 +68,69 @@ ${rows}
 <form method="post" action="${base}/tokens" class="filters"><input type="hidden" name="csrf" value="${csrf}">
 <p><label for="environment">New token for</label><br><select name="environment" id="environment">${ENVIRONMENTS.map((environment) => `<option value="${environment}">${environment}</option>`).join('')}</select></p>
 <p><button type="submit">Create token</button></p></form>`,
+  );
+}
+
+export interface DeadJob {
+  readonly id: string;
+  readonly installationId: string;
+  readonly kind: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly createdAt: string;
+}
+
+export function jobsPage(chrome: Chrome, counts: Readonly<Record<string, number>>, dead: readonly DeadJob[], retried: number | null): string {
+  const csrf = escapeHtml(chrome.session?.csrf ?? '');
+  const rows = dead
+    .map(
+      (job) =>
+        `<tr data-job="${escapeHtml(job.id)}"><td><code>${escapeHtml(job.id)}</code></td><td class="opt"><a href="${chrome.base}/installations/${encodeURIComponent(job.installationId)}">${escapeHtml(job.installationId)}</a></td><td>${escapeHtml(job.kind)}</td><td class="opt">${job.attempts}</td><td>${escapeHtml((job.lastError ?? '').slice(0, 300))}</td><td><form method="post" action="${chrome.base}/jobs/${encodeURIComponent(job.id)}/retry"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" aria-label="Retry ${escapeHtml(job.id)}">Retry</button></form></td></tr>`,
+    )
+    .join('\n');
+  return layout(
+    chrome,
+    'Jobs',
+    `${operatorNav(chrome.base)}
+${retried === null ? '' : `<div class="notice" role="status"><p>${retried} dead job${retried === 1 ? '' : 's'} queued again.</p></div>`}
+<p id="counts">${JOB_STATES.map((state) => `${state} <strong data-state="${state}">${(counts[state] ?? 0).toLocaleString('en-US')}</strong>`).join(' · ')}</p>
+<h2>Dead jobs</h2>
+${dead.length === 0 ? '<p class="muted" id="no-dead">No dead jobs.</p>' : `<div class="scroll"><table id="dead"><thead><tr><th scope="col">Job</th><th scope="col" class="opt">Installation</th><th scope="col">Kind</th><th scope="col" class="opt">Attempts</th><th scope="col">Last error</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>
+${rows}
+</tbody></table></div>
+<form method="post" action="${chrome.base}/jobs/retry-all"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Retry every dead job</button></p></form>`}`,
+  );
+}
+
+export interface SnapshotRow {
+  readonly id: string;
+  readonly version: string;
+  readonly state: string;
+  readonly households: number;
+  readonly people: number;
+  readonly loadedAt: string | null;
+  readonly active: boolean;
+  readonly failure: string | null;
+}
+
+export function snapshotsPage(chrome: Chrome, snapshots: readonly SnapshotRow[], notice: string | null): string {
+  const csrf = escapeHtml(chrome.session?.csrf ?? '');
+  const rows = snapshots
+    .map(
+      (snapshot) =>
+        `<tr data-snapshot="${escapeHtml(snapshot.id)}"${snapshot.active ? ' class="active"' : ''}><td>${escapeHtml(snapshot.version)}${snapshot.active ? ' <strong>(active)</strong>' : ''}<br><code>${escapeHtml(snapshot.id)}</code></td><td>${escapeHtml(snapshot.state)}${snapshot.failure === null ? '' : `: ${escapeHtml(snapshot.failure)}`}</td><td class="opt">${snapshot.households.toLocaleString('en-US')}</td><td class="opt">${snapshot.people.toLocaleString('en-US')}</td><td class="opt">${snapshot.loadedAt === null ? '–' : timeHtml(snapshot.loadedAt)}</td></tr>`,
+    )
+    .join('\n');
+  return layout(
+    chrome,
+    'Data snapshots',
+    `${operatorNav(chrome.base)}
+${notice === null ? '' : `<div class="notice" role="status"><p>${escapeHtml(notice)}</p></div>`}
+${snapshots.length === 0 ? '<p class="muted">No snapshot loaded: production answers 503 until one is (npx enrichbridge data load DIR).</p>' : `<div class="scroll"><table id="snapshots"><thead><tr><th scope="col">Version</th><th scope="col">State</th><th scope="col" class="opt">Households</th><th scope="col" class="opt">People</th><th scope="col" class="opt">Loaded</th></tr></thead><tbody>
+${rows}
+</tbody></table></div>`}
+<h2>Roll back</h2>
+<p>Makes the snapshot active before this one active again; every server switches within a second or two. Production answers change with it.</p>
+<form method="post" action="${chrome.base}/snapshots/rollback"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit" class="danger">Roll back to the previous snapshot</button></p></form>`,
   );
 }

@@ -150,7 +150,7 @@ export function operatorHome(chrome: Chrome, installations: readonly Installatio
   return layout(
     chrome,
     'Installations',
-    `<nav><a href="${chrome.base}">Installations</a> <a href="${chrome.base}/accounts">Accounts</a></nav>` +
+    `<nav><a href="${chrome.base}">Installations</a> <a href="${chrome.base}/accounts">Accounts</a> <a href="${chrome.base}/jobs">Jobs</a> <a href="${chrome.base}/snapshots">Snapshots</a></nav>` +
       (installations.length === 0
         ? '<p class="muted">No installations yet.</p>'
         : `<div class="scroll"><table id="installations"><thead><tr><th scope="col">Installation</th><th scope="col">Environment</th><th scope="col">Status</th></tr></thead><tbody>${rows}</tbody></table></div>`),

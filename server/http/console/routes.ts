@@ -9,7 +9,8 @@ import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
-import { type AccountView, accountPage, accountsPage } from './operator.ts';
+import { type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
+import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
 import { issueToken } from '../../../core/accounts/admin.ts';
 import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
 import { z } from 'zod';
@@ -28,6 +29,8 @@ export interface ConsoleContext {
   readonly box: SecretBox;
   readonly bridge: Bridge;
   readonly store: Store;
+  /** The job queue: its counts and dead jobs for the operator. */
+  readonly queue: JobQueue;
   /** The CRM modules: their objects and the property each field is written to. */
   readonly modules: readonly CrmModule[];
   readonly log: Logger;
@@ -320,6 +323,45 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     await context.store.revokeToken({ id: token.id });
     context.log.info({ account: account.name, token: token.id }, 'console: token revoked');
     res.redirect(303, `${base}/accounts/${encodeURIComponent(account.name)}`);
+  });
+
+  router.get('/console/jobs', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const retried = typeof req.query.retried === 'string' && /^\d{1,9}$/.test(req.query.retried) ? Number(req.query.retried) : null;
+    const [counts, dead] = await Promise.all([context.queue.countByState(), context.queue.list({ state: 'dead', limit: 100 })]);
+    page(res, 200, jobsPage(session.chrome, counts, dead, retried));
+  });
+
+  router.post('/console/jobs/retry-all', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const retried = await context.queue.retryDead('all');
+    context.log.info({ retried }, 'console: dead jobs retried');
+    res.redirect(303, `${base}/jobs?retried=${retried}`);
+  });
+
+  router.post('/console/jobs/:id/retry', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const retried = await context.queue.retryDead([req.params.id]);
+    context.log.info({ job: req.params.id, retried }, 'console: dead job retried');
+    res.redirect(303, `${base}/jobs?retried=${retried}`);
+  });
+
+  router.get('/console/snapshots', async (req, res) => {
+    const session = await signedIn(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const notice = req.query.rolledBack === '1' ? 'Rolled back: the snapshot marked active answers from now on.' : req.query.rolledBack === '0' ? 'There is no earlier snapshot to roll back to.' : null;
+    page(res, 200, snapshotsPage(session.chrome, await context.store.listSnapshots(), notice));
+  });
+
+  router.post('/console/snapshots/rollback', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const now = await context.store.rollbackSnapshot();
+    context.log.info({ snapshot: now?.id ?? null }, 'console: snapshot rollback');
+    res.redirect(303, `${base}/snapshots?rolledBack=${now === undefined ? '0' : '1'}`);
   });
 
   router.post('/console/signout', form, async (req, res) => {
