@@ -391,7 +391,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     readiness: runtime.readiness,
     routers: [
       crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker?.wake() })),
-      consoleRouter({ publicUrl: config.publicUrl, box: runtime.box, bridge: runtime.bridge, store, queue: runtime.opened.queue, modules: runtime.modules, log: logger }),
+      consoleRouter({ publicUrl: config.publicUrl, box: runtime.box, bridge: runtime.bridge, store, service: runtime.service, queue: runtime.opened.queue, modules: runtime.modules, log: logger }),
     ],
   });
   // GET /metrics reads the queue's depth when scraped, and serves the process's own figures.

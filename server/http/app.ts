@@ -103,21 +103,28 @@ function sandboxErrorHeader(req: Request): string | undefined {
 }
 
 // Plain setHeader on the hot path: express's res.set adds charset logic these headers do not need.
-function setLimitHeaders(res: Response, result: EnrichResult): void {
+/** The limit headers an enrichment answer carries (the console's playground shows the same). */
+export function limitHeaders(result: EnrichResult): Record<string, string> {
+  const headers: Record<string, string> = {};
   if (result.rate !== undefined) {
-    res.setHeader('RateLimit-Limit', result.rate.limit);
-    res.setHeader('RateLimit-Remaining', result.rate.remaining);
-    res.setHeader('RateLimit-Reset', result.rate.resetSeconds);
+    headers['RateLimit-Limit'] = String(result.rate.limit);
+    headers['RateLimit-Remaining'] = String(result.rate.remaining);
+    headers['RateLimit-Reset'] = String(result.rate.resetSeconds);
   }
   if (result.quota !== undefined) {
-    res.setHeader('X-Quota-Limit', result.quota.limit);
-    res.setHeader('X-Quota-Remaining', result.quota.remaining);
-    if (result.quota.resetsAt !== null) res.setHeader('X-Quota-Reset', result.quota.resetsAt.toISOString());
+    headers['X-Quota-Limit'] = String(result.quota.limit);
+    headers['X-Quota-Remaining'] = String(result.quota.remaining);
+    if (result.quota.resetsAt !== null) headers['X-Quota-Reset'] = result.quota.resetsAt.toISOString();
   }
-  if (result.dataVersion !== undefined) res.setHeader('X-Data-Version', result.dataVersion);
+  if (result.dataVersion !== undefined) headers['X-Data-Version'] = result.dataVersion;
   if (!result.ok && result.error.code === 'rate_limit') {
-    res.setHeader('Retry-After', Math.max(1, result.rate?.retryAfterSeconds ?? 1));
+    headers['Retry-After'] = String(Math.max(1, result.rate?.retryAfterSeconds ?? 1));
   }
+  return headers;
+}
+
+function setLimitHeaders(res: Response, result: EnrichResult): void {
+  for (const [name, value] of Object.entries(limitHeaders(result))) res.setHeader(name, value);
 }
 
 /** A JSON answer without res.json's freshness and ETag work, which never applies to a POST. */

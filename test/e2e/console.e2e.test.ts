@@ -82,7 +82,7 @@ beforeAll(async () => {
     expect(await queue.fail(claimed.id, 'console-test:1', 'HTTP 500 from the CRM', { retryable: false })).toBe('dead');
     const home = household([{ address: '1 Elm Street', zipcode: '30301' }]);
     for (const version of ['week-1', 'week-2']) {
-      await loadSnapshot(runtime.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(dataDir, `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
+      await loadSnapshot(runtime.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(tempDir(), `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
     }
     if (a.target.kind !== 'local') throw new Error('local target expected');
     const period = currentPeriod('month', new Date());
@@ -233,6 +233,35 @@ describe('the console in a browser', () => {
     expect((await page.goto(`${publicUrl}/console/installations/${ids.c}/log`))?.status()).toBe(200);
     expect(await page.locator('#log tbody tr').count()).toBe(1);
     expect(await page.locator('#log tbody a[target=_blank]').count()).toBe(0);
+    await context.close();
+  });
+
+  it("tries the sandbox from the playground with the installation's token and entitlements, the error simulator, and a request of one's own", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--installation', ids.a]));
+    await page.click('nav a:has-text("Sandbox playground")');
+    await page.selectOption('#persona', '1');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send")')]);
+    const sent = (await page.textContent('#sent')) ?? '';
+    const answer = (await page.textContent('#answer')) ?? '';
+    expect(sent).toContain('POST /sandbox/v1');
+    expect(sent).toContain("X-WF-Auth-Token: (this installation's token, tok_");
+    expect(sent).not.toMatch(/(sbx|prod)_[A-Za-z0-9_-]{20,}/);
+    expect(answer).toMatch(/^HTTP 200/);
+    expect(answer).toContain('RateLimit-Limit: 5');
+    expect(answer).toContain('"household_matched": true');
+    // acme has no Career Intelligence: the sandbox answers without the career, as it would over HTTP.
+    expect(answer).toContain('"career_matched": false');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'playground');
+    await page.selectOption('#simulate', '503');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send")')]);
+    expect(await page.textContent('#answer')).toMatch(/^HTTP 503[\s\S]*Simulated downstream service unavailable/);
+    await page.selectOption('#simulate', '');
+    await page.fill('#request', '{"first_name": ');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send")')]);
+    expect(await page.textContent('#answer')).toMatch(/^HTTP 400[\s\S]*not valid JSON/);
     await context.close();
   });
 

@@ -48,6 +48,8 @@ button.danger{border-color:var(--bad);color:var(--bad)}
 select,input[type=date]{font:inherit;padding:.3rem .5rem;border:1px solid var(--muted);border-radius:4px}
 nav a{margin-right:1rem}
 .outcome-failed{color:var(--bad)}
+textarea{font:.9rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;width:100%;max-width:44rem;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
+pre{background:#fff;border:1px solid var(--line);border-radius:6px;padding:.75rem;overflow-x:auto;font-size:.85rem}
 @media (max-width:40rem){th.opt,td.opt{display:none}main{padding:.75rem}}
 ${BAR_WIDTHS}
 `;

@@ -10,6 +10,10 @@ import { type Installation, InstallationSettingsSchema, type LogEntry } from '..
 import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
 import { type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
+import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
+import { limitHeaders } from '../app.ts';
+import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
+import type { EnrichService } from '../../../core/enrich/service.ts';
 import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
 import { issueToken } from '../../../core/accounts/admin.ts';
 import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
@@ -29,6 +33,8 @@ export interface ConsoleContext {
   readonly box: SecretBox;
   readonly bridge: Bridge;
   readonly store: Store;
+  /** The enrichment service: the playground's sandbox requests. */
+  readonly service: EnrichService;
   /** The job queue: its counts and dead jobs for the operator. */
   readonly queue: JobQueue;
   /** The CRM modules: their objects and the property each field is written to. */
@@ -241,6 +247,55 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     }
     const module = moduleOf(installation);
     page(res, 200, logEntryPage(session.chrome, installation, entry, (await recordLinks(installation))(entry), (key) => module?.propertyFor?.(key) ?? null));
+  });
+
+  router.get('/console/installations/:id/playground', async (req, res) => {
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    page(res, 200, playgroundPage(found.session.chrome, found.installation, {}, null, null));
+  });
+
+  router.post('/console/installations/:id/playground', form, async (req, res) => {
+    const found = await onInstallation(req, res, 'post');
+    if (found === undefined) return;
+    const { session, installation } = found;
+    const parsed = PlaygroundFormSchema.safeParse(req.body);
+    if (!parsed.success) {
+      page(res, 400, playgroundPage(session.chrome, installation, {}, null, 'The form was not understood; nothing was sent.'));
+      return;
+    }
+    if (installation.target.kind !== 'local') {
+      page(res, 200, playgroundPage(session.chrome, installation, parsed.data, null, "This installation enriches against another endpoint: try requests in that endpoint's own sandbox."));
+      return;
+    }
+    const text = parsed.data.request.trim() !== '' ? parsed.data.request : JSON.stringify(personaRequest(Number(parsed.data.persona)) ?? {}, null, 2);
+    const { enrichmentToken } = await context.bridge.installations.secrets(installation.id);
+    const simulate = parsed.data.simulate === '' ? undefined : parsed.data.simulate;
+    const result = await context.service.enrichRecord({
+      environment: 'sandbox',
+      token: enrichmentToken,
+      simulateError: simulate,
+      readBody: () => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          throw new EnrichError('invalid_request', 'Request body is not valid JSON.');
+        }
+      },
+    });
+    const exchange = {
+      requestHeaders: {
+        'Content-Type': 'application/json',
+        // The token itself is never shown: its public id stands in.
+        'X-WF-Auth-Token': `(this installation's token, ${installation.target.tokenId})`,
+        ...(simulate === undefined ? {} : { 'X-Service-Sandbox-Error': simulate }),
+      },
+      requestBody: text,
+      status: result.ok ? 200 : result.error.status,
+      responseHeaders: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...limitHeaders(result) },
+      responseBody: result.ok ? result.response : errorBody('sandbox', result.error),
+    };
+    page(res, 200, playgroundPage(session.chrome, installation, parsed.data, exchange, null));
   });
 
   router.get('/console/installations/:id/disconnect', async (req, res) => {
