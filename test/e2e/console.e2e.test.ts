@@ -353,6 +353,39 @@ describe('the console in a browser', () => {
     await context.close();
   });
 
+  it("lets the operator create an account and change its entitlements and quota, each refusal beside its field", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await link(['--operator']));
+    await page.goto(`${publicUrl}/console/accounts`);
+    await page.fill('#a-name', 'acme');
+    await page.fill('#a-rateLimit', 'fast');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create account")')]);
+    expect(await page.textContent('#a-rateLimit-error')).toContain('whole number');
+    await page.fill('#a-rateLimit', '7');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create account")')]);
+    expect(await page.getAttribute('#a-name', 'aria-invalid')).toBe('true');
+    expect(await page.textContent('#a-name-error')).toContain('acme');
+    await page.fill('#a-name', 'beta');
+    await page.check('#a-careerIntelligence');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create account")')]);
+    expect(await page.textContent('h1')).toBe('Account beta');
+    expect(await page.textContent('main dl')).toContain('7 requests a second');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.fill('#a-quotaLimit', '50');
+    await page.selectOption('#a-quotaPeriod', 'day');
+    await page.fill('#a-householdFields', 'net_worth,nonsense');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save account")')]);
+    expect(await page.textContent('#a-householdFields-error')).toContain('nonsense');
+    await page.fill('#a-householdFields', 'net_worth');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save account")')]);
+    expect(await page.textContent('[role=status]')).toContain('Saved');
+    expect(await page.textContent('main dl')).toContain('50 a day');
+    const shown = (await cli(['accounts', 'show', 'beta', '--json'], env)).stdout;
+    expect(JSON.parse(shown)).toMatchObject({ account: { quotaLimit: 50, quotaPeriod: 'day', careerIntelligence: true, householdFields: ['net_worth'] } });
+    await context.close();
+  });
+
   it('lets the operator retry a dead job and roll back the data snapshot; an admin reaches neither', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -2,7 +2,8 @@
 // (shown once, on the page that answers the form, never again) and revoke one. Operator sessions only.
 import { JOB_STATES } from '../../../connectors/pipeline/job-queue.ts';
 import type { Account, TokenRecord } from '../../../core/accounts/model.ts';
-import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
+import { ENVIRONMENTS, QUOTA_PERIODS } from '../../../core/accounts/model.ts';
+import { z } from 'zod';
 import { type Chrome, escapeHtml, layout, timeHtml } from './pages.ts';
 
 export function operatorNav(base: string): string {
@@ -13,7 +14,7 @@ function fields(entitlement: Account['householdFields'] | Account['careerFields'
   return entitlement === 'all' ? 'all' : `${entitlement.length}`;
 }
 
-export function accountsPage(chrome: Chrome, accounts: readonly Account[]): string {
+export function accountsPage(chrome: Chrome, accounts: readonly Account[], creating: { values: AccountFormValues; errors: Readonly<Record<string, string>> } = { values: { rateLimit: '5', quotaLimit: '1000', quotaPeriod: 'month', householdFields: 'all', careerFields: 'all' }, errors: {} }): string {
   const rows = accounts
     .map(
       (account) =>
@@ -26,7 +27,9 @@ export function accountsPage(chrome: Chrome, accounts: readonly Account[]): stri
     `${operatorNav(chrome.base)}
 <div class="scroll"><table id="accounts"><thead><tr><th scope="col">Account</th><th scope="col">Rate</th><th scope="col">Quota</th><th scope="col" class="opt">Career Intelligence</th><th scope="col" class="opt">Household / career fields</th></tr></thead><tbody>
 ${rows}
-</tbody></table></div>`,
+</tbody></table></div>
+<h2>New account</h2>
+${accountForm(`${chrome.base}/accounts`, chrome.session?.csrf ?? '', creating.values, creating.errors, true)}`,
   );
 }
 
@@ -35,6 +38,9 @@ export interface AccountView {
   readonly tokens: readonly { readonly token: TokenRecord; readonly used: number | null }[];
   /** A token just created: its secret, shown this once. */
   readonly created?: { readonly id: string; readonly secret: string };
+  /** The edit form as posted and refused, or null for the account as saved. */
+  readonly editing?: { values: AccountFormValues; errors: Readonly<Record<string, string>> };
+  readonly saved?: boolean;
 }
 
 export function accountPage(chrome: Chrome, view: AccountView): string {
@@ -67,7 +73,10 @@ ${rows}
 </tbody></table></div>
 <form method="post" action="${base}/tokens" class="filters"><input type="hidden" name="csrf" value="${csrf}">
 <p><label for="environment">New token for</label><br><select name="environment" id="environment">${ENVIRONMENTS.map((environment) => `<option value="${environment}">${environment}</option>`).join('')}</select></p>
-<p><button type="submit">Create token</button></p></form>`,
+<p><button type="submit">Create token</button></p></form>
+<h2>Edit the account</h2>
+${view.saved === true ? '<div class="notice" role="status"><p>Saved. Every server applies it within 250 ms.</p></div>' : ''}
+${accountForm(base, chrome.session?.csrf ?? '', view.editing?.values ?? accountFormValues(account), view.editing?.errors ?? {}, false)}`,
   );
 }
 
@@ -133,4 +142,55 @@ ${rows}
 <p>Makes the snapshot active before this one active again; every server switches within a second or two. Production answers change with it.</p>
 <form method="post" action="${chrome.base}/snapshots/rollback"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit" class="danger">Roll back to the previous snapshot</button></p></form>`,
   );
+}
+
+/** The account form as posted: strings, read with zod; core/accounts/admin.ts checks the rest. */
+export const AccountFormSchema = z.object({
+  csrf: z.string(),
+  name: z.string().trim().max(64, 'at most 64 characters').optional(),
+  rateLimit: z.string().trim().regex(/^\d{1,6}$/, 'a whole number of requests a second, 1 or more').transform(Number).refine((n) => n >= 1, '1 or more'),
+  quotaLimit: z.string().trim().regex(/^\d{1,12}$/, 'a whole number of requests, 0 or more').transform(Number),
+  quotaPeriod: z.enum(QUOTA_PERIODS, { error: 'choose a period' }),
+  careerIntelligence: z.literal('on').optional(),
+  householdFields: z.string().trim().max(4000).default('all'),
+  careerFields: z.string().trim().max(4000).default('all'),
+});
+
+export type AccountFormValues = Readonly<Record<string, string>>;
+
+function entitlementText(entitlement: Account['householdFields'] | Account['careerFields']): string {
+  return entitlement === 'all' ? 'all' : entitlement.join(',');
+}
+
+export function accountFormValues(account: Account): AccountFormValues {
+  return {
+    name: account.name,
+    rateLimit: String(account.rateLimit),
+    quotaLimit: String(account.quotaLimit),
+    quotaPeriod: account.quotaPeriod,
+    careerIntelligence: account.careerIntelligence ? 'on' : '',
+    householdFields: entitlementText(account.householdFields),
+    careerFields: entitlementText(account.careerFields),
+  };
+}
+
+/** The create or edit form, with each error beside its field. */
+export function accountForm(action: string, csrf: string, values: AccountFormValues, errors: Readonly<Record<string, string>>, creating: boolean): string {
+  const field = (name: string, label: string, input: string) => {
+    const error = errors[name];
+    return `<p><label for="a-${name}">${label}</label><br>${input.replace('>', error === undefined ? '>' : ` aria-invalid="true" aria-describedby="a-${name}-error">`)}${error === undefined ? '' : `<span class="error" id="a-${name}-error">${escapeHtml(error)}</span>`}</p>`;
+  };
+  const value = (name: string) => escapeHtml(values[name] ?? '');
+  return `<form method="post" action="${action}" id="${creating ? 'new-account' : 'edit-account'}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+${errors.form === undefined ? '' : `<div class="notice bad" role="alert"><p>${escapeHtml(errors.form)}</p></div>`}
+${creating ? field('name', 'Name', `<input type="text" name="name" id="a-name" value="${value('name')}">`) : ''}
+${field('rateLimit', 'Rate limit (requests a second per token)', `<input type="text" inputmode="numeric" name="rateLimit" id="a-rateLimit" value="${value('rateLimit')}">`)}
+${field('quotaLimit', 'Quota (production requests per period per token)', `<input type="text" inputmode="numeric" name="quotaLimit" id="a-quotaLimit" value="${value('quotaLimit')}">`)}
+${field('quotaPeriod', 'Quota period', `<select name="quotaPeriod" id="a-quotaPeriod">${QUOTA_PERIODS.map((period) => `<option value="${period}"${values.quotaPeriod === period ? ' selected' : ''}>${period}</option>`).join('')}</select>`)}
+<div class="check"><input type="checkbox" name="careerIntelligence" id="a-careerIntelligence"${values.careerIntelligence === 'on' ? ' checked' : ''}><label for="a-careerIntelligence">Career Intelligence (career data in answers)</label></div>
+${field('householdFields', 'Household fields (all, or names separated by commas)', `<input type="text" name="householdFields" id="a-householdFields" value="${value('householdFields')}">`)}
+${field('careerFields', 'Career fields (all, or names separated by commas)', `<input type="text" name="careerFields" id="a-careerFields" value="${value('careerFields')}">`)}
+<p><button type="submit">${creating ? 'Create account' : 'Save account'}</button></p>
+</form>`;
 }

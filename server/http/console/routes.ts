@@ -9,13 +9,14 @@ import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
-import { type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
+import { AccountFormSchema, type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
 import { limitHeaders } from '../app.ts';
 import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import type { EnrichService } from '../../../core/enrich/service.ts';
 import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
-import { issueToken } from '../../../core/accounts/admin.ts';
+import { type AccountSettings, AdminError, createAccount, issueToken, updateAccount } from '../../../core/accounts/admin.ts';
+import { DuplicateAccountError } from '../../../core/storage/port.ts';
 import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
 import { z } from 'zod';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
@@ -343,12 +344,93 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, accountsPage(session.chrome, await context.store.listAccounts()));
   });
 
+  /** The account form read: settings for core/accounts/admin.ts, or each field's message. */
+  const readAccountForm = (body: unknown): { ok: true; name: string; settings: AccountSettings } | { ok: false; errors: Record<string, string> } => {
+    const parsed = AccountFormSchema.safeParse(body);
+    if (!parsed.success) {
+      const errors: Record<string, string> = {};
+      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+      return { ok: false, errors };
+    }
+    const form = parsed.data;
+    return {
+      ok: true,
+      name: form.name ?? '',
+      settings: {
+        rateLimit: form.rateLimit,
+        quotaLimit: form.quotaLimit,
+        quotaPeriod: form.quotaPeriod,
+        careerIntelligence: form.careerIntelligence === 'on',
+        householdFields: form.householdFields === '' ? 'all' : form.householdFields,
+        careerFields: form.careerFields === '' ? 'all' : form.careerFields,
+      },
+    };
+  };
+
+  /** Where core's refusal belongs on the form. */
+  const refusalField = (error: Error): Record<string, string> => {
+    const message = error.message;
+    if (error instanceof DuplicateAccountError || /account name/.test(message)) return { name: message };
+    if (/household/.test(message)) return { householdFields: message };
+    if (/career/.test(message)) return { careerFields: message };
+    if (/quota period/.test(message)) return { quotaPeriod: message };
+    if (/quota/.test(message)) return { quotaLimit: message };
+    if (/rate limit/.test(message)) return { rateLimit: message };
+    return { form: message };
+  };
+
+  router.post('/console/accounts', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const read = readAccountForm(req.body);
+    const values = rawFilter(req.body);
+    let errors: Record<string, string> | null = read.ok ? null : read.errors;
+    if (read.ok) {
+      try {
+        await createAccount(context.store, read.name, read.settings);
+        context.log.info({ account: read.name }, 'console: account created');
+        res.redirect(303, `${base}/accounts/${encodeURIComponent(read.name)}`);
+        return;
+      } catch (error) {
+        if (!(error instanceof AdminError) && !(error instanceof DuplicateAccountError)) throw error;
+        errors = refusalField(error);
+      }
+    }
+    page(res, 400, accountsPage(session.chrome, await context.store.listAccounts(), { values, errors: errors ?? {} }));
+  });
+
+  router.post('/console/accounts/:name', form, async (req, res) => {
+    const session = await posted(req, res);
+    if (session === undefined || !operatorOnly(session, res)) return;
+    const name = req.params.name;
+    if ((await context.store.findAccountByName(name)) === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such account.'], 'bad'));
+      return;
+    }
+    const read = readAccountForm(req.body);
+    let errors: Record<string, string> | null = read.ok ? null : read.errors;
+    if (read.ok) {
+      try {
+        await updateAccount(context.store, name, read.settings);
+        context.log.info({ account: name }, 'console: account changed');
+        res.redirect(303, `${base}/accounts/${encodeURIComponent(name)}?saved=1`);
+        return;
+      } catch (error) {
+        if (!(error instanceof AdminError)) throw error;
+        errors = refusalField(error);
+      }
+    }
+    const view = await accountView(name);
+    if (view === undefined) return;
+    page(res, 400, accountPage(session.chrome, { ...view, editing: { values: { ...rawFilter(req.body), name }, errors: errors ?? {} } }));
+  });
+
   router.get('/console/accounts/:name', async (req, res) => {
     const session = await signedIn(req, res);
     if (session === undefined || !operatorOnly(session, res)) return;
     const view = await accountView(req.params.name);
     if (view === undefined) page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such account.'], 'bad'));
-    else page(res, 200, accountPage(session.chrome, view));
+    else page(res, 200, accountPage(session.chrome, { ...view, saved: req.query.saved === '1' }));
   });
 
   router.post('/console/accounts/:name/tokens', form, async (req, res) => {
