@@ -1,53 +1,28 @@
 // The admin console under /console (issue 13): sign-in by a one-time link, the operator's list of
 // installations, and an installation's overview. Every page is server-rendered HTML under a strict
 // Content-Security-Policy; a CRM admin's session sees its own installation and nothing else (another
-// installation's address answers 404, as one that does not exist).
+// installation's address answers 404, as one that does not exist). The operator's pages are in
+// operator-routes.ts.
 import express from 'express';
-import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
-import type { ConsoleScope, ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
-import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
+import type { ConsoleScope } from '../../../connectors/pipeline/console-sessions.ts';
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
-import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
-import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
-import { AccountFormSchema, type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
-import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
-import { limitHeaders } from '../app.ts';
 import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
-import type { EnrichService } from '../../../core/enrich/service.ts';
-import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
-import { type AccountSettings, AdminError, createAccount, issueToken, updateAccount } from '../../../core/accounts/admin.ts';
-import { DuplicateAccountError } from '../../../core/storage/port.ts';
-import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
-import { z } from 'zod';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
-import type { SecretBox } from '../../../core/secrets/secret-box.ts';
-import type { Store } from '../../../core/storage/port.ts';
-import type { Logger } from '../../logger.ts';
+import { limitHeaders } from '../app.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
+import type { ConsoleContext, Signed } from './kit.ts';
 import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
+import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
+import { mountOperatorRoutes } from './operator-routes.ts';
 import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
+import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
 import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
+import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
 
-export interface ConsoleContext {
-  /** PUBLIC_URL: links, cookies and the Origin check are made for it; null: the console is off. */
-  readonly publicUrl: string | null;
-  readonly box: SecretBox;
-  readonly bridge: Bridge;
-  readonly store: Store;
-  /** The enrichment service: the playground's sandbox requests. */
-  readonly service: EnrichService;
-  /** The job queue: its counts and dead jobs for the operator. */
-  readonly queue: JobQueue;
-  /** The CRM modules: their objects and the property each field is written to. */
-  readonly modules: readonly CrmModule[];
-  readonly log: Logger;
-  readonly now?: () => Date;
-}
+export type { ConsoleContext } from './kit.ts';
 
 const OVERVIEW_DAYS = 30;
 const LATEST_FAILURES = 10;
-
-type Signed = ConsoleSession & { readonly chrome: Chrome };
 
 export function consoleRouter(options: ConsoleContext): express.Router {
   const router = express.Router();
@@ -318,188 +293,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`]));
   });
 
-  /** The operator's pages: anyone else gets the 404 a page that does not exist gets. */
-  const operatorOnly = (session: Signed, res: express.Response): boolean => {
-    if (session.scope.kind === 'operator') return true;
-    page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such page here.'], 'bad'));
-    return false;
-  };
-
-  const accountView = async (name: string, created?: { id: string; secret: string }): Promise<AccountView | undefined> => {
-    const account = await context.store.findAccountByName(name);
-    if (account === undefined) return undefined;
-    const period = currentPeriod(account.quotaPeriod, now());
-    const tokens = await Promise.all(
-      (await context.store.listTokens(account.id)).map(async (token) => ({
-        token,
-        used: token.environment === 'production' ? await context.store.quotaUsed(token.id, period.key) : null,
-      })),
-    );
-    return { account, tokens, ...(created === undefined ? {} : { created }) };
-  };
-
-  router.get('/console/accounts', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    page(res, 200, accountsPage(session.chrome, await context.store.listAccounts()));
-  });
-
-  /** The account form read: settings for core/accounts/admin.ts, or each field's message. */
-  const readAccountForm = (body: unknown): { ok: true; name: string; settings: AccountSettings } | { ok: false; errors: Record<string, string> } => {
-    const parsed = AccountFormSchema.safeParse(body);
-    if (!parsed.success) {
-      const errors: Record<string, string> = {};
-      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
-      return { ok: false, errors };
-    }
-    const form = parsed.data;
-    return {
-      ok: true,
-      name: form.name ?? '',
-      settings: {
-        rateLimit: form.rateLimit,
-        quotaLimit: form.quotaLimit,
-        quotaPeriod: form.quotaPeriod,
-        careerIntelligence: form.careerIntelligence === 'on',
-        householdFields: form.householdFields === '' ? 'all' : form.householdFields,
-        careerFields: form.careerFields === '' ? 'all' : form.careerFields,
-      },
-    };
-  };
-
-  /** Where core's refusal belongs on the form. */
-  const refusalField = (error: Error): Record<string, string> => {
-    const message = error.message;
-    if (error instanceof DuplicateAccountError || /account name/.test(message)) return { name: message };
-    if (/household/.test(message)) return { householdFields: message };
-    if (/career/.test(message)) return { careerFields: message };
-    if (/quota period/.test(message)) return { quotaPeriod: message };
-    if (/quota/.test(message)) return { quotaLimit: message };
-    if (/rate limit/.test(message)) return { rateLimit: message };
-    return { form: message };
-  };
-
-  router.post('/console/accounts', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const read = readAccountForm(req.body);
-    const values = rawFilter(req.body);
-    let errors: Record<string, string> | null = read.ok ? null : read.errors;
-    if (read.ok) {
-      try {
-        await createAccount(context.store, read.name, read.settings);
-        context.log.info({ account: read.name }, 'console: account created');
-        res.redirect(303, `${base}/accounts/${encodeURIComponent(read.name)}`);
-        return;
-      } catch (error) {
-        if (!(error instanceof AdminError) && !(error instanceof DuplicateAccountError)) throw error;
-        errors = refusalField(error);
-      }
-    }
-    page(res, 400, accountsPage(session.chrome, await context.store.listAccounts(), { values, errors: errors ?? {} }));
-  });
-
-  router.post('/console/accounts/:name', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const name = req.params.name;
-    if ((await context.store.findAccountByName(name)) === undefined) {
-      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such account.'], 'bad'));
-      return;
-    }
-    const read = readAccountForm(req.body);
-    let errors: Record<string, string> | null = read.ok ? null : read.errors;
-    if (read.ok) {
-      try {
-        await updateAccount(context.store, name, read.settings);
-        context.log.info({ account: name }, 'console: account changed');
-        res.redirect(303, `${base}/accounts/${encodeURIComponent(name)}?saved=1`);
-        return;
-      } catch (error) {
-        if (!(error instanceof AdminError)) throw error;
-        errors = refusalField(error);
-      }
-    }
-    const view = await accountView(name);
-    if (view === undefined) return;
-    page(res, 400, accountPage(session.chrome, { ...view, editing: { values: { ...rawFilter(req.body), name }, errors: errors ?? {} } }));
-  });
-
-  router.get('/console/accounts/:name', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const view = await accountView(req.params.name);
-    if (view === undefined) page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such account.'], 'bad'));
-    else page(res, 200, accountPage(session.chrome, { ...view, saved: req.query.saved === '1' }));
-  });
-
-  router.post('/console/accounts/:name/tokens', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const environment = z.object({ environment: z.enum(ENVIRONMENTS) }).safeParse(req.body);
-    const account = await context.store.findAccountByName(req.params.name);
-    if (account === undefined || !environment.success) {
-      page(res, account === undefined ? 404 : 400, messagePage(session.chrome, 'Refused', [account === undefined ? 'There is no such account.' : 'Choose sandbox or production.'], 'bad'));
-      return;
-    }
-    const issued = await issueToken(context.store, account.name, environment.data.environment);
-    context.log.info({ account: account.name, token: issued.record.id, environment: environment.data.environment }, 'console: token created');
-    // Shown on this answer only (no-store): a reload or a later visit shows the id, never the token.
-    page(res, 201, accountPage(session.chrome, (await accountView(account.name, { id: issued.record.id, secret: issued.token })) as AccountView));
-  });
-
-  router.post('/console/accounts/:name/tokens/:token/revoke', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const account = await context.store.findAccountByName(req.params.name);
-    const token = account === undefined ? undefined : (await context.store.listTokens(account.id)).find((t) => t.id === req.params.token);
-    if (account === undefined || token === undefined) {
-      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such token for this account.'], 'bad'));
-      return;
-    }
-    await context.store.revokeToken({ id: token.id });
-    context.log.info({ account: account.name, token: token.id }, 'console: token revoked');
-    res.redirect(303, `${base}/accounts/${encodeURIComponent(account.name)}`);
-  });
-
-  router.get('/console/jobs', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const retried = typeof req.query.retried === 'string' && /^\d{1,9}$/.test(req.query.retried) ? Number(req.query.retried) : null;
-    const [counts, dead] = await Promise.all([context.queue.countByState(), context.queue.list({ state: 'dead', limit: 100 })]);
-    page(res, 200, jobsPage(session.chrome, counts, dead, retried));
-  });
-
-  router.post('/console/jobs/retry-all', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const retried = await context.queue.retryDead('all');
-    context.log.info({ retried }, 'console: dead jobs retried');
-    res.redirect(303, `${base}/jobs?retried=${retried}`);
-  });
-
-  router.post('/console/jobs/:id/retry', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const retried = await context.queue.retryDead([req.params.id]);
-    context.log.info({ job: req.params.id, retried }, 'console: dead job retried');
-    res.redirect(303, `${base}/jobs?retried=${retried}`);
-  });
-
-  router.get('/console/snapshots', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const notice = req.query.rolledBack === '1' ? 'Rolled back: the snapshot marked active answers from now on.' : req.query.rolledBack === '0' ? 'There is no earlier snapshot to roll back to.' : null;
-    page(res, 200, snapshotsPage(session.chrome, await context.store.listSnapshots(), notice));
-  });
-
-  router.post('/console/snapshots/rollback', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined || !operatorOnly(session, res)) return;
-    const now = await context.store.rollbackSnapshot();
-    context.log.info({ snapshot: now?.id ?? null }, 'console: snapshot rollback');
-    res.redirect(303, `${base}/snapshots?rolledBack=${now === undefined ? '0' : '1'}`);
-  });
+  mountOperatorRoutes({ router, context, base, now, form, page, signedIn, posted });
 
   router.post('/console/signout', form, async (req, res) => {
     const session = await posted(req, res);

@@ -1,0 +1,46 @@
+// What the console's route modules share: the context it is built from, a signed-in session, and the
+// router's own checks and answer helpers (routes.ts makes them; operator-routes.ts uses them).
+import express from 'express';
+import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
+import type { ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
+import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
+import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
+import type { EnrichService } from '../../../core/enrich/service.ts';
+import type { SecretBox } from '../../../core/secrets/secret-box.ts';
+import type { Store } from '../../../core/storage/port.ts';
+import type { Logger } from '../../logger.ts';
+import type { Chrome } from './pages.ts';
+
+export interface ConsoleContext {
+  /** PUBLIC_URL: links, cookies and the Origin check are made for it; null: the console is off. */
+  readonly publicUrl: string | null;
+  readonly box: SecretBox;
+  readonly bridge: Bridge;
+  readonly store: Store;
+  /** The enrichment service: the playground's sandbox requests. */
+  readonly service: EnrichService;
+  /** The job queue: its counts and dead jobs for the operator. */
+  readonly queue: JobQueue;
+  /** The CRM modules: their objects and the property each field is written to. */
+  readonly modules: readonly CrmModule[];
+  readonly log: Logger;
+  readonly now?: () => Date;
+}
+
+/** A signed-in session with the page chrome it sees (who is signed in, the form token). */
+export type Signed = ConsoleSession & { readonly chrome: Chrome };
+
+export interface ConsoleKit {
+  readonly router: express.Router;
+  readonly context: ConsoleContext & { readonly publicUrl: string };
+  /** The console's path under PUBLIC_URL. */
+  readonly base: string;
+  readonly now: () => Date;
+  /** The urlencoded form parser every post uses (bounded). */
+  readonly form: ReturnType<typeof express.urlencoded>;
+  readonly page: (res: express.Response, status: number, html: string) => void;
+  /** The signed-in session, or the sign-in page sent (and undefined). */
+  readonly signedIn: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
+  /** The same, for a post from a console page (Origin and form token checked). */
+  readonly posted: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
+}
