@@ -50,8 +50,6 @@ export interface LogQuery {
   readonly installationId?: string;
   readonly recordId?: string;
   readonly limit?: number;
-  /** Only the outcomes that start with this (`failed:`, `skipped:`, `enriched`). */
-  readonly outcomePrefix?: string;
 }
 
 /** One page of an installation's log, newest first (the console's log). */
@@ -354,7 +352,6 @@ export class KyselyPipelineStore implements PipelineStore {
       .limit(query.limit ?? 100);
     if (query.installationId !== undefined) select = select.where('installation_id', '=', query.installationId);
     if (query.recordId !== undefined) select = select.where('record_id', '=', query.recordId);
-    if (query.outcomePrefix !== undefined) select = select.where('outcome', 'like', `${query.outcomePrefix.replace(/[%_\\]/g, '')}%`);
     return (await select.execute()).map(toLogEntry).reverse();
   }
 

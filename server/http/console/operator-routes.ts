@@ -142,7 +142,8 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
     const issued = await issueToken(context.store, account.name, environment.data.environment);
     context.log.info({ account: account.name, token: issued.record.id, environment: environment.data.environment }, 'console: token created');
     // Shown on this answer only (no-store): a reload or a later visit shows the id, never the token.
-    page(res, 201, accountPage(session.chrome, (await accountView(account.name, { id: issued.record.id, secret: issued.token })) as AccountView));
+    const view = await accountView(account.name, { id: issued.record.id, secret: issued.token });
+    if (view !== undefined) page(res, 201, accountPage(session.chrome, view));
   });
 
   router.post('/console/accounts/:name/tokens/:token/revoke', form, async (req, res) => {

@@ -100,14 +100,10 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   });
 
   router.get('/console/installations/:id', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined) return;
-    const installation = allowed(session.scope, req.params.id) ? await context.bridge.pipelineStore.findInstallation(req.params.id) : undefined;
-    if (installation === undefined) {
-      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such installation here.'], 'bad'));
-      return;
-    }
-    page(res, 200, overviewPage(session.chrome, await overview(context, installation, now())));
+    // onInstallation is declared below; the handler runs only once the router is built.
+    const found = await onInstallation(req, res, 'view');
+    if (found === undefined) return;
+    page(res, 200, overviewPage(found.session.chrome, await overview(context, found.installation, now())));
   });
 
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 200 });
@@ -320,7 +316,7 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
   const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10)).reverse();
   const [outcomes, failures] = await Promise.all([
     context.bridge.pipelineStore.dailyOutcomes(installation.id, start.toISOString()),
-    context.bridge.pipelineStore.listLog({ installationId: installation.id, outcomePrefix: 'failed:', limit: LATEST_FAILURES }),
+    context.bridge.pipelineStore.searchLog({ installationId: installation.id, outcomePrefix: 'failed:', limit: LATEST_FAILURES }),
   ]);
   let target: string;
   let quota: OverviewData['quota'] = null;
@@ -335,5 +331,5 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
       quota = { used, limit: account.quotaLimit, period: account.quotaPeriod, resetsAt: period.resetsAt?.toISOString() ?? null };
     }
   }
-  return { installation, target, quota, days, outcomes, failures: [...failures].reverse() };
+  return { installation, target, quota, days, outcomes, failures };
 }
