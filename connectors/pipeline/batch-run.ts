@@ -113,7 +113,7 @@ export class BatchRun {
     readonly cancel: AbortSignal | undefined,
   ) {}
 
-  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
+  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'changes' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
     const at = this.now();
     this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
     this.lastOutcome.set(`${object}/${work.recordId}`, outcome);
@@ -125,6 +125,7 @@ export class BatchRun {
       at: at.toISOString(),
       outcome,
       fieldsWritten: extra.fieldsWritten ?? [],
+      changes: extra.changes ?? {},
       quotaConsumed: extra.quotaConsumed ?? 0,
       latencyMs: extra.latencyMs ?? null,
       detail: extra.detail ?? null,

@@ -103,6 +103,12 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export type Outcome = 'enriched' | 'no_match' | `skipped:${SkipReason}` | `failed:${string}`;
 
+/** One property a write changed: the value sent, and the value it replaced (null: the property was empty). */
+export interface LoggedChange {
+  readonly value: CrmValue;
+  readonly replaced: CrmValue;
+}
+
 export interface LogEntry {
   readonly id: string;
   readonly installationId: string;
@@ -111,6 +117,11 @@ export interface LogEntry {
   readonly at: string;
   readonly outcome: Outcome;
   readonly fieldsWritten: readonly string[];
+  /**
+   * CRM property → what we wrote there and what the record held before (null: empty); empty when
+   * nothing was written, on entries logged before values were recorded, and once cleared on disconnect.
+   */
+  readonly changes: Readonly<Record<string, LoggedChange>>;
   readonly quotaConsumed: number;
   readonly latencyMs: number | null;
   readonly detail: string | null;

@@ -34,7 +34,7 @@ import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, Outcome } from './model.ts';
 import type { PipelineStore } from './store.ts';
-import { decideWrites, fieldsFromResponse, staleSections } from './write-policy.ts';
+import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from './write-policy.ts';
 
 
 export interface PipelineDeps {
@@ -477,7 +477,12 @@ export class Pipeline {
       written: decision.written,
     });
     const logOutcome: Outcome = fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
-    run.log(object, work, logOutcome, { latencyMs, quotaConsumed: quotaPerLookup(run.installation), fieldsWritten: Object.keys(decision.properties) });
+    run.log(object, work, logOutcome, {
+      latencyMs,
+      quotaConsumed: quotaPerLookup(run.installation),
+      fieldsWritten: Object.keys(decision.properties),
+      changes: replacedValues(decision.properties, item.record.properties),
+    });
     run.dispose(work, { kind: 'complete' });
   }
 

@@ -83,6 +83,12 @@ export interface EnrichmentLogTable {
   quota_consumed: number;
   latency_ms: number | null;
   detail: string | null;
+  /**
+   * JSON: CRM property → `{ value, replaced }`, what we wrote and what the record held before (null:
+   * empty). Personal values: cleared with the record (erasure) or the installation (disconnect).
+   * Null on rows from before 0015 and on rows whose values were cleared.
+   */
+  changes: string | null;
 }
 
 /** Where a backfill of one installation's object got to, so a rerun resumes there. */
@@ -350,6 +356,14 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('console_sessions').execute();
+    },
+  },
+  '0015_log_changes': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('enrichment_log').addColumn('changes', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('enrichment_log').dropColumn('changes').execute();
     },
   },
 };

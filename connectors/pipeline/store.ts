@@ -83,7 +83,10 @@ export interface PipelineStore {
   listInstallations(): Promise<Installation[]>;
   /** Returns the installation as it is after the change, or undefined when there is none. */
   updateInstallation(id: string, patch: InstallationPatch): Promise<Installation | undefined>;
-  /** Removes the installation with its record states (the log is kept for the operator). */
+  /**
+   * Removes the installation with its record states. The log is kept for the operator, without the
+   * values each write carried (`changes`): those are personal data of the CRM's records.
+   */
   deleteInstallation(id: string): Promise<boolean>;
   sealedSecrets(id: string): Promise<string | undefined>;
 
@@ -105,8 +108,9 @@ export interface PipelineStore {
   acquireLease(key: string, owner: string, ms: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
   /**
-   * A CRM deletion or privacy request: forgets the record's state and log entries, and remembers the
-   * record's id (only that) so an enrichment already under way cannot save anything about it again.
+   * A CRM deletion or privacy request: forgets the record's state and log entries (with the values
+   * they logged), and remembers the record's id (only that) so an enrichment already under way cannot
+   * save anything about it again.
    */
   eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
 }
@@ -120,8 +124,10 @@ export function newLogId(at: Date = new Date()): string {
 
 const statusColumn = z.enum(INSTALLATION_STATUSES);
 const reasonColumn = z.enum(PAUSE_REASONS).nullable();
-const writtenColumn = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const crmValueColumn = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const writtenColumn = z.record(z.string(), crmValueColumn);
 const fieldsColumn = z.array(z.string());
+const changesColumn = z.record(z.string(), z.object({ value: crmValueColumn, replaced: crmValueColumn }));
 
 function toInstallation(row: Selectable<InstallationsTable>): Installation {
   const target: Installation['target'] =
@@ -183,6 +189,7 @@ function logRow(entry: LogEntry): EnrichmentLogTable {
     at: entry.at,
     outcome: entry.outcome,
     fields_written: JSON.stringify(entry.fieldsWritten),
+    changes: Object.keys(entry.changes).length === 0 ? null : JSON.stringify(entry.changes),
     quota_consumed: entry.quotaConsumed,
     latency_ms: entry.latencyMs,
     detail: entry.detail,
@@ -198,6 +205,8 @@ function toLogEntry(row: Selectable<EnrichmentLogTable>): LogEntry {
     at: row.at,
     outcome: row.outcome as Outcome,
     fieldsWritten: fieldsColumn.parse(JSON.parse(row.fields_written)),
+    // Null: logged before 0015, nothing written, or cleared when the installation was disconnected.
+    changes: row.changes === null ? {} : changesColumn.parse(JSON.parse(row.changes)),
     quotaConsumed: Number(row.quota_consumed),
     latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
     detail: row.detail,
@@ -282,6 +291,7 @@ export class KyselyPipelineStore implements PipelineStore {
   async deleteInstallation(id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('record_states').where('installation_id', '=', id).execute();
+      await trx.updateTable('enrichment_log').set({ changes: null }).where('installation_id', '=', id).where('changes', 'is not', null).execute();
       const result = await trx.deleteFrom('installations').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     });

@@ -2,7 +2,7 @@
 // and minimum confidence, the overwrite mode, the record's current values and what we last wrote.
 import { CAREER_FIELDS, type EnrichmentResponse, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { CrmConnector, FieldValue } from './connector.ts';
-import type { CrmValue, OverwriteMode } from './model.ts';
+import type { CrmValue, LoggedChange, OverwriteMode } from './model.ts';
 
 /** The status fields are ours alone: written on every enrichment, whatever the overwrite mode. */
 export const STATUS_KEYS = ['status.enriched_at', 'status.household_matched', 'status.career_matched', 'status.enrichment_status'] as const;
@@ -169,4 +169,20 @@ export function decideWrites(input: DecideInput): WriteDecision {
     if (key !== undefined) keys.push(key);
   }
   return { properties, keys, written: Object.fromEntries(Object.entries(written).filter(([property]) => !dropped.has(property))) };
+}
+
+/**
+ * What the enrichment log keeps of a write: per property sent, the value and what the record held
+ * before it (null when the property was empty or missing), so the console can show what was replaced.
+ */
+export function replacedValues(
+  properties: Readonly<Record<string, CrmValue>>,
+  current: Readonly<Record<string, CrmValue>>,
+): Record<string, LoggedChange> {
+  const changes: Record<string, LoggedChange> = {};
+  for (const [property, value] of Object.entries(properties)) {
+    const before = current[property];
+    changes[property] = { value, replaced: before === undefined || isEmpty(before) ? null : before };
+  }
+  return changes;
 }

@@ -35,10 +35,16 @@ function seededLog(installationId: string): LogEntry[] {
   const now = Date.now();
   const entry = (n: number, outcome: LogEntry['outcome'], daysAgo: number, quota: number, detail: string | null = null): LogEntry => {
     const at = new Date(now - daysAgo * 86_400_000 - n * 1000);
-    return { id: newLogId(at), installationId, object: 'contact', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], quotaConsumed: quota, latencyMs: 12, detail };
+    return { id: newLogId(at), installationId, object: 'contact', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], changes: {}, quotaConsumed: quota, latencyMs: 12, detail };
+  };
+  // One enrichment that replaced a human's value (markup in it, to be shown as text) and filled an empty property.
+  const replacing: LogEntry = {
+    ...entry(1, 'enriched', 0, 1),
+    fieldsWritten: ['wf_career_job_title', 'wf_hh_net_worth'],
+    changes: { wf_career_job_title: { value: 'CFO', replaced: '<b>Chief</b> & Bean' }, wf_hh_net_worth: { value: 2400000, replaced: null } },
   };
   return [
-    entry(1, 'enriched', 0, 1),
+    replacing,
     entry(2, 'enriched', 0, 1),
     entry(3, 'enriched', 0, 1),
     entry(4, 'no_match', 1, 1),
@@ -71,7 +77,7 @@ beforeAll(async () => {
       [],
       Array.from({ length: 60 }, (_, i): LogEntry => {
         const at = new Date(yesterday + i * 1000);
-        return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], quotaConsumed: 1, latencyMs: 40, detail: null };
+        return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], changes: {}, quotaConsumed: 1, latencyMs: 40, detail: null };
       }),
     );
     // A job that died (one attempt, failed for good), and two data snapshots loaded one after the other.
@@ -96,7 +102,7 @@ beforeAll(async () => {
   try {
     const c = await other.bridge.installations.create({ provider: 'hubspot', externalAccountId: '55555', environment: 'sandbox', target: { kind: 'local', accountName: 'acme' }, settings: {} });
     ids.c = c.id;
-    await other.bridge.pipelineStore.saveOutcomes([], [{ id: newLogId(), installationId: c.id, object: 'contact', recordId: 'c-1', at: new Date().toISOString(), outcome: 'enriched', fieldsWritten: [], quotaConsumed: 1, latencyMs: 5, detail: null }]);
+    await other.bridge.pipelineStore.saveOutcomes([], [{ id: newLogId(), installationId: c.id, object: 'contact', recordId: 'c-1', at: new Date().toISOString(), outcome: 'enriched', fieldsWritten: [], changes: {}, quotaConsumed: 1, latencyMs: 5, detail: null }]);
   } finally {
     await other.close();
   }
@@ -212,6 +218,16 @@ describe('the console in a browser', () => {
     expect(await page.textContent('#outcome')).toBe('failed: crm error');
     expect(await page.textContent('#detail')).toBe('HTTP 502 from the CRM');
     expect(await page.getAttribute('#crm-link', 'href')).toBe('https://app.hubspot.com/contacts/62515/record/0-1/rec-7');
+    expect(await page.locator('#changes').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    // An enrichment in detail: each property with the value written and the value it replaced.
+    await page.goto(`${log}?record=rec-1`);
+    await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
+    const cells = (row: number) => page.locator('#changes tbody tr').nth(row).locator('td').allTextContents();
+    expect(await page.locator('#changes tbody tr').count()).toBe(2);
+    expect(await cells(0)).toEqual(['wf_career_job_title', 'CFO', '<b>Chief</b> & Bean']);
+    expect(await cells(1)).toEqual(['wf_hh_net_worth', '2400000', 'empty']);
+    expect(await page.textContent('main')).not.toContain('not recorded');
     expect(await seriousViolations(page)).toEqual([]);
     // Another installation's log, or one of its entries under this installation's address: 404.
     expect((await page.goto(`${publicUrl}/console/installations/${ids.b}/log`))?.status()).toBe(404);

@@ -37,6 +37,8 @@ describe('a data folder made by an earlier version', () => {
       ]);
       const log = await runtime.bridge.pipelineStore.listLog({ installationId: id, limit: 10 });
       expect(log.map((entry) => [entry.recordId, entry.outcome, entry.fieldsWritten])).toEqual([['500', 'enriched', ['wf_household_windfall_id']]]);
+      // Logged before the log kept the values written (0015_log_changes): none, not a parse error.
+      expect(log[0]?.changes).toEqual({});
       expect((await runtime.bridge.pipelineStore.recordStates(id, 'contact', ['500'])).get('500')?.windfallId).toBe('wf-1');
     } finally {
       await runtime.close();

@@ -266,6 +266,7 @@ function logEntry(installation: Installation, recordId: string): LogEntry {
     at: '2025-01-02T03:04:05.000Z',
     outcome: 'enriched',
     fieldsWritten: ['wf_hh_net_worth'],
+    changes: { wf_hh_net_worth: { value: 1_250_000, replaced: null } },
     quotaConsumed: 1,
     latencyMs: 12,
     detail: null,

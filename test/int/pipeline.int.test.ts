@@ -512,11 +512,60 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       const [p2] = await logOf(h, production, 'p2');
       expect(p2).toMatchObject({ outcome: 'no_match', quotaConsumed: 1 });
       expect(p2?.fieldsWritten.every((field) => field.startsWith('wf_status_'))).toBe(true);
-      expect(await logOf(h, production, 'p3')).toMatchObject([{ outcome: 'skipped:no_match_key', quotaConsumed: 0, latencyMs: null, fieldsWritten: [] }]);
+      expect(await logOf(h, production, 'p3')).toMatchObject([{ outcome: 'skipped:no_match_key', quotaConsumed: 0, latencyMs: null, fieldsWritten: [], changes: {} }]);
       expect(await quotaUsed(h, production)).toBe(2);
       const [s1] = await logOf(h, sandbox, 's1');
       expect(s1).toMatchObject({ outcome: 'enriched', quotaConsumed: 0 });
       expect(s1?.fieldsWritten.length).toBeGreaterThan(0);
+    });
+
+    it('the log records the value each write replaced: a human value overwritten in always mode, null where the property was empty', async () => {
+      const h = await start();
+      const inst = await h.install({ settings: { overwriteMode: 'always' } });
+      await add(h, inst, 'c1', { ...contact(AMANDA), [p('household.net_worth')]: 5, [p('household.political_party')]: '' });
+      await h.drain();
+      const [first] = await logOf(h, inst, 'c1');
+      expect(first?.changes[p('household.net_worth')]).toEqual({ value: AMANDA.household?.net_worth, replaced: 5 });
+      expect(first?.changes[p('household.political_party')]).toEqual({ value: AMANDA.household?.political_party, replaced: null });
+      expect(first?.changes[p('career.job_title')]).toEqual({ value: AMANDA.career?.job_title, replaced: null });
+      // Every property written and only those, each with the value the CRM received.
+      expect(Object.keys(first?.changes ?? {}).sort()).toEqual([...(first?.fieldsWritten ?? [])].sort());
+      expect(Object.fromEntries(Object.entries(first?.changes ?? {}).map(([property, change]) => [property, change.value]))).toEqual(writesTo(h, 'c1')[0]);
+
+      // A human edits one of our values; the next enrichment puts ours back and logs the human's as replaced.
+      h.crm.edit(CONTACT, 'c1', { [p('career.job_title')]: 'Chief Bean Counter' });
+      later(h, HOUR_MS);
+      await again(h, inst, 'c1', { force: true });
+      await h.drain();
+      const [, second] = await logOf(h, inst, 'c1');
+      expect(second?.changes[p('career.job_title')]).toEqual({ value: AMANDA.career?.job_title, replaced: 'Chief Bean Counter' });
+      expect(second?.changes[p('status.enriched_at')]).toEqual({ value: h.clock.now.toISOString(), replaced: first?.changes[p('status.enriched_at')]?.value });
+      // A property already holding the value is not written, so it has no change to log.
+      expect(second?.changes).not.toHaveProperty(p('household.net_worth'));
+    });
+
+    it('the values a write replaced go with the record when it is erased, and from the kept log when the installation is disconnected', async () => {
+      const h = await start();
+      const inst = await h.install({ settings: { overwriteMode: 'always' } });
+      await add(h, inst, 'erased', { ...contact(AMANDA), [p('career.job_title')]: 'Chief Bean Counter' });
+      await add(h, inst, 'kept', { ...contact(DANIEL), [p('career.job_title')]: 'Head of Beans' });
+      await h.drain();
+      /** The log's rows as stored, every column as text: what a copy of the database would hold. */
+      const stored = async () => JSON.stringify(await h.opened.db.selectFrom('enrichment_log').selectAll().where('installation_id', '=', inst.id).execute());
+      expect((await logOf(h, inst, 'erased'))[0]?.changes[p('career.job_title')]?.replaced).toBe('Chief Bean Counter');
+      expect(await stored()).toContain('Head of Beans');
+
+      await h.bridge.pipelineStore.eraseRecord(inst.id, CONTACT, 'erased');
+      expect(await logOf(h, inst, 'erased')).toEqual([]);
+      expect(await stored()).not.toContain('Chief Bean Counter');
+      expect((await logOf(h, inst, 'kept'))[0]?.changes[p('career.job_title')]?.replaced).toBe('Head of Beans');
+
+      // Disconnected: the log stays for the operator (outcome, the properties written), not the values.
+      await h.bridge.installations.remove(inst.id);
+      const [kept] = await logOf(h, inst, 'kept');
+      expect(kept).toMatchObject({ outcome: 'enriched', changes: {} });
+      expect(kept?.fieldsWritten).toContain(p('career.job_title'));
+      expect(await stored()).not.toContain('Head of Beans');
     });
   });
 

@@ -1,10 +1,11 @@
 // The write-back rules as pure functions: which values an enrichment yields (fieldsFromResponse),
-// when two CRM values are the same (sameCrmValue), and what goes out per overwrite mode (decideWrites).
+// when two CRM values are the same (sameCrmValue), what goes out per overwrite mode (decideWrites), and
+// what the log keeps of a write (replacedValues).
 import { describe, expect, it } from 'vitest';
 import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
 import type { FieldValue } from '../../connectors/pipeline/connector.ts';
 import type { CrmValue, OverwriteMode } from '../../connectors/pipeline/model.ts';
-import { STATUS_KEYS, decideWrites, fieldsFromResponse, sameCrmValue, type FieldsToWrite } from '../../connectors/pipeline/write-policy.ts';
+import { STATUS_KEYS, decideWrites, fieldsFromResponse, replacedValues, sameCrmValue, type FieldsToWrite } from '../../connectors/pipeline/write-policy.ts';
 
 const AT = new Date('2026-03-10T12:00:00.000Z');
 const WINDFALL_ID = 'bde3d183ad6215f2932217ee5d6d368a';
@@ -283,5 +284,21 @@ describe('decideWrites after a re-enrichment that matches nobody or someone else
       current: { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' },
     });
     expect(decision.properties).toEqual({ wf_household_net_worth: 6_000_000 });
+  });
+});
+
+describe('replacedValues: what the log keeps of a write', () => {
+  it('pairs each property sent with the value the record held, null where it was empty, blank or missing', () => {
+    const current = { wf_household_net_worth: 5, wf_career_job_title: '  ', wf_household_boat_owner: false, wf_household_political_party: null, email: 'a@example.com' };
+    const sent = { wf_household_net_worth: 6_000_000, wf_career_job_title: 'CFO', wf_household_boat_owner: true, wf_household_political_party: 'Democrat', wf_career_job_level: 'VP', wf_household_windfall_id: '' };
+    expect(replacedValues(sent, current)).toEqual({
+      wf_household_net_worth: { value: 6_000_000, replaced: 5 },
+      wf_career_job_title: { value: 'CFO', replaced: null },
+      wf_household_boat_owner: { value: true, replaced: false },
+      wf_household_political_party: { value: 'Democrat', replaced: null },
+      wf_career_job_level: { value: 'VP', replaced: null },
+      wf_household_windfall_id: { value: '', replaced: null },
+    });
+    expect(replacedValues({}, current)).toEqual({});
   });
 });

@@ -1,8 +1,9 @@
 // The console's enrichment log: an installation's entries newest first, filtered by outcome, object,
-// record and dates (UTC), 50 a page; each entry's detail, and a link to the record in the CRM.
+// record and dates (UTC), 50 a page; each entry's detail (each value written and the value it
+// replaced), and a link to the record in the CRM.
 import { z } from 'zod';
 import type { LogSearch } from '../../../connectors/pipeline/store.ts';
-import type { Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
+import type { CrmValue, Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
 import { type Chrome, escapeHtml, layout, outcomeKind, timeHtml } from './pages.ts';
 
 export const LOG_PAGE_SIZE = 50;
@@ -108,17 +109,29 @@ ${rows}
   );
 }
 
+/** A CRM value in a cell: an empty one (null, blank text) says so. */
+function crmValueHtml(value: CrmValue): string {
+  if (value === null || (typeof value === 'string' && value.trim() === '')) return '<span class="muted">empty</span>';
+  return escapeHtml(String(value));
+}
+
 export function logEntryPage(chrome: Chrome, installation: Installation, entry: LogEntry, crm: string | null, propertyFor: (key: string) => string | null): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const kind = outcomeKind(entry.outcome);
   const reason = kind === 'skipped' || kind === 'failed' ? entry.outcome.slice(entry.outcome.indexOf(':') + 1).replace(/_/g, ' ') : null;
+  const changes = Object.entries(entry.changes);
   const fields =
-    entry.fieldsWritten.length === 0
-      ? '<p class="muted">Nothing was written.</p>'
-      : `<ul id="fields">${entry.fieldsWritten.map((key) => {
-          const property = propertyFor(key);
-          return `<li>${escapeHtml(key)}${property === null ? '' : ` <code>${escapeHtml(property)}</code>`}</li>`;
-        }).join('')}</ul><p class="muted">The value each property held before is not recorded.</p>`;
+    changes.length > 0
+      ? `<div class="scroll"><table id="changes"><thead><tr><th scope="col">Property</th><th scope="col">Value written</th><th scope="col">Value it replaced</th></tr></thead><tbody>${changes
+          .map(([property, change]) => `<tr><td>${escapeHtml(property)}</td><td>${crmValueHtml(change.value)}</td><td>${crmValueHtml(change.replaced)}</td></tr>`)
+          .join('')}</tbody></table></div>`
+      : entry.fieldsWritten.length === 0
+        ? '<p class="muted">Nothing was written.</p>'
+        : // Logged before the log kept values (migration 0015): the properties only.
+          `<ul id="fields">${entry.fieldsWritten.map((key) => {
+            const property = propertyFor(key);
+            return `<li>${escapeHtml(key)}${property === null ? '' : ` <code>${escapeHtml(property)}</code>`}</li>`;
+          }).join('')}</ul><p class="muted" id="no-values">Logged before the log kept the values written and replaced.</p>`;
   return layout(
     chrome,
     `${entry.object} ${entry.recordId}`,
