@@ -78,8 +78,11 @@ export interface PlanOptions {
   readonly limit?: number;
   /** Start from the beginning even when an earlier backfill stopped midway. */
   readonly restart?: boolean;
+  /** Read at most this many pages (a console run plans and queues a page at a time). */
+  readonly maxPages?: number;
   readonly now?: Date;
-  readonly onPage?: (scanned: number) => void;
+  /** After each page read; awaited, and what it throws ends the plan (a cancelled run). */
+  readonly onPage?: (scanned: number) => void | Promise<void>;
 }
 
 /** Reads the records (no enrichment, no writes) and counts what a backfill would do. */
@@ -124,8 +127,8 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
     }
     pages.push(cut ? { ids, resumeAt: cursor, last: false } : { ids, resumeAt: page.next, last: page.next === null });
     cursor = page.next;
-    options.onPage?.(scanned);
-  } while (cursor !== null && toEnrich < limit);
+    await options.onPage?.(scanned);
+  } while (cursor !== null && toEnrich < limit && pages.length < (options.maxPages ?? Infinity));
   return {
     installationId: installation.id,
     object,
@@ -142,13 +145,20 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
 /** Enqueues a plan page by page, saving the cursor after each so a rerun resumes after it. */
 export async function runBackfill(
   plan: BackfillPlan,
-  deps: { queue: JobQueue; progress: BackfillProgress; onProgress?: (enqueued: number) => void },
+  deps: {
+    queue: JobQueue;
+    progress: BackfillProgress;
+    onProgress?: (enqueued: number) => void;
+    /** The job group the enrichments join (a console run's id). */
+    group?: string;
+  },
 ): Promise<{ enqueued: number; duplicates: number }> {
   let enqueued = 0;
   let duplicates = 0;
   for (const page of plan.pages) {
     for (const id of page.ids) {
-      const { created } = await deps.queue.enqueue(enrichJob(plan.installationId, { object: plan.object, recordId: id, trigger: 'backfill' }));
+      const job = enrichJob(plan.installationId, { object: plan.object, recordId: id, trigger: 'backfill' });
+      const { created } = await deps.queue.enqueue(deps.group === undefined ? job : { ...job, group: deps.group });
       if (created) enqueued += 1;
       else duplicates += 1;
       deps.onProgress?.(enqueued + duplicates);

@@ -15,6 +15,8 @@ import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
 import { BackfillProgress } from './backfill.ts';
+import { BACKFILL_ESTIMATE_JOB, BACKFILL_RUN_JOB, BackfillRuns, runControlJobs } from './backfill-runs.ts';
+import type { CrmBackfill } from './crm-module.ts';
 import { InboundDeliveries } from './deliveries.ts';
 import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
@@ -35,6 +37,17 @@ export class ConnectorRegistry {
   private readonly factories = new Map<string, ConnectorFactory>();
   private readonly callbackHandlers = new Map<string, CallbackHandler>();
   readonly jobHandlers = new Map<string, ConnectorJobHandler>();
+  private readonly backfills = new Map<string, CrmBackfill>();
+
+  /** How a provider's records are read for a backfill (a console run's jobs use it). */
+  registerBackfill(provider: string, backfill: CrmBackfill): this {
+    this.backfills.set(provider, backfill);
+    return this;
+  }
+
+  backfillFor(provider: string): CrmBackfill | undefined {
+    return this.backfills.get(provider);
+  }
 
   /** A job kind of a connector's, with what runs it. */
   registerJob(kind: string, handler: ConnectorJobHandler): this {
@@ -88,6 +101,8 @@ export interface Bridge {
   readonly requestAnswers: RequestAnswers;
   /** Where each backfill stands, so an interrupted one resumes. */
   readonly backfills: BackfillProgress;
+  /** Backfills started from the console: estimate, run, progress, cancel. */
+  readonly backfillRuns: BackfillRuns;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
   /** Who is signed in to the admin console. */
   readonly consoleSessions: ConsoleSessions;
@@ -120,6 +135,12 @@ export function createBridge(deps: BridgeDeps): Bridge {
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
   const jobs = new JobKinds(deps.queue).work(ENRICH_JOB, (batch, { workerId, signals }) => pipeline.processBatch(batch, workerId, signals));
+  const backfills = new BackfillProgress(deps.db);
+  const backfillRuns = new BackfillRuns(deps.db, deps.queue, deps.now);
+  const control = settledBy('backfill', { store: pipelineStore, queue: deps.queue }, (installation, batch) =>
+    runControlJobs(installation, batch, { runs: backfillRuns, progress: backfills, store: pipelineStore, installations, queue: deps.queue, backfillFor: (provider) => deps.connectors.backfillFor(provider) }),
+  );
+  jobs.work(BACKFILL_ESTIMATE_JOB, control).work(BACKFILL_RUN_JOB, control);
   for (const [kind, handler] of deps.connectors.jobHandlers) {
     jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue })));
   }
@@ -130,7 +151,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
     jobs,
     deliveries: new InboundDeliveries(deps.db),
     requestAnswers: new RequestAnswers(deps.db),
-    backfills: new BackfillProgress(deps.db),
+    backfills,
+    backfillRuns,
     enricherFor,
     consoleSessions: new ConsoleSessions(deps.db, deps.now),
   };

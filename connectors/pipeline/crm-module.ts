@@ -116,6 +116,7 @@ export function registryOf(modules: readonly CrmModule[]): ConnectorRegistry {
     if (providers.has(module.provider)) throw new Error(`two CRM modules for provider "${module.provider}"`);
     providers.add(module.provider);
     registry.register(module.provider, module.connector, module.callbacks);
+    if (module.backfill !== undefined) registry.registerBackfill(module.provider, module.backfill);
     for (const [kind, handler] of Object.entries(module.jobs ?? {})) {
       if (registry.jobHandlers.has(kind)) throw new Error(`job kind "${kind}" is claimed by two CRM modules`);
       registry.registerJob(kind, handler);

@@ -32,6 +32,8 @@ export interface NewJob {
   readonly dedupeKey?: string;
   readonly maxAttempts?: number;
   readonly runAt?: Date;
+  /** The work it belongs to (a console backfill run): counted and cancelled together (countGroup, cancelGroup). */
+  readonly group?: string;
 }
 
 export interface ClaimOptions {
@@ -87,6 +89,10 @@ export interface JobQueue {
   reschedule(installationId: string, runAt: Date): Promise<number>;
   /** Drops the queued job with this dedupe key (the record it was for is gone); true when one was. */
   cancel(dedupeKey: string): Promise<boolean>;
+  /** A group's jobs by state (a backfill run's enrichments: how far they have got). */
+  countGroup(group: string): Promise<Partial<Record<JobState, number>>>;
+  /** Removes a group's queued jobs (a running one finishes); returns how many. */
+  cancelGroup(group: string): Promise<number>;
   list(options?: { state?: JobState; limit?: number }): Promise<Job[]>;
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
   /** How many jobs are in each state (a state with none is absent). */

@@ -31,6 +31,7 @@ function newJobRow(job: NewJob, now: string): JobsTable {
     lease_expires_at: null,
     last_error: null,
     rerun: 0,
+    job_group: job.group ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -390,6 +391,21 @@ export class KyselyJobQueue implements JobQueue {
   async cancel(dedupeKey: string): Promise<boolean> {
     const result = await this.db.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey).where('state', '=', 'queued').executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  async countGroup(group: string): Promise<Partial<Record<JobState, number>>> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['state', (eb) => eb.fn.countAll().as('n')])
+      .where('job_group', '=', group)
+      .groupBy('state')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [stateColumn.parse(row.state), Number(row.n)]));
+  }
+
+  async cancelGroup(group: string): Promise<number> {
+    const result = await this.db.deleteFrom('jobs').where('job_group', '=', group).where('state', '=', 'queued').executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {

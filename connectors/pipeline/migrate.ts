@@ -16,6 +16,7 @@ export const MIGRATED_TABLES = [
   'record_states',
   'enrichment_log',
   'backfills',
+  'backfill_runs',
   'erased_records',
   'inbound_deliveries',
   'action_callbacks',

@@ -24,6 +24,8 @@ export interface JobsTable {
   last_error: string | null;
   /** 1 when a duplicate arrived while the job ran: it runs once more when it completes. */
   rerun: number;
+  /** The work it belongs to (a console backfill run), so that work's jobs are counted and cancelled together. */
+  job_group: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -104,6 +106,34 @@ export interface BackfillsTable {
   updated_at: string;
 }
 
+/** A backfill started from the console: its estimate, then its run, as the job doing it saves them. */
+export interface BackfillRunsTable {
+  id: string;
+  installation_id: string;
+  object: string;
+  /** JSON: the CRM's own backfill flags, by long flag. */
+  flags: string;
+  record_limit: number | null;
+  /** 1: from the first record even though an earlier backfill stopped midway. */
+  restart: number;
+  /** estimating | estimated | running | enqueued | cancelled | failed */
+  state: string;
+  /** 1: the estimate started where an earlier backfill had stopped. */
+  resumed: number;
+  scanned: number;
+  with_match_key: number;
+  up_to_date: number;
+  to_enrich: number;
+  quota_units: number;
+  /** Records read so far by the phase under way (the estimate's scan, then the run's). */
+  read: number;
+  enqueued: number;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  confirmed_at: string | null;
+}
+
 /** A record a CRM deleted (or asked us to forget): nothing about it may be saved again. */
 export interface ErasedRecordsTable {
   installation_id: string;
@@ -154,6 +184,7 @@ export type PipelineTables = {
   record_states: RecordStatesTable;
   enrichment_log: EnrichmentLogTable;
   backfills: BackfillsTable;
+  backfill_runs: BackfillRunsTable;
   erased_records: ErasedRecordsTable;
   inbound_deliveries: InboundDeliveriesTable;
   action_callbacks: ActionCallbacksTable;
@@ -364,6 +395,40 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('enrichment_log').dropColumn('changes').execute();
+    },
+  },
+  '0016_backfill_runs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('job_group', 'text').execute();
+      await db.schema.createIndex('jobs_group').on('jobs').columns(['job_group', 'state']).execute();
+      await db.schema
+        .createTable('backfill_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('flags', 'text', (c) => c.notNull())
+        .addColumn('record_limit', 'integer')
+        .addColumn('restart', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('resumed', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('scanned', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('with_match_key', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('up_to_date', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('to_enrich', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('quota_units', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('read', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('enqueued', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('confirmed_at', 'text')
+        .execute();
+      await db.schema.createIndex('backfill_runs_installation').on('backfill_runs').columns(['installation_id', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('backfill_runs').execute();
+      await db.schema.dropIndex('jobs_group').execute();
+      await db.schema.alterTable('jobs').dropColumn('job_group').execute();
     },
   },
 };

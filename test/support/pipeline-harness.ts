@@ -18,6 +18,7 @@ import type { TestDatabase } from './databases.ts';
 import { tempDir } from './harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from './memory-crm.ts';
 import { PersonaProductionMatcher } from './persona-matcher.ts';
+import type { CrmBackfill } from '../../connectors/pipeline/crm-module.ts';
 
 export const PROVIDER = 'memcrm';
 
@@ -46,6 +47,8 @@ export interface PipelineHarnessOptions {
   busyTimeoutMs?: number;
   /** Where the state lives: a database of test/support/databases.ts (default: a SQLite file in the data folder). */
   database?: TestDatabase | undefined;
+  /** How the MemoryCrm's records are read for a backfill the console starts (none by default). */
+  backfill?: CrmBackfill;
 }
 
 export async function startPipeline(options: PipelineHarnessOptions = {}): Promise<PipelineHarness> {
@@ -57,6 +60,7 @@ export async function startPipeline(options: PipelineHarnessOptions = {}): Promi
   const service = new EnrichService({ store: opened.store, rateLimiter: new MemoryRateLimiter(), productionMatcher: new PersonaProductionMatcher() });
   const crm = new MemoryCrm();
   const connectors = new ConnectorRegistry().register(PROVIDER, () => Promise.resolve(new MemoryCrmConnector(crm, options.maxBatch ?? 100)));
+  if (options.backfill !== undefined) connectors.registerBackfill(PROVIDER, options.backfill);
   const bridge = createBridge({
     db: opened.db,
     store: opened.store,

@@ -1,6 +1,7 @@
 // The console's stylesheet and script, served from /console/assets (no CDN, nothing inline: the
-// Content-Security-Policy allows only these). The script only rewrites <time> elements into the
-// viewer's time zone; every page reads the same without it.
+// Content-Security-Policy allows only these). The script rewrites <time> elements into the viewer's
+// time zone and, on a backfill run's page, polls the run's status while it moves; every page reads the
+// same without it (a reload shows the same progress).
 
 /** Bar widths as classes (w0 … w100): an inline style would need 'unsafe-inline'. */
 const BAR_WIDTHS = Array.from({ length: 101 }, (_, i) => `.w${i}{width:${i}%}`).join('');
@@ -29,6 +30,8 @@ th{font-size:.875rem;color:var(--muted)}
 .bar{display:block;height:.6rem;background:var(--accent);border-radius:2px;min-width:1px}
 .bar.w0{background:transparent}
 button{font:inherit;padding:.35rem .9rem;border:1px solid var(--ink);background:#fff;color:var(--ink);border-radius:4px;cursor:pointer}
+.signin{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem}
+a.button{display:inline-block;font-weight:600;padding:.5rem 1rem;border:1px solid var(--ink);background:#fff;color:var(--ink);border-radius:4px;text-decoration:none}
 .notice{background:#fff;border:1px solid var(--line);border-left:4px solid var(--accent);padding:.75rem 1rem;border-radius:4px}
 .notice.bad{border-left-color:var(--bad)}
 .muted{color:var(--muted)}
@@ -48,6 +51,7 @@ button.danger{border-color:var(--bad);color:var(--bad)}
 select,input[type=date]{font:inherit;padding:.3rem .5rem;border:1px solid var(--muted);border-radius:4px}
 nav a{margin-right:1rem}
 .outcome-failed{color:var(--bad)}
+progress{width:100%;max-width:32rem;height:1.2rem}
 textarea{font:.9rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;width:100%;max-width:44rem;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
 pre{background:#fff;border:1px solid var(--line);border-radius:6px;padding:.75rem;overflow-x:auto;font-size:.85rem}
 @media (max-width:40rem){th.opt,td.opt{display:none}main{padding:.75rem}}
@@ -59,5 +63,31 @@ export const CONSOLE_JS = `
 for (const el of document.querySelectorAll('time[datetime]')) {
   const when = new Date(el.getAttribute('datetime'));
   if (!Number.isNaN(when.getTime())) el.textContent = when.toLocaleString();
+}
+// A backfill under way: its status every second; the page is loaded again when its phase changes
+// (other buttons apply) or the work stops moving.
+const run = document.getElementById('run');
+if (run !== null && run.dataset.live === '1') {
+  const show = (id, text) => { const el = document.getElementById(id); if (el !== null) el.textContent = text; };
+  const tick = async () => {
+    try {
+      const res = await fetch(run.dataset.status, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+      if (res.ok) {
+        const status = await res.json();
+        if (status.state !== run.dataset.state || !status.live) { location.reload(); return; }
+        show('headline', status.headline);
+        const bar = document.getElementById('progress');
+        if (bar !== null && status.percent !== null) { bar.value = status.percent; bar.textContent = status.percent + '%'; }
+        show('n-enqueued', String(status.enqueued));
+        show('n-enriched', String(status.enriched));
+        show('n-waiting', String(status.waiting));
+        show('n-failed', String(status.failed));
+      }
+    } catch {
+      // A missed poll: the next one tries again.
+    }
+    setTimeout(tick, 1000);
+  };
+  setTimeout(tick, 1000);
 }
 `;

@@ -3,6 +3,7 @@
 import express from 'express';
 import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
 import type { ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
+import type { Installation } from '../../../connectors/pipeline/model.ts';
 import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
 import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
 import type { EnrichService } from '../../../core/enrich/service.ts';
@@ -43,4 +44,11 @@ export interface ConsoleKit {
   readonly signedIn: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
   /** The same, for a post from a console page (Origin and form token checked). */
   readonly posted: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
+  /**
+   * An installation page's checks: signed in (for a post, from a console page) and allowed to see the
+   * installation in the address (`:id`); else the refusal is sent (and undefined).
+   */
+  readonly onInstallation: (req: express.Request<{ id: string }>, res: express.Response, how: 'view' | 'post') => Promise<{ session: Signed; installation: Installation } | undefined>;
+  /** The installation's CRM module, if this server ships it. */
+  readonly moduleOf: (installation: Installation) => CrmModule | undefined;
 }

@@ -123,7 +123,7 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
   return layout(
     chrome,
     `${installation.provider} ${installation.externalAccountId}`,
-    `<nav><a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/log">Enrichment log</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/settings">Settings</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/playground">Sandbox playground</a></nav>
+    `<nav><a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/log">Enrichment log</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/settings">Settings</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/backfill">Backfill</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/playground">Sandbox playground</a></nav>
 <div class="cards">
 <dl class="card"><dt>Status</dt><dd id="status" class="status-${status.kind}">${escapeHtml(status.text)}</dd><dt>Enrich on create</dt><dd id="enrich-on-create">${installation.settings.enrichOnCreate ? 'on' : 'off'}</dd></dl>
 <dl class="card"><dt>Target</dt><dd>${escapeHtml(data.target)}</dd><dt>Environment</dt><dd>${escapeHtml(installation.environment)}</dd></dl>

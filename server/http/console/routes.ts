@@ -13,6 +13,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';
 import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
+import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
@@ -289,7 +290,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`]));
   });
 
-  mountOperatorRoutes({ router, context, base, now, form, page, signedIn, posted });
+  const kit = { router, context, base, now, form, page, signedIn, posted, onInstallation, moduleOf };
+  mountOperatorRoutes(kit);
+  mountBackfillRoutes(kit);
 
   router.post('/console/signout', form, async (req, res) => {
     const session = await posted(req, res);

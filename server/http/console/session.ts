@@ -62,7 +62,7 @@ export function sameOrigin(headers: { readonly origin?: string | undefined; read
 /** Every console response: nothing inline, nothing framed, nothing in caches or referrers. */
 export const CONSOLE_HEADERS = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
