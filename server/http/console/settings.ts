@@ -150,7 +150,7 @@ export function disconnectPage(chrome: Chrome, installation: Installation): stri
   return layout(
     chrome,
     `Disconnect ${installation.provider} ${installation.externalAccountId}?`,
-    `<div class="notice bad"><p>Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), and what it knows of each record it enriched; its admins are signed out. Nothing already written to the CRM is removed, and the enrichment log is kept for the operator. To enrich again, the app must be installed again.</p></div>
+    `<div class="notice bad"><p>Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), and what it knows of each record it enriched; its admins are signed out. Nothing already written to the CRM is removed, and the enrichment log is kept for the operator without the values it recorded (which records were enriched, when and how, stays). To enrich again, the app must be installed again.</p></div>
 <form method="post" action="${base}/disconnect"><input type="hidden" name="csrf" value="${escapeHtml(chrome.session?.csrf ?? '')}"><p><button type="submit" class="danger">Disconnect</button> <a href="${base}/settings">Keep it connected</a></p></form>`,
   );
 }
