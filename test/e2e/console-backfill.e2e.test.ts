@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { z } from 'zod';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
+import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
@@ -83,6 +83,7 @@ describe('console backfill', () => {
     await page.click('nav a:has-text("Backfill")');
     expect(await page.textContent('h1')).toContain('Backfill');
     expect(await seriousViolations(page)).toEqual([]);
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await screenshotAtWidths(page, 'backfill');
 
     // A bad limit is refused beside its field; nothing starts.
@@ -102,6 +103,7 @@ describe('console backfill', () => {
     expect(await page.textContent('#est-to-enrich')).toBe(String(WITH_KEY));
     expect(await page.textContent('#est-units')).toContain('sandbox: no quota is spent');
     expect(await seriousViolations(page)).toEqual([]);
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await screenshotAtWidths(page, 'backfill-estimate');
     expect([...fake.contacts.values()].filter((c) => c.properties[HOUSEHOLD_ID] !== undefined)).toEqual([]);
 
@@ -117,7 +119,7 @@ describe('console backfill', () => {
     await page.waitForSelector('#progress', { timeout: 30_000 });
     expect(await page.getAttribute('#run', 'data-live')).toBe('1');
     await screenshotAtWidths(page, 'backfill-progress');
-    await page.waitForFunction("document.querySelector('#headline')?.textContent?.startsWith('Finished') === true", null, { timeout: 60_000 });
+    await page.waitForSelector('#headline:has-text("Finished")', { timeout: 60_000 });
     expect(await page.textContent('#headline')).toBe(`Finished: ${WITH_KEY} enriched.`);
     expect(await page.getAttribute('#progress', 'value')).toBe('100');
     expect(await page.textContent('#n-enriched')).toBe(String(WITH_KEY));

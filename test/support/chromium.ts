@@ -59,3 +59,25 @@ export async function screenshotAtWidths(page: Page, name: string): Promise<void
     writeFileSync(path.join(SCREENSHOT_DIR, `${name}-${width}.png`), await page.screenshot({ fullPage: true }));
   }
 }
+
+/**
+ * The page's links, buttons and form fields that Tab never reaches from the top of the page (each by
+ * its tag and text or name): empty when every control is keyboard reachable. Tabs through the page
+ * once round (until focus comes back to an element already seen, or 200 presses).
+ */
+export async function unreachableByKeyboard(page: Page): Promise<string[]> {
+  const describe = `(el) => el.tagName.toLowerCase() + ':' + ((el.getAttribute('name') ?? '') || (el.textContent ?? '').trim().slice(0, 40))`;
+  const controls: string[] = await page.evaluate(
+    `[...document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea')].filter((el) => el.getClientRects().length > 0).map(${describe})`,
+  );
+  await page.evaluate('document.activeElement?.blur?.(); window.scrollTo(0, 0)');
+  const reached = new Set<string>();
+  for (let i = 0; i < 200; i += 1) {
+    await page.keyboard.press('Tab');
+    const focused: string | null = await page.evaluate(`document.activeElement && document.activeElement !== document.body ? (${describe})(document.activeElement) : null`);
+    if (focused === null) continue;
+    if (reached.has(focused) && reached.size >= controls.length) break;
+    reached.add(focused);
+  }
+  return controls.filter((control) => !reached.has(control));
+}
