@@ -4,6 +4,7 @@ import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks }
 import { HubSpotAuthError, HubSpotCredentialsCache } from './auth.ts';
 import { hubspotBackfill } from './backfill.ts';
 import { hubspotCommands } from './cli.ts';
+import { hubspotConsoleSignIn } from './console-signin.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
 import { type HubSpotAppSettings, HubSpotInstallError, NO_HUBSPOT_APP } from './install.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
@@ -34,6 +35,8 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
     backfill: hubspotBackfill,
     isUserError: (error) => error instanceof HubSpotInstallError || error instanceof HubSpotAuthError,
     propertyFor: hubspotPropertyFor,
+    // A portal's Super Admin signs in to the console through the same public app.
+    consoleSignIn: hubspotConsoleSignIn(app),
     // HubSpot's app sends a portal on another data centre (app-eu1, …) on from app.hubspot.com.
     recordUrl: (installation, _crm, object, recordId) =>
       object === CONTACT ? `https://app.hubspot.com/contacts/${encodeURIComponent(installation.externalAccountId)}/record/0-1/${encodeURIComponent(recordId)}` : null,

@@ -109,12 +109,13 @@ export function callbackUrl(app: Pick<HubSpotAppConfig, 'publicUrl'>): string {
   return `${app.publicUrl.replace(/\/+$/, '')}${HUBSPOT_OAUTH_CALLBACK_ROUTE}`;
 }
 
-export function authorizeUrl(app: HubSpotAppConfig, state: string): string {
+/** HubSpot's authorize URL: the required scopes, and the optional ones (the install's, or a console sign-in's beside them). */
+export function authorizeUrl(app: HubSpotAppConfig, state: string, optionalScopes: readonly string[] = HUBSPOT_OPTIONAL_SCOPES): string {
   const url = new URL('/oauth/authorize', app.authBaseUrl);
   url.searchParams.set('client_id', app.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(app));
   url.searchParams.set('scope', HUBSPOT_REQUIRED_SCOPES.join(' '));
-  if (HUBSPOT_OPTIONAL_SCOPES.length > 0) url.searchParams.set('optional_scope', HUBSPOT_OPTIONAL_SCOPES.join(' '));
+  if (optionalScopes.length > 0) url.searchParams.set('optional_scope', optionalScopes.join(' '));
   url.searchParams.set('state', state);
   return url.toString();
 }

@@ -99,6 +99,7 @@ export function hubspotRoutes(settings: HubSpotAppSettings, context: CrmRouteCon
       return connectedPage(result);
     },
     leases: bridge.pipelineStore,
+    box,
     log,
     now,
   });

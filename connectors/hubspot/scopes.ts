@@ -26,7 +26,16 @@ export const HUBSPOT_REQUIRED_SCOPES = [
  */
 export const HUBSPOT_OPTIONAL_SCOPES = ['automation'] as const;
 
-export type HubSpotScope = (typeof HUBSPOT_REQUIRED_SCOPES)[number] | (typeof HUBSPOT_OPTIONAL_SCOPES)[number];
+/**
+ * Scopes asked for (as optional, `optional_scope`) only when an admin signs in to the console, never
+ * at install: the installation's own tokens do not need them. Declared in app-hsmeta.json's
+ * `optionalScopes` beside HUBSPOT_OPTIONAL_SCOPES, since HubSpot grants only scopes the app declares.
+ * - `settings.users.read`: `GET /settings/v3/users/{userId}`, whose `superAdmin` says whether the user
+ *   who signed in is a Super Admin of the portal (connectors/hubspot/console-signin.ts).
+ */
+export const HUBSPOT_SIGN_IN_SCOPES = ['settings.users.read'] as const;
+
+export type HubSpotScope = (typeof HUBSPOT_REQUIRED_SCOPES)[number] | (typeof HUBSPOT_OPTIONAL_SCOPES)[number] | (typeof HUBSPOT_SIGN_IN_SCOPES)[number];
 
 /**
  * The contact properties the mapping turns into an enrichment request. A `contact.propertyChange`

@@ -2,7 +2,11 @@
 // CRM's authorize URL, with the browser-binding cookie) and the callback that connects the account.
 // What is the CRM's own comes in an OAuthInstallFlow: its app settings, how its link opens and its
 // state is sealed, what the callback stores and says, and which of its errors are the admin's to act on.
-// Every answer is the kit's result page (no caching, no referrer, a CSP that allows nothing else).
+// Every answer is the kit's result page (no caching, no referrer, a CSP that allows nothing else). The
+// callback is also where a console sign-in comes back (the same registered redirect URI): a state that
+// opens as a sign-in is sent on to the console (console-signin.ts) before the install looks at it.
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { forwardSignIn } from './console-signin.ts';
 import { type CrmRoute, type HttpResult, redirectResult } from './http.ts';
 import { type ResultPageContent, type StateCookie, claimOAuthState, resultPage } from './oauth-install.ts';
 
@@ -44,6 +48,8 @@ export interface OAuthInstallFlow<App extends { readonly publicUrl: string }, St
   refusal?(error: unknown, step: 'install' | 'callback'): Refusal | undefined;
   /** Claims a state for one install (a lease). */
   readonly leases: { acquireLease(key: string, owner: string, ms: number): Promise<boolean> };
+  /** The server's key: a console sign-in's state (sealed with it) is told apart and sent on to the console. */
+  readonly box?: SecretBox;
   readonly log: RouteLog;
   readonly now?: () => Date;
 }
@@ -82,6 +88,8 @@ export function oauthInstallRoutes<App extends { readonly publicUrl: string }, S
     handle: async (request) => {
       const app = flow.app();
       if (app === null) return notConfigured();
+      const signIn = flow.box === undefined ? undefined : forwardSignIn(flow.box, flow.provider, app.publicUrl, request.query);
+      if (signIn !== undefined) return signIn;
       const denied = request.query.error;
       if (denied !== undefined) {
         return page(400, { title: `${flow.crmName} did not grant access`, lines: [`${flow.crmName} said: ${denied}. Nothing was installed.`] });

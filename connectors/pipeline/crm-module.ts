@@ -5,8 +5,9 @@
 //
 // A module gives its provider name and objects, its connector factory, its post-settlement hook
 // (HubSpot's workflow callbacks), its own job kinds, its routes table (its OAuth install, webhooks and
-// outbound messages, each a handler that returns its answer as data), its backfill record source and its
-// operator commands. server/http mounts the routes, server/cli the commands, all the same way.
+// outbound messages, each a handler that returns its answer as data), its backfill record source, its
+// operator commands and its console sign-in (who a CRM user is and whether they administer the account).
+// server/http mounts the routes and the sign-in, server/cli the commands, all the same way.
 import type { Command } from 'commander';
 import type { CrmRoute } from '../kit/http.ts';
 import type { RouteLog } from '../kit/oauth-routes.ts';
@@ -47,6 +48,65 @@ export interface CrmModule {
    * credentials; null when it cannot be told.
    */
   readonly recordUrl?: (installation: Installation, crm: Readonly<Record<string, unknown>>, object: string, recordId: string) => string | null;
+  /** How the CRM's admins sign in to the console with the CRM itself (the install's OAuth app and redirect URI). */
+  readonly consoleSignIn?: ConsoleSignIn;
+}
+
+/**
+ * A console sign-in through the CRM's OAuth: the same app (client id) and the same registered redirect
+ * URI as the install, so nothing new is registered with the CRM; the callback tells a sign-in from an
+ * install by its sealed state (connectors/kit/console-signin.ts). The server seals and checks the state
+ * and makes the session; the module talks to the CRM: where the browser goes, and, from the code, who
+ * signed in, for which account, and whether the CRM calls them an admin of it. The access token that
+ * answers this is used for the check only: never stored, never logged.
+ */
+export interface ConsoleSignIn {
+  /** Whether this server can run it: the OAuth app configured and PUBLIC_URL set. */
+  available(publicUrl: string | null): boolean;
+  /** The sign-in page's buttons, each with the query its start is given (a Salesforce sandbox org). */
+  readonly choices: readonly ConsoleSignInChoice[];
+  /** What an admin holds in the CRM, as a refusal names it (`Super Admin`, …). */
+  readonly adminPermission: string;
+  /**
+   * The CRM's authorize URL. `seal` makes the state out of what the callback needs back (a PKCE
+   * verifier); it throws ConsoleSignInRefusal for a query it cannot start from.
+   */
+  authorizeUrl(request: ConsoleSignInStart): string;
+  /**
+   * The code for a token, then who signed in, the account (portal id, org id) and the admin check.
+   * ConsoleSignInRefusal for what the person signing in can act on (a code refused); other errors are
+   * the CRM unreachable or answering what it should not.
+   */
+  identify(request: ConsoleSignInCallback): Promise<ConsoleSignInResult>;
+}
+
+export interface ConsoleSignInChoice {
+  readonly label: string;
+  readonly query: Readonly<Record<string, string>>;
+}
+
+export interface ConsoleSignInStart {
+  /** PUBLIC_URL: the redirect URI is built on it. */
+  readonly publicUrl: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly seal: (carry: Readonly<Record<string, string>>) => string;
+}
+
+export interface ConsoleSignInCallback {
+  readonly publicUrl: string;
+  readonly code: string;
+  /** What `seal` was given at the start, back from the verified state. */
+  readonly carry: Readonly<Record<string, string>>;
+}
+
+export interface ConsoleSignInResult {
+  /** The account signed in to, as installations are keyed (a portal id, an 18-character org id). */
+  readonly externalAccountId: string;
+  /** Who signed in, for the pages (an e-mail address, a user id); never logged. */
+  readonly userLabel: string;
+  readonly isAdmin: boolean;
+  /** What the CRM said, in words for the page (why the user is, or is not, an admin). */
+  readonly reason: string;
 }
 
 /** What a module's commands are given: each opens what it needs when it runs, not when it is built. */

@@ -2,6 +2,7 @@
 import type { CrmModule } from '../pipeline/crm-module.ts';
 import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
+import { salesforceConsoleSignIn } from './console-signin.ts';
 import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
 import { SALESFORCE_OBJECTS, salesforceFieldFor } from './fields.ts';
 import { SalesforceCredentialsSchema } from './auth.ts';
@@ -30,6 +31,8 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
     commands: (context) => salesforceCommands(app, context),
     backfill: salesforceBackfill({ allowAnyHost: app.allowAnyHost }),
     propertyFor: salesforceFieldFor,
+    // An org's admin (Modify All Data or Customize Application) signs in to the console through the same app.
+    consoleSignIn: salesforceConsoleSignIn(app),
     // The org's own host, from its credentials; a record id alone opens the record there (Classic and Lightning).
     recordUrl: (_installation, crm, _object, recordId) => {
       const parsed = SalesforceCredentialsSchema.safeParse(crm);

@@ -164,6 +164,7 @@ function installRoutes(settings: SalesforceAppSettings, context: CrmRouteContext
     },
     refusal: (error, step) => refusalOf(error, step, log),
     leases: bridge.pipelineStore,
+    box,
     log,
     ...(context.now === undefined ? {} : { now: context.now }),
   });

@@ -1,7 +1,8 @@
 // A small stateful fake of the HubSpot endpoints enrichbridge calls, as a real HTTP server on 127.0.0.1,
 // for cross-process end-to-end tests and QA: contacts (batch read/update, list, get), contact properties
-// and groups, OAuth tokens, account info and workflow-action callbacks, with bearer-token and scope
-// checks, fault injection, a request log, and signed webhook batches for every change made in it.
+// and groups, OAuth (the authorize page, tokens, token metadata), the portal's users, account info and
+// workflow-action callbacks, with bearer-token and scope checks, fault injection, a request log, and
+// signed webhook batches for every change made in it.
 //
 // Shapes follow test/fixtures/hubspot/ (HubSpot's documented and captured responses). Where HubSpot's
 // exact answer is not on record, the fake says so next to the code; see also the notes on merges.
@@ -147,6 +148,13 @@ export interface FakeTokens {
   isValid(accessToken: string): boolean;
 }
 
+/** A user of the portal, as the user provisioning API answers it; `superAdmin` is the console sign-in's switch. */
+export interface FakeHubSpotUser {
+  readonly id: string;
+  readonly email: string;
+  superAdmin: boolean;
+}
+
 export interface FakeHubSpotOptions {
   readonly portalId?: string;
   /** `hub_id` in token responses (default: the portal id). */
@@ -197,6 +205,13 @@ export interface FakeHubSpot {
   readonly deliveries: WebhookDelivery[];
   readonly callbacks: CallbackCompletion[];
   readonly tokens: FakeTokens;
+  /** The portal's users by id (a Super Admin, `admin@…`, to begin with). */
+  readonly users: Map<string, FakeHubSpotUser>;
+  /**
+   * Who is logged in to HubSpot in the browser that reaches the authorize page (default: the first user),
+   * and the portal they pick there (default: this fake's hub id), which tokens it issues then belong to.
+   */
+  signInAs(userId: string, portalId?: string): void;
   setWebhookUrl(url: string | null): void;
   /** Stores a contact and raises `contact.creation`; resolves once its webhook batch was answered. */
   createContact(properties: ContactProperties, options?: ChangeOptions): Promise<FakeContact>;
@@ -208,6 +223,11 @@ export interface FakeHubSpot {
   mergeContacts(primaryId: string, mergedId: string, options?: ChangeOptions): Promise<FakeContact>;
   /** The next `count` API requests (not token requests) answer with this fault. */
   failNext(count: number, kind: FaultKind, options?: FaultOptions): void;
+  /**
+   * Batch updates naming this contact leave it unwritten from now on: 207, the others written, and an
+   * error naming its id (a refusal of one record, where `failNext` fails whole calls).
+   */
+  refuseWrites(id: string, refusal?: { readonly category?: string; readonly message?: string }): void;
   /** Posts events as one signed batch, now (bad signatures: pass another `secret`). */
   sendEvents(events: readonly WebhookEvent[], overrides?: { secret?: string; timestamp?: number; url?: string }): Promise<WebhookDelivery>;
   /** HubSpot's retry of a delivery: the same events with attemptNumber + 1, signed afresh. */
@@ -352,6 +372,8 @@ interface Token {
   readonly accessToken: string;
   expiresAt: Date | null;
   readonly scopes: readonly string[];
+  /** The user who authorized it (the authorize page); null for the static token and seeded pairs. */
+  readonly userId: string | null;
 }
 
 interface Fault {
@@ -364,7 +386,13 @@ interface Route {
   readonly pattern: RegExp;
   /** null: no bearer token (the token endpoint); '' : any valid token. */
   readonly scope: string | null;
-  readonly handle: (ctx: RouteContext) => { status: number; body?: unknown } | Promise<{ status: number; body?: unknown }>;
+  readonly handle: (ctx: RouteContext) => RouteAnswer | Promise<RouteAnswer>;
+}
+
+interface RouteAnswer {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
 }
 
 interface RouteContext {
@@ -397,9 +425,15 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
   const deliveries: WebhookDelivery[] = [];
   const callbacks: CallbackCompletion[] = [];
   const faults: Fault[] = [];
+  const refusedWrites = new Map<string, { category: string; message: string }>();
   const accessTokens = new Map<string, Token>();
-  const refreshTokens = new Map<string, { scopes: readonly string[] }>();
-  const codes = new Map<string, { redirectUri: string | null; scopes: readonly string[] }>();
+  const refreshTokens = new Map<string, { scopes: readonly string[]; userId: string | null }>();
+  const codes = new Map<string, { redirectUri: string | null; scopes: readonly string[]; userId: string | null; hubId: string }>();
+  /** The portal an access token was issued for, where the authorize page's pick was not this fake's hub id. */
+  const tokenHubs = new Map<string, string>();
+  let pickedHub = hubId;
+  const users = new Map<string, FakeHubSpotUser>([['4701001', { id: '4701001', email: 'admin@portal.example', superAdmin: true }]]);
+  let signedInUser = '4701001';
   const issued: IssuedToken[] = [];
   const grants: string[] = [];
   let nextContactId = options.firstContactId ?? 75310501;
@@ -430,14 +464,14 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
   groups.set('contactinformation', { name: 'contactinformation', label: 'Contact information', displayOrder: 0 });
 
   const staticToken = options.staticToken ?? `pat-na1-${randomUUID()}`;
-  accessTokens.set(staticToken, { accessToken: staticToken, expiresAt: null, scopes: defaultScopes });
+  accessTokens.set(staticToken, { accessToken: staticToken, expiresAt: null, scopes: defaultScopes, userId: null });
 
-  function issueTokens(scopes: readonly string[], refreshToken?: string, ttl = ttlSeconds): IssuedToken {
+  function issueTokens(scopes: readonly string[], refreshToken?: string, ttl = ttlSeconds, userId: string | null = null): IssuedToken {
     const accessToken = `CNa1-${randomBytes(24).toString('base64url')}`;
     const refresh = refreshToken ?? `na1-${randomUUID()}`;
     const expiresAt = new Date(now().getTime() + ttl * 1000);
-    accessTokens.set(accessToken, { accessToken, expiresAt, scopes });
-    refreshTokens.set(refresh, { scopes });
+    accessTokens.set(accessToken, { accessToken, expiresAt, scopes, userId });
+    refreshTokens.set(refresh, { scopes, userId });
     const token: IssuedToken = { accessToken, refreshToken: refresh, expiresAt, scopes };
     issued.push(token);
     return token;
@@ -718,7 +752,7 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       body: {
         token_type: 'bearer',
         refresh_token: token.refreshToken,
-        hub_id: Number(hubId),
+        hub_id: Number(tokenHubs.get(token.accessToken) ?? hubId),
         scopes: [...token.scopes],
         access_token: token.accessToken,
         expires_in: ttlSeconds,
@@ -742,7 +776,9 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         throw oauthError(400, 'invalid_grant', 'redirect_uri does not match initial auth code URI', 'BAD_REDIRECT_URI');
       }
       codes.delete(form.code);
-      return tokenResponse(issueTokens(code.scopes));
+      const token = issueTokens(code.scopes, undefined, ttlSeconds, code.userId);
+      if (code.hubId !== hubId) tokenHubs.set(token.accessToken, code.hubId);
+      return tokenResponse(token);
     }
     if (form.grant_type === 'refresh_token') {
       const known = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
@@ -751,9 +787,9 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       }
       if (options.rotateRefreshTokens === true) {
         refreshTokens.delete(form.refresh_token);
-        return tokenResponse(issueTokens(known.scopes));
+        return tokenResponse(issueTokens(known.scopes, undefined, ttlSeconds, known.userId));
       }
-      return tokenResponse(issueTokens(known.scopes, form.refresh_token));
+      return tokenResponse(issueTokens(known.scopes, form.refresh_token, ttlSeconds, known.userId));
     }
     throw oauthError(400, 'unsupported_grant_type', `grant_type ${form.grant_type ?? '(none)'} is not supported`, 'BAD_GRANT_TYPE');
   }
@@ -776,6 +812,62 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       },
     },
     { method: 'POST', pattern: /^\/oauth\/v1\/token$/, scope: null, handle: ({ body }) => grantToken(body) },
+    {
+      // The consent screen, as an admin who approves at once sees it: straight back to the redirect URI with a
+      // code for the user logged in here (signInAs) and the scopes asked for, optional ones included.
+      method: 'GET',
+      pattern: /^\/oauth\/authorize$/,
+      scope: null,
+      handle: ({ query }) => {
+        const redirectUri = query.get('redirect_uri');
+        if (query.get('client_id') !== clientId || redirectUri === null) throw oauthError(400, 'invalid_client', 'unknown client id or no redirect_uri', 'BAD_CLIENT_ID');
+        const scopes = [...new Set([...(query.get('scope') ?? '').split(' '), ...(query.get('optional_scope') ?? '').split(' ')].filter((scope) => scope !== ''))];
+        const code = `code-${randomBytes(12).toString('hex')}`;
+        codes.set(code, { redirectUri, scopes, userId: signedInUser, hubId: pickedHub });
+        const back = new URL(redirectUri);
+        back.searchParams.set('code', code);
+        const state = query.get('state');
+        if (state !== null) back.searchParams.set('state', state);
+        return { status: 302, headers: { location: back.toString() } };
+      },
+    },
+    {
+      // Docs: https://developers.hubspot.com/docs/api-reference/legacy/authentication/oauth-tokens/v1/get-oauth-token-metadata
+      method: 'GET',
+      pattern: /^\/oauth\/v1\/access-tokens\/([^/]+)$/,
+      scope: null,
+      handle: ({ params }) => {
+        const token = accessTokens.get(decodeURIComponent(params[0] ?? ''));
+        if (token === undefined || (token.expiresAt !== null && token.expiresAt.getTime() <= now().getTime())) {
+          throw hubspotError(404, 'OBJECT_NOT_FOUND', 'Token not found');
+        }
+        const user = token.userId === null ? undefined : users.get(token.userId);
+        return {
+          status: 200,
+          body: {
+            token: token.accessToken,
+            ...(user === undefined ? {} : { user: user.email, user_id: Number(user.id) }),
+            hub_domain: `${portalId}.hubspot.com`,
+            scopes: [...token.scopes],
+            hub_id: Number(tokenHubs.get(token.accessToken) ?? hubId),
+            app_id: Number(appId),
+            expires_in: token.expiresAt === null ? 0 : Math.max(0, Math.floor((token.expiresAt.getTime() - now().getTime()) / 1000)),
+            token_type: 'access',
+          },
+        };
+      },
+    },
+    {
+      // Docs: https://developers.hubspot.com/docs/api-reference/settings-user-provisioning-v3/users/get-settings-v3-users-userId
+      method: 'GET',
+      pattern: /^\/settings\/v3\/users\/([^/]+)$/,
+      scope: 'settings.users.read',
+      handle: ({ params }) => {
+        const user = users.get(decodeURIComponent(params[0] ?? ''));
+        if (user === undefined) throw hubspotError(404, 'OBJECT_NOT_FOUND', 'User not found');
+        return { status: 200, body: { id: user.id, email: user.email, roleIds: [], superAdmin: user.superAdmin, secondaryTeamIds: [] } };
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/account-info\/v3\/details$/,
@@ -833,7 +925,15 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         const results: unknown[] = [];
         const missing: string[] = [];
         const raised: WebhookEvent[] = [];
+        const refused: unknown[] = [];
         for (const item of input.inputs) {
+          const refusal = refusedWrites.get(item.id);
+          if (refusal !== undefined) {
+            // The shape of batch-update-207.json's error; HubSpot's per-record refusals other than a
+            // missing record are not on record, so the category is the test's to choose.
+            refused.push({ status: 'error', category: refusal.category, message: refusal.message, context: { ids: [item.id] } });
+            continue;
+          }
           const contact = resolve(item.id);
           if (contact === undefined) {
             missing.push(item.id);
@@ -844,7 +944,7 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         }
         void raise(raised);
         const errors = missing.length === 0 ? [] : [{ status: 'error', category: 'OBJECT_NOT_FOUND', message: NOT_FOUND_MESSAGE, context: { ids: missing } }];
-        return batchResult(results, errors, startedAt);
+        return batchResult(results, [...refused, ...errors], startedAt);
       },
     },
     {
@@ -1066,7 +1166,9 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         if (fault !== undefined) throw faultError(fault);
         authorize(token, route.scope);
       }
-      ({ status, body } = await route.handle({ params, query: url.searchParams, body: parsedBody, token }));
+      const answer = await route.handle({ params, query: url.searchParams, body: parsedBody, token });
+      ({ status, body } = answer);
+      extraHeaders = answer.headers ?? {};
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       status = error.status;
@@ -1100,7 +1202,7 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     grants,
     authorizationCode(o = {}) {
       const code = `code-${randomBytes(12).toString('hex')}`;
-      codes.set(code, { redirectUri: o.redirectUri ?? null, scopes: o.scopes ?? defaultScopes });
+      codes.set(code, { redirectUri: o.redirectUri ?? null, scopes: o.scopes ?? defaultScopes, userId: signedInUser, hubId });
       return code;
     },
     issue: (o = {}) => issueTokens(o.scopes ?? defaultScopes, undefined, o.ttlSeconds ?? ttlSeconds),
@@ -1134,6 +1236,12 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     deliveries,
     callbacks,
     tokens,
+    users,
+    signInAs(userId, portal = hubId) {
+      if (!users.has(userId)) throw new Error(`fake HubSpot has no user ${userId}`);
+      signedInUser = userId;
+      pickedHub = portal;
+    },
     setWebhookUrl(url) {
       webhookUrl = url;
     },
@@ -1196,6 +1304,9 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     },
     failNext(count, kind, o = {}) {
       for (let i = 0; i < count; i += 1) faults.push({ kind, options: o });
+    },
+    refuseWrites(id, refusal = {}) {
+      refusedWrites.set(id, { category: refusal.category ?? 'VALIDATION_ERROR', message: refusal.message ?? `Contact ${id} cannot be updated` });
     },
     async sendEvents(batch, overrides = {}) {
       const url = overrides.url ?? webhookUrl;

@@ -1,14 +1,15 @@
 // A small stateful fake of the Salesforce org enrichbridge talks to, as a real HTTP server on 127.0.0.1: the
 // REST endpoints the connector calls (API v62.0: versions root, sObject Collections retrieve and update, a
-// minimal SOQL query), and what the org itself does when a Contact or Lead is created: the record-triggered
-// flow's Outbound Message (SOAP), posted to a configured URL.
+// minimal SOQL query, the running user's UserPermissionAccess), the OAuth web-server flow with PKCE (the
+// authorize page and the code exchange, as the org's login host), and what the org itself does when a
+// Contact or Lead is created: the record-triggered flow's Outbound Message (SOAP), posted to a configured URL.
 //
 // The org has our metadata deployed: the custom fields, their types and lengths, and the outbound messages'
 // field lists are read from manifests/salesforce/, so a write of a field that is not deployed, or of a value
 // its type cannot hold, fails here as it would in a real org. Shapes follow test/fixtures/salesforce/; where
 // Salesforce's exact answer is not on record, the code says so.
 import type { Persona } from '../../core/sandbox/personas.ts';
-import { randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import path from 'node:path';
@@ -113,6 +114,15 @@ export interface FaultOptions {
   readonly method?: string;
 }
 
+/** A user of the org with the two system permissions that make an admin for the console sign-in. */
+export interface FakeSalesforceUser {
+  /** 18 characters, key prefix 005. */
+  readonly id: string;
+  readonly username: string;
+  modifyAllData: boolean;
+  customizeApplication: boolean;
+}
+
 export interface FakeSalesforceOptions {
   /** 15 or 18 characters, 00D…; default: a new one. */
   readonly orgId?: string;
@@ -128,6 +138,9 @@ export interface FakeSalesforceOptions {
   /** The host EnterpriseUrl and PartnerUrl name (the parser wants https, as Salesforce sends). */
   readonly soapHost?: string;
   readonly deliveryTimeoutMs?: number;
+  /** The External Client App's consumer key (and secret, if it requires one) the token endpoint accepts; default: any. */
+  readonly clientId?: string;
+  readonly clientSecret?: string;
   readonly port?: number;
 }
 
@@ -151,6 +164,12 @@ export interface FakeSalesforce {
   apiUsage: { used: number; max: number };
   /** Tokens the org accepts; `accessToken` is one of them until revoked. */
   readonly tokens: Set<string>;
+  /** The org's users by id: a System Administrator (both permissions) to begin with. */
+  readonly users: Map<string, FakeSalesforceUser>;
+  /** Who is logged in to Salesforce in the browser that reaches the authorize page (default: the first user). */
+  signInAs(userId: string): void;
+  /** Adds a user with these permissions (none by default) and gives it back. */
+  addUser(username: string, permissions?: { modifyAllData?: boolean; customizeApplication?: boolean }): FakeSalesforceUser;
   setOutboundUrl(url: string | null): void;
   createAccount(name: string): FakeRecord;
   createContact(fields: Record<string, FakeValue>, options?: CreateOptions): Promise<FakeRecord>;
@@ -481,6 +500,16 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   const updates: FakeUpdate[] = [];
   const deliveries: OutboundDelivery[] = [];
   const tokens = new Set([accessToken]);
+  const users = new Map<string, FakeSalesforceUser>();
+  const addUser = (username: string, permissions: { modifyAllData?: boolean; customizeApplication?: boolean } = {}): FakeSalesforceUser => {
+    const user = { id: newId('005'), username, modifyAllData: permissions.modifyAllData === true, customizeApplication: permissions.customizeApplication === true };
+    users.set(user.id, user);
+    return user;
+  };
+  let signedInUser = addUser('admin@org.example', { modifyAllData: true, customizeApplication: true }).id;
+  /** Who each token issued by the code exchange acts as (`accessToken`, the integration user's, is in no map). */
+  const tokenUsers = new Map<string, string>();
+  const codes = new Map<string, { clientId: string; redirectUri: string; challenge: string; userId: string; scope: string }>();
   const faults: { remaining: number; kind: FakeSalesforceFault; options: FaultOptions }[] = [];
   const cursors = new Map<string, Record<string, unknown>[]>();
   let cursorCount = 0;
@@ -553,10 +582,11 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   }
 
   // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
-  function query(soql: string): unknown {
+  function query(soql: string, token: string): unknown {
     const m = SOQL.exec(soql);
     if (m === null) throw new ApiError(400, 'MALFORMED_QUERY', `unexpected token in: ${soql.slice(0, 200)}`);
     const [, select = '', from = '', where, limit] = m;
+    if (from.toLowerCase() === 'userpermissionaccess') return permissionAccess(select, where, token);
     const object = objectName(from);
     const selected = select.split(',').map((f) => f.trim());
     if (selected.some((f) => !FIELD_PATH.test(f))) throw new ApiError(400, 'MALFORMED_QUERY', `unexpected token in the field list: ${select.slice(0, 200)}`);
@@ -581,6 +611,83 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       return out;
     });
     return page(rows, rows.length);
+  }
+
+  /**
+   * The running user's effective permissions: one row, whoever asks (no View Setup needed). The fake knows
+   * two permissions; the token the org was connected with acts as an integration user holding neither.
+   * Docs: https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_userpermissionaccess.htm
+   */
+  function permissionAccess(select: string, where: string | undefined, token: string): unknown {
+    if (where !== undefined) throw new ApiError(400, 'MALFORMED_QUERY', 'this fake reads UserPermissionAccess without a WHERE');
+    const userId = tokenUsers.get(token);
+    const user = userId === undefined ? undefined : users.get(userId);
+    const held: Record<string, boolean> = { PermissionsModifyAllData: user?.modifyAllData === true, PermissionsCustomizeApplication: user?.customizeApplication === true };
+    const row: Record<string, unknown> = { attributes: { type: 'UserPermissionAccess', url: `${base}/sobjects/UserPermissionAccess/${userId ?? '000000000000000AAA'}` } };
+    for (const field of select.split(',').map((f) => f.trim())) {
+      const known = Object.keys(held).find((name) => name.toLowerCase() === field.toLowerCase());
+      if (known === undefined) throw new ApiError(400, 'INVALID_FIELD', `No such column '${field}' on entity 'UserPermissionAccess'.`);
+      row[known] = held[known];
+    }
+    return { totalSize: 1, done: true, records: [row] };
+  }
+
+  // ---- OAuth: the web-server flow with PKCE, as the org's login host answers it ----
+
+  const oauthError = (status: number, error: string, description: string) => ({ status, body: { error, error_description: description } });
+
+  /**
+   * The authorize page, as a user who approves at once sees it: straight back to the redirect URI with a code
+   * for the user logged in here (signInAs). Docs: https://help.salesforce.com/s/articleView?id=xcloud.remoteaccess_oauth_web_server_flow.htm&type=5
+   */
+  function authorizePage(search: URLSearchParams): { status: number; body: unknown; location?: string } {
+    const redirectUri = search.get('redirect_uri');
+    const clientId = search.get('client_id');
+    const challenge = search.get('code_challenge');
+    if (search.get('response_type') !== 'code' || clientId === null || redirectUri === null) return oauthError(400, 'invalid_request', 'response_type=code, client_id and redirect_uri are required');
+    if (options.clientId !== undefined && clientId !== options.clientId) return oauthError(400, 'invalid_client_id', 'client identifier invalid');
+    // S256 is the only method Salesforce takes, and what it assumes when none is named (jsforce names none).
+    const method = search.get('code_challenge_method');
+    if (challenge === null || (method !== null && method !== 'S256')) return oauthError(400, 'invalid_request', 'this fake wants PKCE with S256');
+    const code = `aPrx${randomBytes(24).toString('base64url')}`;
+    codes.set(code, { clientId, redirectUri, challenge, userId: signedInUser, scope: search.get('scope') ?? 'api' });
+    const back = new URL(redirectUri);
+    back.searchParams.set('code', code);
+    const state = search.get('state');
+    if (state !== null) back.searchParams.set('state', state);
+    return { status: 302, body: '', location: back.toString() };
+  }
+
+  /** The code exchange (`grant_type=authorization_code` with the verifier); no refresh token unless asked for. */
+  function grantToken(raw: unknown): { status: number; body: unknown } {
+    const form = new URLSearchParams(typeof raw === 'string' ? raw : '');
+    if (form.get('grant_type') !== 'authorization_code') return oauthError(400, 'unsupported_grant_type', 'grant type not supported');
+    const code = codes.get(form.get('code') ?? '');
+    if (code === undefined) return oauthError(400, 'invalid_grant', 'invalid authorization code');
+    codes.delete(form.get('code') ?? '');
+    if (form.get('client_id') !== code.clientId || (options.clientSecret !== undefined && form.get('client_secret') !== options.clientSecret)) {
+      return oauthError(400, 'invalid_client', 'invalid client credentials');
+    }
+    if (form.get('redirect_uri') !== code.redirectUri) return oauthError(400, 'redirect_uri_mismatch', 'redirect_uri must match configuration');
+    const verifier = form.get('code_verifier') ?? '';
+    if (createHash('sha256').update(verifier).digest('base64url') !== code.challenge) return oauthError(400, 'invalid_grant', 'invalid code verifier');
+    const token = `00D!fake.${randomBytes(24).toString('base64url')}`;
+    tokens.add(token);
+    tokenUsers.set(token, code.userId);
+    const scopes = code.scope.split(' ');
+    return {
+      status: 200,
+      body: {
+        access_token: token,
+        ...(scopes.includes('refresh_token') ? { refresh_token: `5Aep${randomBytes(24).toString('base64url')}` } : {}),
+        signature: randomBytes(32).toString('base64'),
+        scope: code.scope,
+        instance_url: url,
+        id: `${url}/id/${orgId}/${code.userId}`,
+        token_type: 'Bearer',
+        issued_at: String(Date.now()),
+      },
+    };
   }
 
   function page(rows: Record<string, unknown>[], totalSize: number): unknown {
@@ -662,7 +769,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     return answer;
   }
 
-  function route(method: string, pathname: string, search: URLSearchParams, body: unknown, callOptions: string | null): Promise<unknown> | unknown {
+  function route(method: string, pathname: string, search: URLSearchParams, body: unknown, callOptions: string | null, token: string): Promise<unknown> | unknown {
     if (!pathname.startsWith(`${base}/`)) throw new ApiError(404, 'NOT_FOUND', 'The requested resource does not exist');
     const rest = pathname.slice(base.length);
     if (method === 'GET' && rest === '/') {
@@ -672,7 +779,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     if (method === 'GET' && rest === '/query') {
       const q = search.get('q');
       if (q === null) throw new ApiError(400, 'MALFORMED_QUERY', 'A query string has to be specified');
-      return query(q);
+      return query(q, token);
     }
     const cursor = /^\/query\/([A-Za-z0-9-]+)$/.exec(rest)?.[1];
     if (method === 'GET' && cursor !== undefined) {
@@ -715,6 +822,15 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       entry.status = status;
       send(res, status, payload, extra);
     };
+    // The login host's OAuth endpoints: no bearer token, no API allowance, no REST fault.
+    if (method === 'GET' && url.pathname === '/services/oauth2/authorize') {
+      const consent = authorizePage(url.searchParams);
+      return answer(consent.status, consent.body, consent.location === undefined ? {} : { location: consent.location });
+    }
+    if (method === 'POST' && url.pathname === '/services/oauth2/token') {
+      const granted = grantToken(body);
+      return answer(granted.status, granted.body);
+    }
     const limitInfo = () => ({ 'sforce-limit-info': `api-usage=${state.apiUsage.used}/${state.apiUsage.max}` });
 
     const fault = faults.find(
@@ -736,7 +852,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     if (state.apiUsage.used >= state.apiUsage.max) return answer(403, [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }], limitInfo());
     state.apiUsage.used += 1;
     try {
-      const result = await route(method, url.pathname, url.searchParams, body, headers['sforce-call-options'] ?? null);
+      const result = await route(method, url.pathname, url.searchParams, body, headers['sforce-call-options'] ?? null, token);
       answer(200, result, limitInfo());
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
@@ -880,6 +996,12 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     deliveries,
     apiUsage: { used: 0, max: options.apiLimit ?? 15_000 },
     tokens,
+    users,
+    signInAs(userId) {
+      if (!users.has(userId)) throw new Error(`the fake org has no user ${userId}`);
+      signedInUser = userId;
+    },
+    addUser,
     setOutboundUrl(next) {
       outboundUrl = next;
     },

@@ -18,7 +18,7 @@ import {
   HUBSPOT_OAUTH_CALLBACK_ROUTE,
   HUBSPOT_WEBHOOK_ROUTE,
 } from '../../connectors/hubspot/paths.ts';
-import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES } from '../../connectors/hubspot/scopes.ts';
+import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES, HUBSPOT_SIGN_IN_SCOPES } from '../../connectors/hubspot/scopes.ts';
 import { fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import {
@@ -132,7 +132,8 @@ describe('src/app/app-hsmeta.json', () => {
 
   it('declares exactly the scopes the code requests', () => {
     expect(app.config.auth.requiredScopes).toEqual([...HUBSPOT_REQUIRED_SCOPES]);
-    expect(app.config.auth.optionalScopes).toEqual([...HUBSPOT_OPTIONAL_SCOPES]);
+    // The install's optional scopes, then those only a console sign-in asks for (HubSpot grants only declared ones).
+    expect(app.config.auth.optionalScopes).toEqual([...HUBSPOT_OPTIONAL_SCOPES, ...HUBSPOT_SIGN_IN_SCOPES]);
     expect(app.config.auth.conditionallyRequiredScopes).toEqual([]);
     const all = [...app.config.auth.requiredScopes, ...app.config.auth.optionalScopes];
     expect(new Set(all).size).toBe(all.length);
@@ -267,7 +268,7 @@ describe('manifests/hubspot/README.md', () => {
   const readme = read('README.md');
 
   it('names every scope, identity property and output field the manifests declare', () => {
-    for (const word of [...HUBSPOT_REQUIRED_SCOPES, ...HUBSPOT_OPTIONAL_SCOPES, ...HUBSPOT_IDENTITY_PROPERTIES]) {
+    for (const word of [...HUBSPOT_REQUIRED_SCOPES, ...HUBSPOT_OPTIONAL_SCOPES, ...HUBSPOT_SIGN_IN_SCOPES, ...HUBSPOT_IDENTITY_PROPERTIES]) {
       expect(readme, word).toContain(`\`${word}\``);
     }
     for (const { name } of HUBSPOT_ACTION_OUTPUT_FIELDS) expect(readme, name).toContain(`\`${name}\``);

@@ -1,8 +1,8 @@
-// The admin console under /console (issue 13): sign-in by a one-time link, the operator's list of
-// installations, and an installation's overview. Every page is server-rendered HTML under a strict
-// Content-Security-Policy; a CRM admin's session sees its own installation and nothing else (another
-// installation's address answers 404, as one that does not exist). The operator's pages are in
-// operator-routes.ts.
+// The admin console under /console (issue 13): sign-in by a one-time link or with the CRM
+// (signin-routes.ts), the operator's list of installations, and an installation's overview. Every page
+// is server-rendered HTML under a strict Content-Security-Policy; a CRM admin's session sees its own
+// installation and nothing else (another installation's address answers 404, as one that does not
+// exist). The operator's pages are in operator-routes.ts.
 import express from 'express';
 import type { ConsoleScope } from '../../../connectors/pipeline/console-sessions.ts';
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
@@ -16,6 +16,7 @@ import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './
 import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
+import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
 import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
 import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
@@ -40,6 +41,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   const base = `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/console`;
   const signedOutChrome: Chrome = { base, session: null };
   const sessions = context.bridge.consoleSessions;
+  // The CRMs an admin can sign in with here (their OAuth app configured).
+  const signIns = signInsOf(context.modules, publicUrl);
 
   router.use('/console', (_req, res, next) => {
     res.set(CONSOLE_HEADERS);
@@ -55,16 +58,20 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   const page = (res: express.Response, status: number, html: string) => res.status(status).type('html').send(html);
 
-  /** The signed-in session, or a 401 page (and undefined). */
-  const signedIn = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
+  /** The request's live session, if any. */
+  const sessionOf = async (req: express.Request): Promise<Signed | undefined> => {
     const id = sessionIdOf(context.box, req.headers.cookie);
     const session = id === undefined ? undefined : await sessions.find(id);
-    if (session === undefined) {
-      page(res, 401, messagePage(signedOutChrome, 'Sign in', ['You are not signed in, or your session has ended.', 'Ask your operator for a sign-in link (npx enrichbridge console-link).']));
-      return undefined;
-    }
+    if (session === undefined) return undefined;
     const who = session.scope.kind === 'operator' ? 'operator' : `installation ${session.scope.installationId}`;
     return { ...session, chrome: { base, session: { who, csrf: csrfToken(session.id) } } };
+  };
+
+  /** The signed-in session, or the sign-in page with a 401 (and undefined). */
+  const signedIn = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
+    const session = await sessionOf(req);
+    if (session === undefined) page(res, 401, signInPage(signedOutChrome, signIns));
+    return session;
   };
 
   /** Whether the session may see this installation: the operator any, an admin only their own. */
@@ -90,9 +97,14 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     res.redirect(303, scope.kind === 'operator' ? base : `${base}/installations/${encodeURIComponent(scope.installationId)}`);
   });
 
+  mountSignInRoutes({ router, context, base, now, page, signIns });
+
   router.get('/console', async (req, res) => {
-    const session = await signedIn(req, res);
-    if (session === undefined) return;
+    const session = await sessionOf(req);
+    if (session === undefined) {
+      page(res, 200, signInPage(signedOutChrome, signIns));
+      return;
+    }
     if (session.scope.kind === 'installation') {
       res.redirect(303, `${base}/installations/${encodeURIComponent(session.scope.installationId)}`);
       return;
