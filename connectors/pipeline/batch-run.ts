@@ -6,7 +6,7 @@ import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import type { Job } from './job-queue.ts';
 import type { CrmRecord } from './connector.ts';
 import { ENRICH_JOB, EnrichJobPayloadSchema } from './enrich-job.ts';
-import type { CrmValue, Installation, LogEntry, Outcome, RecordState } from './model.ts';
+import type { CrmValue, Installation, LogEntry, Outcome, RecordState, StoredAnswer } from './model.ts';
 import { newLogId } from './store.ts';
 import type { decideWrites, fieldsFromResponse } from './write-policy.ts';
 
@@ -33,8 +33,11 @@ export interface Enriched {
   readonly record: CrmRecord;
   readonly hash: string;
   readonly outcome: Extract<EnrichOutcome, { kind: 'ok' }>;
-  readonly latencyMs: number;
+  /** The lookup's time; null for an answer reused without one. */
+  readonly latencyMs: number | null;
   readonly at: Date;
+  /** `object/recordId` whose kept answer this is (no lookup, no unit); absent for a lookup. */
+  readonly reusedFrom?: string;
 }
 
 /** An enriched record with what the write policy decided to write. */
@@ -98,6 +101,8 @@ export class BatchRun {
   readonly outcomes: Record<string, number> = {};
   readonly entries: LogEntry[] = [];
   readonly states: RecordState[] = [];
+  /** Answers looked up in this batch, kept for reuse (saved with the states and the log). */
+  readonly answers: StoredAnswer[] = [];
   readonly disposals = new Map<string, Disposal>();
   /** By `object/recordId`: the last outcome logged and the record's properties as they now stand. */
   readonly lastOutcome = new Map<string, Outcome>();
@@ -113,7 +118,7 @@ export class BatchRun {
     readonly cancel: AbortSignal | undefined,
   ) {}
 
-  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'changes' | 'quotaConsumed' | 'latencyMs' | 'detail'>> = {}): void {
+  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'changes' | 'quotaConsumed' | 'latencyMs' | 'detail' | 'reusedFrom'>> = {}): void {
     const at = this.now();
     this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
     this.lastOutcome.set(`${object}/${work.recordId}`, outcome);
@@ -129,6 +134,7 @@ export class BatchRun {
       quotaConsumed: extra.quotaConsumed ?? 0,
       latencyMs: extra.latencyMs ?? null,
       detail: extra.detail ?? null,
+      ...(extra.reusedFrom === undefined ? {} : { reusedFrom: extra.reusedFrom }),
     });
   }
 

@@ -132,6 +132,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
     connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     enricherFor,
     onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled, { queue: deps.queue }),
+    answerBox: deps.box,
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
   const jobs = new JobKinds(deps.queue).work(ENRICH_JOB, (batch, { workerId, signals }) => pipeline.processBatch(batch, workerId, signals));

@@ -17,6 +17,7 @@ export const MIGRATED_TABLES = [
   'enrichment_log',
   'backfills',
   'backfill_runs',
+  'reusable_answers',
   'erased_records',
   'inbound_deliveries',
   'action_callbacks',

@@ -33,6 +33,11 @@ export const InstallationSettingsSchema = z
     objects: z.array(z.string().min(1).max(80)).max(20).default([]),
     /** Field keys never written (`household.net_worth`, `career.job_title`, `status.enriched_at`, …). */
     excludedFields: z.array(z.string().min(1).max(80)).max(100).default([]),
+    /**
+     * One lookup per person: a record whose normalized request the target answered for another record
+     * within the re-enrichment age (and the same data version) gets that answer, for no unit.
+     */
+    reuseAnswers: z.boolean().default(true),
   })
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;
@@ -69,6 +74,19 @@ export const InstallationSecretsSchema = z.object({
 export type InstallationSecrets = z.infer<typeof InstallationSecretsSchema>;
 
 export const EnvironmentSchema = z.enum(ENVIRONMENTS);
+
+/** An answer kept for reuse (store.ts `findAnswers`): sealed, by the normalized request's hash. */
+export interface StoredAnswer {
+  readonly installationId: string;
+  readonly inputHash: string;
+  /** The record it was answered for. */
+  readonly object: string;
+  readonly recordId: string;
+  /** The response as JSON, sealed with the data folder's key (context `reusable-answer`). */
+  readonly sealedAnswer: string;
+  readonly dataVersion: string | null;
+  readonly answeredAt: string;
+}
 
 /** What the tracked overwrite mode needs, and what an operator asks about a record. */
 export interface RecordState {
@@ -125,4 +143,6 @@ export interface LogEntry {
   readonly quotaConsumed: number;
   readonly latencyMs: number | null;
   readonly detail: string | null;
+  /** `object/recordId` of the record whose stored answer was applied (no lookup, no unit); absent otherwise. */
+  readonly reusedFrom?: string;
 }

@@ -32,7 +32,10 @@ import {
 import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate } from './connector.ts';
 import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
-import type { CrmValue, Installation, Outcome } from './model.ts';
+import type { CrmValue, Installation, Outcome, StoredAnswer } from './model.ts';
+import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { z } from 'zod';
+import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
 import type { PipelineStore } from './store.ts';
 import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from './write-policy.ts';
 
@@ -52,6 +55,8 @@ export interface PipelineDeps {
    * the connector answers the waiting workflow. Failures here are the hook's to handle.
    */
   readonly onCallbacks?: (installation: Installation, settled: readonly SettledCallback[]) => Promise<void>;
+  /** Seals the answers kept for reuse (the data folder's key); without it no answer is kept or reused. */
+  readonly answerBox?: SecretBox;
 }
 
 /** A workflow's job, settled: the record's outcome and its properties as they now stand in the CRM. */
@@ -124,7 +129,8 @@ export class Pipeline {
     }
     // The CRM has been written: what we did must be recorded, so a locked database is waited out
     // (asynchronously) rather than leaving the batch to its lease and a second round of writes.
-    await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries));
+    await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries, run.answers));
+    await this.purgeAnswers(installation);
     await this.settle(run, jobs, workerId);
     return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls, leaseLost: run.leaseLost };
   }
@@ -270,10 +276,15 @@ export class Pipeline {
     }
     for (const record of records.values()) run.finalProperties.set(`${object}/${record.id}`, { ...record.properties });
     const candidates = await this.candidates(run, connector, object, works, records);
-    const round = await this.enrichAll(run, enricher, object, candidates, signal);
+    // One lookup per person: a kept answer for the same normalized request, or one looked up for an
+    // earlier record of this slice, is applied without a lookup of its own.
+    const { lookups, reused, followers } = await this.reuse(run, enricher, object, candidates);
+    const round = await this.enrichAll(run, enricher, object, lookups, signal);
+    this.keepAnswers(run, object, round.enriched);
+    const enriched = [...round.enriched, ...reused, ...this.follow(run, object, round, followers, signal)];
     // A CRM limit or rate limit on the write stops the batch as it does on a read: reading and enriching
     // the next slices would spend enrichments on records that cannot be written until then.
-    const writeStop = await this.writeBack(run, connector, object, round.enriched);
+    const writeStop = await this.writeBack(run, connector, object, enriched);
     const unsettled = candidates.map((c) => c.work).filter((work) => !run.disposals.has(work.jobs[0]?.id ?? ''));
     if (round.quotaResetsAt !== undefined) {
       const runAt = await this.pauseForLimit(run.installation, 'quota', round.quotaResetsAt);
@@ -331,6 +342,117 @@ export class Pipeline {
       candidates.push({ work, record, hash, request });
     }
     return candidates;
+  }
+
+  /**
+   * Splits a slice's candidates into the lookups to make and the answers to reuse. A candidate is
+   * answered without a lookup when the installation keeps answers, the job is not forced, and either
+   * an answer kept for its input hash is younger than the re-enrichment age and of the target's current
+   * data version, or an earlier candidate of the slice has the same hash (it follows that lookup).
+   */
+  private async reuse(
+    run: BatchRun,
+    enricher: Enricher,
+    object: string,
+    candidates: readonly Candidate[],
+  ): Promise<{ lookups: Candidate[]; reused: Enriched[]; followers: Map<string, Candidate[]> }> {
+    const { installation } = run;
+    const box = this.deps.answerBox;
+    const followers = new Map<string, Candidate[]>();
+    if (box === undefined || !installation.settings.reuseAnswers) return { lookups: [...candidates], reused: [], followers };
+    const now = this.now();
+    const notBefore = new Date(now.getTime() - installation.settings.reenrichAfterDays * DAY_MS).toISOString();
+    const reusable = candidates.filter((c) => !c.work.force);
+    const kept = reusable.length === 0 ? new Map<string, StoredAnswer>() : await this.deps.store.findAnswers(installation.id, reusable.map((c) => c.hash), notBefore);
+    // Answers an earlier slice of this batch looked up (saved with the batch, so not in the store yet).
+    for (const answer of run.answers) kept.set(answer.inputHash, answer);
+    // The target's data version now: the in-process service knows it; for a remote endpoint, the
+    // version its newest kept answer carried stands in (its next lookup reveals a new one).
+    const reported = enricher.currentDataVersion?.();
+    const version = kept.size === 0 ? undefined : reported !== undefined ? reported : await this.deps.store.latestAnswerVersion(installation.id);
+    const lookups: Candidate[] = [];
+    const reused: Enriched[] = [];
+    const looking = new Set<string>();
+    for (const candidate of candidates) {
+      if (candidate.work.force) {
+        lookups.push(candidate);
+        continue;
+      }
+      const answer = kept.get(candidate.hash);
+      const response = answer !== undefined && answer.dataVersion === version ? openAnswer(box, answer) : undefined;
+      if (answer !== undefined && response !== undefined) {
+        reused.push({
+          work: candidate.work,
+          record: candidate.record,
+          hash: candidate.hash,
+          outcome: { kind: 'ok', response: { ...response, id: candidate.work.recordId }, attempts: 0, dataVersion: answer.dataVersion },
+          latencyMs: null,
+          at: now,
+          reusedFrom: `${answer.object}/${answer.recordId}`,
+        });
+      } else if (looking.has(candidate.hash)) {
+        followers.set(candidate.hash, [...(followers.get(candidate.hash) ?? []), candidate]);
+      } else {
+        looking.add(candidate.hash);
+        lookups.push(candidate);
+      }
+    }
+    return { lookups, reused, followers };
+  }
+
+  /** What this slice's lookups answered, sealed, for the next record asking the same (saved with the batch). */
+  private keepAnswers(run: BatchRun, object: string, enriched: readonly Enriched[]): void {
+    const box = this.deps.answerBox;
+    if (box === undefined || !run.installation.settings.reuseAnswers) return;
+    for (const item of enriched) {
+      if (item.reusedFrom !== undefined) continue;
+      run.answers.push({
+        installationId: run.installation.id,
+        inputHash: item.hash,
+        object,
+        recordId: item.work.recordId,
+        sealedAnswer: box.seal(JSON.stringify(item.outcome.response), ANSWER_CONTEXT),
+        dataVersion: item.outcome.dataVersion,
+        answeredAt: item.at.toISOString(),
+      });
+    }
+  }
+
+  /**
+   * The records that followed a lookup of this slice: its answer when it got one. Otherwise they go
+   * back to the queue to be tried on their own, unless the round stopped (a quota pause, a timeout, a
+   * shutdown), which holds them with the rest of the slice.
+   */
+  private follow(run: BatchRun, object: string, round: EnrichRound, followers: ReadonlyMap<string, readonly Candidate[]>, signal: AbortSignal | undefined): Enriched[] {
+    const out: Enriched[] = [];
+    const stopped = round.quotaResetsAt !== undefined || round.endpointTimedOut || signal?.aborted === true;
+    for (const [hash, group] of followers) {
+      const lead = round.enriched.find((item) => item.hash === hash);
+      for (const candidate of group) {
+        if (lead !== undefined) {
+          out.push({
+            work: candidate.work,
+            record: candidate.record,
+            hash,
+            outcome: { ...lead.outcome, response: { ...lead.outcome.response, id: candidate.work.recordId } },
+            latencyMs: null,
+            at: lead.at,
+            reusedFrom: `${object}/${lead.work.recordId}`,
+          });
+        } else if (!stopped) {
+          run.dispose(candidate.work, { kind: 'release' });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Removes kept answers past the re-enrichment age, or all of them once the installation stops keeping any. */
+  private async purgeAnswers(installation: Installation): Promise<void> {
+    if (this.deps.answerBox === undefined) return;
+    const { reuseAnswers, reenrichAfterDays } = installation.settings;
+    const before = reuseAnswers ? new Date(this.now().getTime() - reenrichAfterDays * DAY_MS).toISOString() : '9999-12-31T23:59:59.999Z';
+    await retryWhileBusy(() => this.deps.store.purgeAnswers(installation.id, before));
   }
 
   /** Enriches the candidates, paced by the enricher; stops sending at the first 402, a timeout or on shutdown. */
@@ -479,7 +601,8 @@ export class Pipeline {
     const logOutcome: Outcome = fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
     run.log(object, work, logOutcome, {
       latencyMs,
-      quotaConsumed: quotaPerLookup(run.installation),
+      quotaConsumed: item.reusedFrom === undefined ? quotaPerLookup(run.installation) : 0,
+      ...(item.reusedFrom === undefined ? {} : { reusedFrom: item.reusedFrom }),
       fieldsWritten: Object.keys(decision.properties),
       changes: replacedValues(decision.properties, item.record.properties),
     });
@@ -488,7 +611,7 @@ export class Pipeline {
 
   /** A record the CRM did not take: gone (done), refused for good, or to try again. */
   private recordRefused(run: BatchRun, object: string, item: PlannedWrite, result: Extract<WriteResult, { ok: false }>): void {
-    const extra = { latencyMs: item.latencyMs, quotaConsumed: quotaPerLookup(run.installation) };
+    const extra = { latencyMs: item.latencyMs, quotaConsumed: item.reusedFrom === undefined ? quotaPerLookup(run.installation) : 0 };
     if (result.reason === 'not_found') {
       run.log(object, item.work, 'skipped:record_deleted', extra);
       run.dispose(item.work, { kind: 'complete' });
@@ -536,5 +659,19 @@ export class Pipeline {
       return { kind: 'release', runAt: new Date(this.now().getTime() + RETRY_BASE_MS), outcome: null };
     }
     return null;
+  }
+}
+
+/** The SecretBox context kept answers are sealed under: they open nowhere else. */
+const ANSWER_CONTEXT = 'reusable-answer';
+
+const KeptResponseSchema = z.looseObject({});
+
+/** A kept answer's response, or undefined when it cannot be opened (sealed under another key). */
+function openAnswer(box: SecretBox, answer: StoredAnswer): EnrichmentResponse | undefined {
+  try {
+    return KeptResponseSchema.parse(JSON.parse(box.open(answer.sealedAnswer, ANSWER_CONTEXT))) as EnrichmentResponse;
+  } catch {
+    return undefined;
   }
 }

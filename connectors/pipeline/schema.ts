@@ -91,6 +91,8 @@ export interface EnrichmentLogTable {
    * Null on rows from before 0015 and on rows whose values were cleared.
    */
   changes: string | null;
+  /** `object/recordId` of the record whose stored answer this entry applied (no lookup, no unit); null otherwise. */
+  reused_from: string | null;
 }
 
 /** Where a backfill of one installation's object got to, so a rerun resumes there. */
@@ -132,6 +134,25 @@ export interface BackfillRunsTable {
   created_at: string;
   updated_at: string;
   confirmed_at: string | null;
+}
+
+/**
+ * An answer the installation's target gave, kept so a record asking the same normalized question
+ * (a CRM duplicate) gets it without a second lookup. Sealed like credentials; kept no longer than the
+ * re-enrichment age; erased with the record it came from, and with the installation.
+ */
+export interface ReusableAnswersTable {
+  installation_id: string;
+  /** inputHash of the normalized request (the environment included, the record id not). */
+  input_hash: string;
+  /** The record it was answered for. */
+  object: string;
+  record_id: string;
+  /** SecretBox-sealed JSON: the response and nothing else. */
+  answer: string;
+  /** The target's data version when it answered; null when the target reports none. */
+  data_version: string | null;
+  answered_at: string;
 }
 
 /** A record a CRM deleted (or asked us to forget): nothing about it may be saved again. */
@@ -185,6 +206,7 @@ export type PipelineTables = {
   enrichment_log: EnrichmentLogTable;
   backfills: BackfillsTable;
   backfill_runs: BackfillRunsTable;
+  reusable_answers: ReusableAnswersTable;
   erased_records: ErasedRecordsTable;
   inbound_deliveries: InboundDeliveriesTable;
   action_callbacks: ActionCallbacksTable;
@@ -429,6 +451,28 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('backfill_runs').execute();
       await db.schema.dropIndex('jobs_group').execute();
       await db.schema.alterTable('jobs').dropColumn('job_group').execute();
+    },
+  },
+  '0017_reusable_answers': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('reusable_answers')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('input_hash', 'text', (c) => c.notNull())
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('answer', 'text', (c) => c.notNull())
+        .addColumn('data_version', 'text')
+        .addColumn('answered_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('reusable_answers_pk', ['installation_id', 'input_hash'])
+        .execute();
+      await db.schema.createIndex('reusable_answers_record').on('reusable_answers').columns(['installation_id', 'object', 'record_id']).execute();
+      await db.schema.createIndex('reusable_answers_age').on('reusable_answers').columns(['installation_id', 'answered_at']).execute();
+      await db.schema.alterTable('enrichment_log').addColumn('reused_from', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('enrichment_log').dropColumn('reused_from').execute();
+      await db.schema.dropTable('reusable_answers').execute();
     },
   },
 };

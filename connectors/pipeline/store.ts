@@ -3,7 +3,7 @@
 import { lockInstallationErasures } from '../../core/storage/postgres.ts';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
-import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable } from './schema.ts';
+import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable, ReusableAnswersTable } from './schema.ts';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
 import {
   type CrmValue,
@@ -18,6 +18,7 @@ import {
   PAUSE_REASONS,
   type PauseReason,
   type RecordState,
+  type StoredAnswer,
 } from './model.ts';
 import { z } from 'zod';
 
@@ -91,8 +92,17 @@ export interface PipelineStore {
   sealedSecrets(id: string): Promise<string | undefined>;
 
   recordStates(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordState>>;
-  /** Saves record states and log entries in one transaction: both land, or neither. */
-  saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[]): Promise<void>;
+  /**
+   * Saves record states, log entries and the answers kept for reuse in one transaction: all land, or
+   * none do. Nothing is saved for a record erased meanwhile.
+   */
+  saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[], answers?: readonly StoredAnswer[]): Promise<void>;
+  /** The installation's kept answers for these input hashes, answered at or after `notBeforeIso`. */
+  findAnswers(installationId: string, hashes: readonly string[], notBeforeIso: string): Promise<Map<string, StoredAnswer>>;
+  /** The data version of the installation's newest kept answer (null: none, or its target reports none). */
+  latestAnswerVersion(installationId: string): Promise<string | null | undefined>;
+  /** Removes the installation's kept answers older than `beforeIso` (past the re-enrichment age); returns how many. */
+  purgeAnswers(installationId: string, beforeIso: string): Promise<number>;
   listLog(query: LogQuery): Promise<LogEntry[]>;
   /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
   dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]>;
@@ -108,8 +118,8 @@ export interface PipelineStore {
   acquireLease(key: string, owner: string, ms: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
   /**
-   * A CRM deletion or privacy request: forgets the record's state and log entries (with the values
-   * they logged), and remembers the record's id (only that) so an enrichment already under way cannot
+   * A CRM deletion or privacy request: forgets the record's state, log entries (with the values
+   * they logged) and the answer kept for reuse that it was given, and remembers the record's id (only that) so an enrichment already under way cannot
    * save anything about it again.
    */
   eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
@@ -180,6 +190,18 @@ function stateRow(state: RecordState): RecordStatesTable {
   };
 }
 
+function answerRow(answer: StoredAnswer): ReusableAnswersTable {
+  return {
+    installation_id: answer.installationId,
+    input_hash: answer.inputHash,
+    object: answer.object,
+    record_id: answer.recordId,
+    answer: answer.sealedAnswer,
+    data_version: answer.dataVersion,
+    answered_at: answer.answeredAt,
+  };
+}
+
 function logRow(entry: LogEntry): EnrichmentLogTable {
   return {
     id: entry.id,
@@ -190,6 +212,7 @@ function logRow(entry: LogEntry): EnrichmentLogTable {
     outcome: entry.outcome,
     fields_written: JSON.stringify(entry.fieldsWritten),
     changes: Object.keys(entry.changes).length === 0 ? null : JSON.stringify(entry.changes),
+    reused_from: entry.reusedFrom ?? null,
     quota_consumed: entry.quotaConsumed,
     latency_ms: entry.latencyMs,
     detail: entry.detail,
@@ -207,6 +230,7 @@ function toLogEntry(row: Selectable<EnrichmentLogTable>): LogEntry {
     fieldsWritten: fieldsColumn.parse(JSON.parse(row.fields_written)),
     // Null: logged before 0015, nothing written, or cleared when the installation was disconnected.
     changes: row.changes === null ? {} : changesColumn.parse(JSON.parse(row.changes)),
+    ...(row.reused_from === null ? {} : { reusedFrom: row.reused_from }),
     quotaConsumed: Number(row.quota_consumed),
     latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
     detail: row.detail,
@@ -317,22 +341,39 @@ export class KyselyPipelineStore implements PipelineStore {
     return states;
   }
 
-  async saveOutcomes(allStates: readonly RecordState[], allEntries: readonly LogEntry[]): Promise<void> {
-    if (allStates.length === 0 && allEntries.length === 0) return;
+  async saveOutcomes(allStates: readonly RecordState[], allEntries: readonly LogEntry[], allAnswers: readonly StoredAnswer[] = []): Promise<void> {
+    if (allStates.length === 0 && allEntries.length === 0 && allAnswers.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       // A record erased while its batch ran (a deletion or privacy request arrived meanwhile) is not
       // saved again: checked inside the transaction, so an erasure is never undone (on PostgreSQL the
       // transaction first waits for any erasure of these installations in flight, and holds them off).
-      await lockInstallationErasures(trx, [...allStates, ...allEntries].map((r) => r.installationId));
+      await lockInstallationErasures(trx, [...allStates, ...allEntries, ...allAnswers].map((r) => r.installationId));
       const keyOf = (r: { installationId: string; object: string; recordId: string }) => `${r.installationId}\u0000${r.object}\u0000${r.recordId}`;
       const erased = new Set<string>();
-      const ids = [...new Set([...allStates, ...allEntries].map((r) => r.recordId))];
+      const ids = [...new Set([...allStates, ...allEntries, ...allAnswers].map((r) => r.recordId))];
       for (const batch of chunks(ids, CHUNK * 4)) {
         const rows = await trx.selectFrom('erased_records').select(['installation_id', 'object', 'record_id']).where('record_id', 'in', batch).execute();
         for (const row of rows) erased.add(keyOf({ installationId: row.installation_id, object: row.object, recordId: row.record_id }));
       }
       const states = allStates.filter((state) => !erased.has(keyOf(state)));
       const entries = allEntries.filter((entry) => !erased.has(keyOf(entry)));
+      // One row per question: the newest answer wins (an upsert may not touch a row twice in one statement).
+      const answers = [...new Map(allAnswers.filter((answer) => !erased.has(keyOf(answer))).map((answer) => [`${answer.installationId}\u0000${answer.inputHash}`, answer])).values()];
+      for (const batch of chunks(answers.map(answerRow), CHUNK)) {
+        await trx
+          .insertInto('reusable_answers')
+          .values(batch)
+          .onConflict((oc) =>
+            oc.columns(['installation_id', 'input_hash']).doUpdateSet((eb) => ({
+              object: eb.ref('excluded.object'),
+              record_id: eb.ref('excluded.record_id'),
+              answer: eb.ref('excluded.answer'),
+              data_version: eb.ref('excluded.data_version'),
+              answered_at: eb.ref('excluded.answered_at'),
+            })),
+          )
+          .execute();
+      }
       for (const batch of chunks(states.map(stateRow), CHUNK)) {
         await trx
           .insertInto('record_states')
@@ -464,6 +505,53 @@ export class KyselyPipelineStore implements PipelineStore {
         .where('object', '=', object)
         .where('record_id', '=', recordId)
         .execute();
+      await trx
+        .deleteFrom('reusable_answers')
+        .where('installation_id', '=', installationId)
+        .where('object', '=', object)
+        .where('record_id', '=', recordId)
+        .execute();
     });
+  }
+
+  async findAnswers(installationId: string, hashes: readonly string[], notBeforeIso: string): Promise<Map<string, StoredAnswer>> {
+    const found = new Map<string, StoredAnswer>();
+    for (const batch of chunks([...new Set(hashes)], CHUNK * 4)) {
+      const rows = await this.db
+        .selectFrom('reusable_answers')
+        .selectAll()
+        .where('installation_id', '=', installationId)
+        .where('input_hash', 'in', batch)
+        .where('answered_at', '>=', notBeforeIso)
+        .execute();
+      for (const row of rows) {
+        found.set(row.input_hash, {
+          installationId: row.installation_id,
+          inputHash: row.input_hash,
+          object: row.object,
+          recordId: row.record_id,
+          sealedAnswer: row.answer,
+          dataVersion: row.data_version,
+          answeredAt: row.answered_at,
+        });
+      }
+    }
+    return found;
+  }
+
+  async latestAnswerVersion(installationId: string): Promise<string | null | undefined> {
+    const row = await this.db
+      .selectFrom('reusable_answers')
+      .select('data_version')
+      .where('installation_id', '=', installationId)
+      .orderBy('answered_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.data_version;
+  }
+
+  async purgeAnswers(installationId: string, beforeIso: string): Promise<number> {
+    const result = await this.db.deleteFrom('reusable_answers').where('installation_id', '=', installationId).where('answered_at', '<', beforeIso).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

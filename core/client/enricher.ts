@@ -27,6 +27,11 @@ export interface EnrichOptions {
 
 export interface Enricher {
   enrich(request: EnrichmentRequest, options?: EnrichOptions): Promise<EnrichOutcome>;
+  /**
+   * The target's data version now, when the enricher can tell without a lookup (the in-process
+   * service: its active snapshot; null when it reports none, as the sandbox); undefined when it cannot.
+   */
+  currentDataVersion?(): string | null | undefined;
 }
 
 /** One attempt as a transport reports it: an HTTP-like status, body and the headers we act on. */

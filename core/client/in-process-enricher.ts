@@ -32,7 +32,17 @@ export function inProcessTransport(service: EnrichService, token: string, enviro
 }
 
 export class InProcessEnricher extends PacedEnricher {
+  private readonly service: EnrichService;
+  private readonly environment: Environment;
+
   constructor(options: InProcessEnricherOptions) {
     super({ ...options, transport: inProcessTransport(options.service, options.token, options.environment, options.now) });
+    this.service = options.service;
+    this.environment = options.environment;
+  }
+
+  /** Production's active snapshot version; the sandbox reports none. */
+  currentDataVersion(): string | null {
+    return this.environment === 'production' ? this.service.productionMatcher.dataVersion : null;
   }
 }

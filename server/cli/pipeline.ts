@@ -45,7 +45,8 @@ function logLine(entry: LogEntry): string {
   const quota = entry.quotaConsumed === 0 ? '' : `  quota ${entry.quotaConsumed}`;
   const latency = entry.latencyMs === null ? '' : `  ${entry.latencyMs} ms`;
   const detail = entry.detail === null ? '' : `  (${entry.detail})`;
-  return `${entry.at}  ${entry.installationId}  ${entry.object}/${entry.recordId}  ${entry.outcome}${fields}${quota}${latency}${detail}`;
+  const reused = entry.reusedFrom === undefined ? '' : `  reused_from ${entry.reusedFrom}`;
+  return `${entry.at}  ${entry.installationId}  ${entry.object}/${entry.recordId}  ${entry.outcome}${fields}${quota}${latency}${reused}${detail}`;
 }
 
 function describeInstallation(i: Installation): string {
@@ -65,6 +66,7 @@ function describeInstallation(i: Installation): string {
     `min confidence     ${s.minConfidence}`,
     `objects            ${s.objects.length === 0 ? "the connector's defaults" : s.objects.join(', ')}`,
     `excluded fields    ${s.excludedFields.length === 0 ? 'none' : s.excludedFields.join(', ')}`,
+    `reuse answers      ${s.reuseAnswers ? 'on (a duplicate of a record looked up within the re-enrichment age costs no unit)' : 'off'}`,
     `connected          ${i.createdAt}`,
   ].join('\n');
 }
@@ -133,10 +135,12 @@ export function pipelineCommands(): Command[] {
     .option('--exclude-fields <list>', 'comma-separated field keys never written, e.g. household.net_worth')
     .option('--enrich-on-create', 'enrich new records automatically')
     .option('--no-enrich-on-create', 'do not enrich new records automatically')
+    .option('--reuse-answers', 'apply a kept answer to a record asking what another record asked (no unit spent)')
+    .option('--no-reuse-answers', 'look every record up, and keep no answers')
     .action(
       async (
         id: string,
-        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean },
+        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean },
       ) => {
         await withRuntime(async ({ installations: all }) => {
           const updated = await all.updateSettings(id, {
@@ -146,6 +150,7 @@ export function pipelineCommands(): Command[] {
             ...(flags.objects === undefined ? {} : { objects: list(flags.objects) }),
             ...(flags.excludeFields === undefined ? {} : { excludedFields: list(flags.excludeFields) }),
             ...(flags.enrichOnCreate === undefined ? {} : { enrichOnCreate: flags.enrichOnCreate }),
+            ...(flags.reuseAnswers === undefined ? {} : { reuseAnswers: flags.reuseAnswers }),
           });
           console.log(describeInstallation(updated));
         });

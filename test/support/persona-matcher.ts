@@ -6,7 +6,8 @@ import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { matchPersona } from '../../core/sandbox/matcher.ts';
 
 export class PersonaProductionMatcher implements ProductionMatcher {
-  readonly dataVersion = 'test-personas';
+  /** Tests change it to stand for a new weekly snapshot. */
+  dataVersion: string | null = 'test-personas';
   match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch> {
     const persona = matchPersona(request)?.persona;
     return Promise.resolve({

@@ -141,6 +141,7 @@ export function logEntryPage(chrome: Chrome, installation: Installation, entry: 
 <dt>Outcome</dt><dd id="outcome">${escapeHtml(kind.replace('_', ' '))}${reason === null ? '' : `: ${escapeHtml(reason)}`}</dd>
 ${entry.detail === null ? '' : `<dt>Detail</dt><dd id="detail">${escapeHtml(entry.detail)}</dd>`}
 <dt>Quota units</dt><dd>${entry.quotaConsumed}</dd>
+${entry.reusedFrom === undefined ? '' : `<dt>Answer</dt><dd id="reused-from">reused from ${escapeHtml(entry.reusedFrom)}, which asked the same (no lookup, no unit)</dd>`}
 <dt>Latency</dt><dd>${entry.latencyMs === null ? 'not measured' : `${entry.latencyMs} ms`}</dd>
 <dt>In the CRM</dt><dd>${crm === null ? 'no link for this record' : `<a id="crm-link" href="${escapeHtml(crm)}" rel="noreferrer noopener" target="_blank">open the record</a>`}</dd>
 </dl>

@@ -321,7 +321,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 function looseValues(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null) return {};
   const form = body as Record<string, unknown>;
-  const out: Record<string, unknown> = { enrichOnCreate: form.enrichOnCreate === 'on' };
+  const out: Record<string, unknown> = { enrichOnCreate: form.enrichOnCreate === 'on', reuseAnswers: form.reuseAnswers === 'on' };
   if (typeof form.overwriteMode === 'string') out.overwriteMode = form.overwriteMode;
   return out;
 }

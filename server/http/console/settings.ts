@@ -19,6 +19,7 @@ const many = z.union([z.string(), z.array(z.string())]).optional().transform((va
 export const SettingsFormSchema = z.object({
   csrf: z.string(),
   enrichOnCreate: z.literal('on').optional(),
+  reuseAnswers: z.literal('on').optional(),
   overwriteMode: z.enum(OVERWRITE_MODES, { error: 'choose one of the three modes' }),
   reenrichAfterDays: z
     .string()
@@ -65,6 +66,7 @@ export function readSettingsForm(
     ok: true,
     settings: {
       enrichOnCreate: form.enrichOnCreate === 'on',
+      reuseAnswers: form.reuseAnswers === 'on',
       overwriteMode: form.overwriteMode,
       reenrichAfterDays: form.reenrichAfterDays,
       minConfidence: Number(form.minConfidence),
@@ -124,6 +126,7 @@ ${Object.keys(errors).length > 0 ? '<div class="notice bad" role="alert"><p>Noth
 <input type="hidden" name="csrf" value="${csrf}">
 <h2>When</h2>
 <div class="check"><input type="checkbox" name="enrichOnCreate" id="enrichOnCreate"${values.enrichOnCreate ? ' checked' : ''}><label for="enrichOnCreate">Enrich each new record when the CRM reports it</label></div>
+<div class="check"><input type="checkbox" name="reuseAnswers" id="reuseAnswers"${values.reuseAnswers ? ' checked' : ''}><label for="reuseAnswers">One lookup per person: a record asking exactly what another record asked (after normalizing case, spacing, phone and address formats) within the re-enrichment age gets that answer without spending a unit. The answers are kept sealed, no longer than that age.</label></div>
 <p><label for="reenrichAfterDays">Re-enrich a record after (days)</label><br><input type="text" inputmode="numeric" name="reenrichAfterDays" id="reenrichAfterDays" value="${escapeHtml(String(values.reenrichAfterDays))}"${days.attrs}>${days.html}</p>
 <p><label for="minConfidence">Minimum confidence written (0 to 1)</label><br><input type="text" inputmode="decimal" name="minConfidence" id="minConfidence" value="${escapeHtml(String(values.minConfidence))}"${confidence.attrs}>${confidence.html}</p>
 <fieldset${objects.attrs}><legend>Objects enriched</legend>${(module?.objects ?? [])
