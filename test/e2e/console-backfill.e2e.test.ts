@@ -83,8 +83,8 @@ describe('console backfill', () => {
     await page.click('nav a:has-text("Backfill")');
     expect(await page.textContent('h1')).toContain('Backfill');
     expect(await seriousViolations(page)).toEqual([]);
-    expect(await unreachableByKeyboard(page)).toEqual([]);
     await screenshotAtWidths(page, 'backfill');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
 
     // A bad limit is refused beside its field; nothing starts.
     await page.fill('#limit', 'many');
@@ -103,8 +103,8 @@ describe('console backfill', () => {
     expect(await page.textContent('#est-to-enrich')).toBe(String(WITH_KEY));
     expect(await page.textContent('#est-units')).toContain('sandbox: no quota is spent');
     expect(await seriousViolations(page)).toEqual([]);
-    expect(await unreachableByKeyboard(page)).toEqual([]);
     await screenshotAtWidths(page, 'backfill-estimate');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     expect([...fake.contacts.values()].filter((c) => c.properties[HOUSEHOLD_ID] !== undefined)).toEqual([]);
 
     // Cancelled, then resumed: a new estimate of the same.
