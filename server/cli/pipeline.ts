@@ -1,5 +1,6 @@
 // `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
 // a process of its own, reading the enrichment log, and looking after installations.
+import { describeForecast, usageForecast } from '../../connectors/pipeline/forecast.ts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import type { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
@@ -120,9 +121,10 @@ export function pipelineCommands(): Command[] {
     .command('show <id>')
     .option('--json', 'print JSON')
     .action(async (id: string, flags: { json?: boolean }) => {
-      await withRuntime(async ({ installations: all }) => {
+      await withRuntime(async ({ installations: all, pipelineStore }, { store }) => {
         const installation = await all.require(id);
-        console.log(flags.json === true ? JSON.stringify(installation, null, 2) : describeInstallation(installation));
+        const forecast = await usageForecast({ store, pipelineStore }, installation, new Date());
+        console.log(flags.json === true ? JSON.stringify({ ...installation, forecast }, null, 2) : `${describeInstallation(installation)}\nquota              ${describeForecast(forecast)}`);
       });
     });
   installations

@@ -1,6 +1,7 @@
 // The console's pages as HTML strings: one layout, every value escaped, no inline script or style.
 import type { DailyOutcome } from '../../../connectors/pipeline/store.ts';
 import type { Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
+import { FORECAST_DAYS, type UsageForecast } from '../../../connectors/pipeline/forecast.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -49,6 +50,14 @@ export function messagePage(chrome: Chrome, title: string, lines: readonly strin
   return layout(chrome, title, `<div class="notice${tone === 'bad' ? ' bad' : ''}" role="${tone === 'bad' ? 'alert' : 'status'}">${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`);
 }
 
+/** The forecast card's words: the pace, and the day the quota runs out at it (or that it lasts). */
+function forecastText(forecast: UsageForecast): string {
+  if (forecast.sandbox) return 'sandbox: no quota is spent';
+  const pace = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
+  if (forecast.runsOutOn !== null) return `${pace}: at this pace the quota runs out on ${forecast.runsOutOn}`;
+  return `${pace}: at this pace it lasts until the quota resets`;
+}
+
 export function statusText(installation: Installation): { text: string; kind: 'active' | 'paused' | 'disabled' } {
   if (installation.status === 'disabled') return { text: 'disabled', kind: 'disabled' };
   if (installation.status === 'paused') {
@@ -65,6 +74,8 @@ export interface OverviewData {
   /** What the installation enriches against, in words (an account's name, or an endpoint's host). */
   readonly target: string;
   readonly quota: { readonly used: number; readonly limit: number; readonly period: string; readonly resetsAt: string | null } | null;
+  /** The pace of the last seven days and when the quota runs out at it. */
+  readonly forecast: UsageForecast;
   readonly days: readonly string[];
   readonly outcomes: readonly DailyOutcome[];
   readonly failures: readonly LogEntry[];
@@ -100,7 +111,8 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
     data.quota === null
       ? '<dt>Quota</dt><dd>kept by the remote endpoint</dd>'
       : `<dt>Quota this ${escapeHtml(data.quota.period)}</dt><dd id="quota">${data.quota.used.toLocaleString('en-US')} used of ${data.quota.limit.toLocaleString('en-US')}, ${Math.max(0, data.quota.limit - data.quota.used).toLocaleString('en-US')} left</dd>` +
-        (data.quota.resetsAt === null ? '<dt>Resets</dt><dd>never (all-time quota)</dd>' : `<dt>Resets</dt><dd>${timeHtml(data.quota.resetsAt)}</dd>`);
+        (data.quota.resetsAt === null ? '<dt>Resets</dt><dd>never (all-time quota)</dd>' : `<dt>Resets</dt><dd>${timeHtml(data.quota.resetsAt)}</dd>`) +
+        `<dt>Forecast</dt><dd id="forecast">${escapeHtml(forecastText(data.forecast))}</dd>`;
   const dayRows = data.days
     .map((day) => {
       const counts = perDay.get(day) ?? { enriched: 0, no_match: 0, skipped: 0, failed: 0 };

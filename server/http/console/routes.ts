@@ -8,6 +8,7 @@ import type { ConsoleScope } from '../../../connectors/pipeline/console-sessions
 import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
 import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
+import { usageForecast } from '../../../connectors/pipeline/forecast.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';
@@ -346,5 +347,6 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
       quota = { used, limit: account.quotaLimit, period: account.quotaPeriod, resetsAt: period.resetsAt?.toISOString() ?? null };
     }
   }
-  return { installation, target, quota, days, outcomes, failures };
+  const forecast = await usageForecast({ store: context.store, pipelineStore: context.bridge.pipelineStore }, installation, now);
+  return { installation, target, quota, days, outcomes, failures, forecast };
 }
