@@ -18,7 +18,8 @@ import { MemoryRateLimiter } from '../core/limits/rate-limiter.ts';
 import { InstanceRegistry, RedisRateLimiter } from '../core/limits/redis-rate-limiter.ts';
 import { RedisSpacing } from '../core/limits/redis-spacing.ts';
 import { shareSpacing } from '../core/limits/pacing.ts';
-import { collectProcessMetrics, readQueueDepthFrom } from '../core/observe/metrics.ts';
+import { collectProcessMetrics, readBudgetsFrom, readQueueDepthFrom } from '../core/observe/metrics.ts';
+import { budgetState } from '../connectors/pipeline/budget.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -325,6 +326,13 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
       // Jobs another worker took over mid-batch: a renewal came too late (a stalled process).
       if (summary.leaseLost > 0) logger.warn(line, 'pipeline batch lost its lease');
       else logger.info(line, 'pipeline batch');
+      if (summary.budget?.warning === true) {
+        const { spent, budget, resetsAt } = summary.budget;
+        logger.warn(
+          { installation: summary.installationId, spent, budget, resets_at: resetsAt },
+          spent >= budget ? "installation's monthly budget is spent: enrichment waits for next month or a larger budget" : "installation has spent 80% of its monthly budget",
+        );
+      }
     },
     // A locked database is another process's long write, not a fault of ours: the worker backs off.
     onError: (error) =>
@@ -396,6 +404,15 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   });
   // GET /metrics reads the queue's depth when scraped, and serves the process's own figures.
   readQueueDepthFrom(() => runtime.opened.queue.countByState());
+  readBudgetsFrom(async () => {
+    const now = new Date();
+    const out: Record<string, number> = {};
+    for (const installation of await runtime.bridge.pipelineStore.listInstallations()) {
+      const budget = await budgetState(runtime.bridge.pipelineStore, installation, now);
+      if (budget !== null) out[installation.id] = budget.ratio;
+    }
+    return out;
+  });
   collectProcessMetrics();
   const limits = connectionLimits(config);
   const server =
@@ -444,6 +461,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
       // The worker finishes its in-flight enrichments and releases the rest of its batch.
       await Promise.all([closed, worker?.stop()]);
       readQueueDepthFrom(null);
+      readBudgetsFrom(null);
       clearInterval(sweeper);
       clearTimeout(deadline);
       await runtime.close();

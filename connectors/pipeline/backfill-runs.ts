@@ -158,9 +158,18 @@ export class BackfillRuns {
     return (await this.find(installation.id, id)) as BackfillRun;
   }
 
-  /** Confirms an estimate: the run job is queued. Refused unless the run is estimated and the installation not paused by an admin. */
-  async confirm(installation: Installation, id: string): Promise<BackfillRun> {
+  /**
+   * Confirms an estimate: the run job is queued. Refused unless the run is estimated and the installation
+   * not paused by an admin, and, unless told to go over it, when it may spend more than the budget has left.
+   */
+  async confirm(installation: Installation, id: string, budget: { left: number | null; overBudget: boolean } = { left: null, overBudget: false }): Promise<BackfillRun> {
     const installationId = installation.id;
+    const estimate = await this.find(installationId, id);
+    if (estimate !== undefined && budget.left !== null && estimate.quotaUnits > budget.left && !budget.overBudget) {
+      throw new BackfillRunError(
+        `This backfill may spend up to ${estimate.quotaUnits} units, and the month's budget has ${budget.left} left: nothing was queued. Queue it anyway (enrichment pauses when the budget is spent, and waits for next month), or estimate again with a limit of ${budget.left}.`,
+      );
+    }
     // An admin's pause settles every job as skipped: a backfill started then would be spent for nothing.
     if (installation.status === 'disabled' || (installation.status === 'paused' && installation.pauseReason === 'admin')) {
       throw new BackfillRunError('The installation is paused or disabled: resume it before starting a backfill.');

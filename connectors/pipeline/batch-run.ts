@@ -101,6 +101,8 @@ export class BatchRun {
   readonly outcomes: Record<string, number> = {};
   readonly entries: LogEntry[] = [];
   readonly states: RecordState[] = [];
+  /** Lookups the month's budget still allows in this batch; null when the installation has no budget. */
+  budgetLeft: number | null = null;
   /** Answers looked up in this batch, kept for reuse (saved with the states and the log). */
   readonly answers: StoredAnswer[] = [];
   readonly disposals = new Map<string, Disposal>();

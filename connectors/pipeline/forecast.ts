@@ -5,6 +5,7 @@ import type { Store } from '../../core/storage/port.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
 import type { Installation } from './model.ts';
 import type { PipelineStore } from './store.ts';
+import { budgetState } from './budget.ts';
 
 const DAY_MS = 86_400_000;
 /** The window the pace is taken over. */
@@ -24,6 +25,8 @@ export interface UsageForecast {
   readonly dailyAverage: number;
   /** The UTC day the quota runs out at that pace; null when it does not before the reset (or nothing is spent). */
   readonly runsOutOn: string | null;
+  /** The installation's monthly budget at the same pace; null when it has none. */
+  readonly budget: { readonly spent: number; readonly budget: number; readonly runsOutOn: string | null } | null;
 }
 
 /** The day the remaining units last to at `dailyAverage` a day, unless the period resets first. */
@@ -60,7 +63,12 @@ export async function usageForecast(deps: { readonly store: Store; readonly pipe
     used = (await deps.pipelineStore.dailyOutcomes(installation.id, monthStart.toISOString())).reduce((sum, row) => sum + row.quotaConsumed, 0);
     resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   }
+  const budget = await budgetState(deps.pipelineStore, installation, now);
   return {
+    budget:
+      budget === null
+        ? null
+        : { spent: budget.spent, budget: budget.budget, runsOutOn: runsOutOn({ used: budget.spent, limit: budget.budget, resetsAt: new Date(budget.resetsAt), dailyAverage, now }) },
     sandbox: installation.environment === 'sandbox',
     used,
     limit,
@@ -80,5 +88,9 @@ export function describeForecast(forecast: UsageForecast): string {
   if (forecast.limit === null) pace = "the endpoint's quota is not known here";
   else if (forecast.runsOutOn !== null) pace = `at this pace the quota runs out on ${forecast.runsOutOn}`;
   else pace = forecast.resetsAt === null ? 'at this pace the quota lasts' : `at this pace the quota lasts until it resets (${forecast.resetsAt.slice(0, 10)})`;
-  return `${used}; ${average}; ${pace}`;
+  const budget =
+    forecast.budget === null
+      ? ''
+      : `; budget ${forecast.budget.spent} of ${forecast.budget.budget} units this month, ${forecast.budget.runsOutOn === null ? 'lasting the month at this pace' : `spent at this pace on ${forecast.budget.runsOutOn}`}`;
+  return `${used}; ${average}; ${pace}${budget}`;
 }

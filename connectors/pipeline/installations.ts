@@ -170,6 +170,13 @@ export class Installations {
   async updateSettings(id: string, changes: Partial<InstallationSettings>): Promise<Installation> {
     const installation = await this.require(id);
     const settings = InstallationSettingsSchema.parse({ ...installation.settings, ...changes });
+    if (installation.status === 'paused' && installation.pauseReason === 'budget') {
+      // A budget pause ends with any change of settings (a larger budget, none): the next batch counts
+      // the month again and pauses once more if it is still spent.
+      const resumed = await this.pipeline.updateInstallation(id, { settings, status: 'active', pauseReason: null, pausedUntil: null });
+      await this.queue.reschedule(id, new Date());
+      return resumed ?? installation;
+    }
     return (await this.pipeline.updateInstallation(id, { settings })) ?? installation;
   }
 

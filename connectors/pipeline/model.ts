@@ -13,7 +13,7 @@ export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];
  * Why an installation stopped sending. `admin`: an operator paused it, jobs are skipped until resumed.
  * `quota` and `crm_limit`: a limit ran out, jobs wait (deferred, not dropped) until `pausedUntil`.
  */
-export const PAUSE_REASONS = ['admin', 'quota', 'crm_limit'] as const;
+export const PAUSE_REASONS = ['admin', 'quota', 'crm_limit', 'budget'] as const;
 export type PauseReason = (typeof PAUSE_REASONS)[number];
 
 export const DEFAULT_REENRICH_AFTER_DAYS = 30;
@@ -38,6 +38,12 @@ export const InstallationSettingsSchema = z
      * within the re-enrichment age (and the same data version) gets that answer, for no unit.
      */
     reuseAnswers: z.boolean().default(true),
+    /**
+     * Units this installation may spend per calendar month (UTC); null: no budget. At 80 % the console,
+     * the server log and /metrics say so; at 100 % enrichment waits for the next month, or for a
+     * larger budget.
+     */
+    monthlyBudget: z.number().int().min(1).max(1_000_000_000).nullable().default(null),
   })
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;
@@ -113,6 +119,7 @@ export const SKIP_REASONS = [
   'installation_disabled',
   'quota_paused',
   'crm_limit_paused',
+  'budget_paused',
   'record_deleted',
   'object_not_enabled',
   'below_min_confidence',

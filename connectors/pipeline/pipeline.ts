@@ -35,6 +35,7 @@ import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, Outcome, StoredAnswer } from './model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import { z } from 'zod';
+import { type BudgetState, budgetState, nextMonthStart } from './budget.ts';
 import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
 import type { PipelineStore } from './store.ts';
 import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from './write-policy.ts';
@@ -84,6 +85,8 @@ export interface BatchSummary {
    * worker may have them): not written, or written but left to their new holder to settle.
    */
   readonly leaseLost: number;
+  /** The installation's monthly budget after the batch, when it has one (the worker warns from 80 %). */
+  readonly budget?: BudgetState;
 }
 
 /** How a batch is run: its stop signals, as the worker gives them. */
@@ -132,7 +135,16 @@ export class Pipeline {
     await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries, run.answers));
     await this.purgeAnswers(installation);
     await this.settle(run, jobs, workerId);
-    return { installationId: installation.id, jobs: jobs.length, outcomes: run.outcomes, released: run.released, crmCalls: run.crmCalls, leaseLost: run.leaseLost };
+    const budget = await budgetState(this.deps.store, installation, this.now());
+    return {
+      installationId: installation.id,
+      jobs: jobs.length,
+      outcomes: run.outcomes,
+      released: run.released,
+      crmCalls: run.crmCalls,
+      leaseLost: run.leaseLost,
+      ...(budget === null ? {} : { budget }),
+    };
   }
 
   private async settle(run: BatchRun, jobs: readonly Job[], workerId: string): Promise<void> {
@@ -181,6 +193,8 @@ export class Pipeline {
     const byObject = groupByObject(run, jobs);
     if (await this.heldByInstallationStatus(run, byObject)) return;
     const { installation } = run;
+    const budget = await budgetState(this.deps.store, installation, this.now());
+    run.budgetLeft = budget === null ? null : budget.left;
     const connector = await this.deps.connectorFor(installation);
     const enricher = await this.deps.enricherFor(installation);
     const objects = installation.settings.objects.length > 0 ? installation.settings.objects : connector.defaultObjects;
@@ -219,6 +233,12 @@ export class Pipeline {
       return true;
     }
     if (installation.status !== 'paused') return false;
+    if (installation.pauseReason === 'budget' && !(await budgetState(this.deps.store, installation, this.now()))?.reached) {
+      // The budget was raised or removed (or the month turned): carry on, with the held jobs.
+      await this.deps.store.updateInstallation(installation.id, { status: 'active', pauseReason: null, pausedUntil: null });
+      await this.deps.queue.reschedule(installation.id, this.now());
+      return false;
+    }
     const until = installation.pausedUntil === null ? null : new Date(installation.pausedUntil);
     if (until !== null && until.getTime() <= this.now().getTime()) {
       // The limit has reset: carry on, and bring the rest of the installation's jobs back.
@@ -226,7 +246,7 @@ export class Pipeline {
       await this.deps.queue.reschedule(installation.id, this.now());
       return false;
     }
-    const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : 'skipped:quota_paused';
+    const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : installation.pauseReason === 'budget' ? 'skipped:budget_paused' : 'skipped:quota_paused';
     const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
     for (const { object, work } of all) {
       run.log(object, work, outcome, { detail: `waits until ${runAt.toISOString()}` });
@@ -236,7 +256,7 @@ export class Pipeline {
   }
 
   /** Pauses the installation until `until` for a limit, and holds its queued jobs till then. */
-  private async pauseForLimit(installation: Installation, reason: 'quota' | 'crm_limit', until: Date | null): Promise<Date> {
+  private async pauseForLimit(installation: Installation, reason: 'quota' | 'crm_limit' | 'budget', until: Date | null): Promise<Date> {
     const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
     await this.deps.store.updateInstallation(installation.id, {
       status: 'paused',
@@ -279,9 +299,13 @@ export class Pipeline {
     // One lookup per person: a kept answer for the same normalized request, or one looked up for an
     // earlier record of this slice, is applied without a lookup of its own.
     const { lookups, reused, followers } = await this.reuse(run, enricher, object, candidates);
-    const round = await this.enrichAll(run, enricher, object, lookups, signal);
+    // No more lookups than the month's budget has left (a reused answer costs none).
+    const allowed = run.budgetLeft === null ? lookups.length : Math.min(lookups.length, run.budgetLeft);
+    const overBudget = allowed < lookups.length;
+    if (run.budgetLeft !== null) run.budgetLeft -= allowed;
+    const round = await this.enrichAll(run, enricher, object, lookups.slice(0, allowed), signal);
     this.keepAnswers(run, object, round.enriched);
-    const enriched = [...round.enriched, ...reused, ...this.follow(run, object, round, followers, signal)];
+    const enriched = [...round.enriched, ...reused, ...this.follow(run, object, round, followers, overBudget ? AbortSignal.abort() : signal)];
     // A CRM limit or rate limit on the write stops the batch as it does on a read: reading and enriching
     // the next slices would spend enrichments on records that cannot be written until then.
     const writeStop = await this.writeBack(run, connector, object, enriched);
@@ -295,6 +319,15 @@ export class Pipeline {
       return { kind: 'release', runAt, outcome: 'skipped:quota_paused' };
     }
     if (writeStop !== null) return writeStop;
+    if (overBudget) {
+      // The budget is spent: what was not looked up waits for next month (or a larger budget), as a quota pause.
+      const runAt = await this.pauseForLimit(run.installation, 'budget', nextMonthStart(this.now()));
+      for (const work of unsettled) {
+        run.log(object, work, 'skipped:budget_paused', { detail: `the month's budget is spent; waits until ${runAt.toISOString()} or a larger budget` });
+        run.dispose(work, { kind: 'release', runAt });
+      }
+      return { kind: 'release', runAt, outcome: 'skipped:budget_paused' };
+    }
     if (round.endpointTimedOut) {
       // What was not sent waits as long as the timed-out records' first retry, and so does the rest of the batch.
       const runAt = new Date(this.now().getTime() + RETRY_BASE_MS);

@@ -104,6 +104,8 @@ export interface PipelineStore {
   /** Removes the installation's kept answers older than `beforeIso` (past the re-enrichment age); returns how many. */
   purgeAnswers(installationId: string, beforeIso: string): Promise<number>;
   listLog(query: LogQuery): Promise<LogEntry[]>;
+  /** The quota units the installation's log records since `sinceIso` (what a budget counts). */
+  unitsSince(installationId: string, sinceIso: string): Promise<number>;
   /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
   dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]>;
   /** A page of the installation's log, newest first. */
@@ -420,6 +422,16 @@ export class KyselyPipelineStore implements PipelineStore {
   async findLogEntry(installationId: string, id: string): Promise<LogEntry | undefined> {
     const row = await this.db.selectFrom('enrichment_log').selectAll().where('installation_id', '=', installationId).where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : toLogEntry(row);
+  }
+
+  async unitsSince(installationId: string, sinceIso: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('enrichment_log')
+      .select((eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units'))
+      .where('installation_id', '=', installationId)
+      .where('at', '>=', sinceIso)
+      .executeTakeFirst();
+    return Number(row?.units ?? 0);
   }
 
   async dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]> {

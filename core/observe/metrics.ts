@@ -74,11 +74,30 @@ export function readQueueDepthFrom(source: (() => Promise<Readonly<Record<string
   queueDepthSource = source;
 }
 
+/** Each installation with a monthly budget: the share spent this month, read when scraped (from 0.8 on, a warning). */
+export const budgetUsed = new Gauge({
+  name: 'enrichbridge_budget_used_ratio',
+  help: "Share of an installation's monthly unit budget spent this month (1 = spent; enrichment waits), read at scrape time.",
+  labelNames: ['installation'] as const,
+  registers: [registry],
+});
+
+let budgetSource: (() => Promise<Readonly<Record<string, number>>>) | null = null;
+
+/** Where the installations' budget shares are read at scrape time (set by the composition root). */
+export function readBudgetsFrom(source: (() => Promise<Readonly<Record<string, number>>>) | null): void {
+  budgetSource = source;
+}
+
 /** The text a scrape gets. */
 export async function metricsText(): Promise<string> {
   if (queueDepthSource !== null) {
     queueJobs.reset();
     for (const [state, count] of Object.entries(await queueDepthSource())) queueJobs.set({ state }, count);
+  }
+  if (budgetSource !== null) {
+    budgetUsed.reset();
+    for (const [installation, ratio] of Object.entries(await budgetSource())) budgetUsed.set({ installation }, ratio);
   }
   return registry.metrics();
 }

@@ -9,6 +9,7 @@ import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } f
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import type { CrmBackfill, CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { progressReporter } from './data.ts';
+import { budgetState } from '../../connectors/pipeline/budget.ts';
 import { crmModules, withRuntime } from '../runtime.ts';
 import { loadConfig } from '../config.ts';
 import { wholeNumber } from './options.ts';
@@ -23,6 +24,7 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 interface BackfillFlags {
+  overBudget?: boolean;
   dryRun?: boolean;
   limit?: number;
   yes?: boolean;
@@ -63,12 +65,18 @@ function scanReporter(noun: string): (scanned: number) => void {
  */
 async function confirmAndEnqueue(
   plan: BackfillPlan,
-  options: { noun: string; flags: BackfillFlags; queue: JobQueue; progress: BackfillProgress },
+  options: { noun: string; flags: BackfillFlags; queue: JobQueue; progress: BackfillProgress; budgetLeft: number | null },
 ): Promise<void> {
   const { noun, flags, queue, progress } = options;
   if (flags.dryRun === true) {
     console.log('dry run: nothing enqueued');
     return;
+  }
+  if (options.budgetLeft !== null && plan.quotaUnits > options.budgetLeft && flags.overBudget !== true) {
+    throw new InstallationError(
+      `this backfill may spend up to ${plan.quotaUnits} quota units and the month's budget has ${options.budgetLeft} left: nothing enqueued. ` +
+        `Pass --limit ${options.budgetLeft} to stay within it, or --over-budget to enqueue anyway (enrichment pauses when the budget is spent).`,
+    );
   }
   if (plan.toEnrich === 0) {
     // Nothing to enqueue, but the pages were read: saving that finishes a resumed backfill, so
@@ -105,6 +113,7 @@ function backfillCommand(module: CrmModule, spec: CrmBackfill): Command {
     .option('--limit <n>', `enqueue at most N ${objects.length > 1 ? 'records' : (spec.nouns[objects[0] ?? ''] ?? 'records')}`, wholeNumber(1))
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--restart', 'start from the first record even if an earlier backfill stopped midway')
+    .option('--over-budget', "enqueue even when it may spend more than the installation's monthly budget has left")
     .action(async (id: string, flags: BackfillFlags & { object?: string } & Record<string, unknown>) => {
       await withRuntime(async ({ installations, pipelineStore, backfills: progress }, { queue }) => {
         const installation = await installations.require(id);
@@ -125,8 +134,10 @@ function backfillCommand(module: CrmModule, spec: CrmBackfill): Command {
           onPage: scanReporter(noun),
         });
         const summary = reader.summary();
-        console.log(describePlan(plan, installation.environment, reader.scanned, startNote(plan, summary.restarted), summary.lines));
-        await confirmAndEnqueue(plan, { noun, flags, queue, progress });
+        const budget = await budgetState(pipelineStore, installation, new Date());
+        const budgetLine = budget === null ? [] : [`  budget left this month: ${budget.left} of ${budget.budget} units`];
+        console.log(describePlan(plan, installation.environment, reader.scanned, startNote(plan, summary.restarted), [...summary.lines, ...budgetLine]));
+        await confirmAndEnqueue(plan, { noun, flags, queue, progress, budgetLeft: budget?.left ?? null });
       });
     });
   return command;

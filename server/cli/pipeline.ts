@@ -67,6 +67,7 @@ function describeInstallation(i: Installation): string {
     `min confidence     ${s.minConfidence}`,
     `objects            ${s.objects.length === 0 ? "the connector's defaults" : s.objects.join(', ')}`,
     `excluded fields    ${s.excludedFields.length === 0 ? 'none' : s.excludedFields.join(', ')}`,
+    `monthly budget     ${s.monthlyBudget === null ? 'none' : `${s.monthlyBudget} units (UTC calendar month)`}`,
     `reuse answers      ${s.reuseAnswers ? 'on (a duplicate of a record looked up within the re-enrichment age costs no unit)' : 'off'}`,
     `connected          ${i.createdAt}`,
   ].join('\n');
@@ -139,10 +140,11 @@ export function pipelineCommands(): Command[] {
     .option('--no-enrich-on-create', 'do not enrich new records automatically')
     .option('--reuse-answers', 'apply a kept answer to a record asking what another record asked (no unit spent)')
     .option('--no-reuse-answers', 'look every record up, and keep no answers')
+    .option('--monthly-budget <units>', "units this installation may spend per UTC calendar month, or 'none'", (value: string) => (value === 'none' ? null : wholeNumber(1, 1_000_000_000)(value)))
     .action(
       async (
         id: string,
-        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean },
+        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean; monthlyBudget?: number | null },
       ) => {
         await withRuntime(async ({ installations: all }) => {
           const updated = await all.updateSettings(id, {
@@ -153,6 +155,7 @@ export function pipelineCommands(): Command[] {
             ...(flags.excludeFields === undefined ? {} : { excludedFields: list(flags.excludeFields) }),
             ...(flags.enrichOnCreate === undefined ? {} : { enrichOnCreate: flags.enrichOnCreate }),
             ...(flags.reuseAnswers === undefined ? {} : { reuseAnswers: flags.reuseAnswers }),
+            ...(flags.monthlyBudget === undefined ? {} : { monthlyBudget: flags.monthlyBudget }),
           });
           console.log(describeInstallation(updated));
         });

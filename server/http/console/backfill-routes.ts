@@ -2,6 +2,7 @@
 // as JSON), confirm, cancel. The work itself is done by the job queue's workers
 // (connectors/pipeline/backfill-runs.ts), so any instance shows any run and a run survives a restart.
 import { BackfillRunError, type BackfillRun } from '../../../connectors/pipeline/backfill-runs.ts';
+import { budgetState } from '../../../connectors/pipeline/budget.ts';
 import type { Installation } from '../../../connectors/pipeline/model.ts';
 import { BackfillFormSchema, backfillPage, runPage, runStatus } from './backfill.ts';
 import type { ConsoleKit } from './kit.ts';
@@ -78,8 +79,9 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
     const noun = nounOf(installation, run);
+    const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
     const notice = typeof req.query.removed === 'string' && /^\d+$/.test(req.query.removed) ? `Cancelled: ${req.query.removed} queued enrichments removed.` : null;
-    page(res, 200, runPage(session.chrome, installation, run, runStatus(run, await runs.jobs(run.id), noun), noun, notice));
+    page(res, 200, runPage(session.chrome, installation, run, runStatus(run, await runs.jobs(run.id), noun), noun, notice, budget));
   });
 
   router.get('/console/installations/:id/backfill/:run/status', async (req, res) => {
@@ -97,8 +99,10 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     const { session, installation } = found;
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
+    const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
+    const overBudget = typeof req.body === 'object' && req.body !== null && (req.body as Record<string, unknown>).overBudget === 'on';
     try {
-      await runs.confirm(installation, run.id);
+      await runs.confirm(installation, run.id, { left: budget?.left ?? null, overBudget });
     } catch (error) {
       if (!(error instanceof BackfillRunError)) throw error;
       page(res, 409, messagePage(session.chrome, 'Not started', [error.message], 'bad'));

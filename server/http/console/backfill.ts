@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { BackfillRun, RunJobs } from '../../../connectors/pipeline/backfill-runs.ts';
 import type { CrmBackfill } from '../../../connectors/pipeline/crm-module.ts';
+import type { BudgetState } from '../../../connectors/pipeline/budget.ts';
 import type { Installation } from '../../../connectors/pipeline/model.ts';
 import { type Chrome, escapeHtml, layout, statusText, timeHtml } from './pages.ts';
 
@@ -146,7 +147,7 @@ ${rows === '' ? '<p class="muted">None yet.</p>' : `<div class="scroll"><table i
 }
 
 /** One run: its estimate, its progress, and what can be done with it now. */
-export function runPage(chrome: Chrome, installation: Installation, run: BackfillRun, status: RunStatus, noun: string, notice: string | null): string {
+export function runPage(chrome: Chrome, installation: Installation, run: BackfillRun, status: RunStatus, noun: string, notice: string | null, budget: BudgetState | null = null): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const at = `${base}/backfill/${encodeURIComponent(run.id)}`;
   const csrf = escapeHtml(chrome.session?.csrf ?? '');
@@ -162,6 +163,7 @@ export function runPage(chrome: Chrome, installation: Installation, run: Backfil
 <dt>Already up to date</dt><dd id="est-up-to-date">${run.upToDate}</dd>
 <dt>To enrich</dt><dd id="est-to-enrich">${run.toEnrich}</dd>
 <dt>Quota units at most</dt><dd id="est-units">${run.quotaUnits}${sandbox ? ' (sandbox: no quota is spent)' : ''}</dd>
+${budget === null ? '' : `<dt>Budget left this month</dt><dd id="est-budget">${budget.left} of ${budget.budget} units${run.quotaUnits > budget.left ? ' (this backfill may spend more: it is refused unless you tick “queue beyond the budget”)' : ''}</dd>`}
 </dl>`;
   const progress =
     status.percent === null
@@ -176,7 +178,9 @@ export function runPage(chrome: Chrome, installation: Installation, run: Backfil
     actions.push(
       run.toEnrich === 0
         ? button('confirm', 'Finish (nothing to enrich)')
-        : button('confirm', `Enrich ${run.toEnrich} ${escapeHtml(noun)}${sandbox ? '' : ` (at most ${run.quotaUnits} units)`}`),
+        : budget !== null && run.quotaUnits > budget.left
+          ? `<form method="post" action="${at}/confirm"><input type="hidden" name="csrf" value="${csrf}"><div class="check"><input type="checkbox" name="overBudget" id="overBudget"><label for="overBudget">Queue beyond the budget (enrichment pauses when it is spent)</label></div><button type="submit">Enrich ${run.toEnrich} ${escapeHtml(noun)} (at most ${run.quotaUnits} units)</button></form>`
+          : button('confirm', `Enrich ${run.toEnrich} ${escapeHtml(noun)}${sandbox ? '' : ` (at most ${run.quotaUnits} units)`}`),
     );
   }
   if (['estimating', 'estimated', 'running', 'enqueued'].includes(run.state) && !(run.state === 'enqueued' && !status.live)) actions.push(button('cancel', 'Cancel', true));

@@ -2,6 +2,7 @@
 import type { DailyOutcome } from '../../../connectors/pipeline/store.ts';
 import type { Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
 import { FORECAST_DAYS, type UsageForecast } from '../../../connectors/pipeline/forecast.ts';
+import type { BudgetState } from '../../../connectors/pipeline/budget.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -50,12 +51,22 @@ export function messagePage(chrome: Chrome, title: string, lines: readonly strin
   return layout(chrome, title, `<div class="notice${tone === 'bad' ? ' bad' : ''}" role="${tone === 'bad' ? 'alert' : 'status'}">${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`);
 }
 
+/** At 80 % of the month's budget a warning; at 100 % why enrichment waits and until when. */
+function budgetNotice(budget: BudgetState | null): string {
+  if (budget === null || !budget.warning) return '';
+  const spent = `${budget.spent.toLocaleString('en-US')} of ${budget.budget.toLocaleString('en-US')} units`;
+  return budget.reached
+    ? `<div class="notice bad" role="alert" id="budget-notice"><p>This month's budget is spent (${spent}): enrichment waits until ${timeHtml(budget.resetsAt)} or a larger budget (Settings). Nothing is dropped.</p></div>`
+    : `<div class="notice" role="status" id="budget-notice"><p>${Math.floor(budget.ratio * 100)} % of this month's budget is spent (${spent}).</p></div>`;
+}
+
 /** The forecast card's words: the pace, and the day the quota runs out at it (or that it lasts). */
 function forecastText(forecast: UsageForecast): string {
   if (forecast.sandbox) return 'sandbox: no quota is spent';
   const pace = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
-  if (forecast.runsOutOn !== null) return `${pace}: at this pace the quota runs out on ${forecast.runsOutOn}`;
-  return `${pace}: at this pace it lasts until the quota resets`;
+  const quota = forecast.runsOutOn !== null ? `at this pace the quota runs out on ${forecast.runsOutOn}` : 'at this pace it lasts until the quota resets';
+  const budget = forecast.budget === null ? '' : forecast.budget.runsOutOn === null ? '; the budget lasts the month' : `; the budget is spent on ${forecast.budget.runsOutOn}`;
+  return `${pace}: ${quota}${budget}`;
 }
 
 export function statusText(installation: Installation): { text: string; kind: 'active' | 'paused' | 'disabled' } {
@@ -64,6 +75,7 @@ export function statusText(installation: Installation): { text: string; kind: 'a
     const until = installation.pausedUntil === null ? '' : ` until ${installation.pausedUntil}`;
     if (installation.pauseReason === 'quota') return { text: `paused for quota${until}`, kind: 'paused' };
     if (installation.pauseReason === 'crm_limit') return { text: `paused for the CRM's limit${until}`, kind: 'paused' };
+    if (installation.pauseReason === 'budget') return { text: `paused: the month's budget is spent${until}`, kind: 'paused' };
     return { text: `paused by an admin${until}`, kind: 'paused' };
   }
   return { text: 'active', kind: 'active' };
@@ -76,6 +88,8 @@ export interface OverviewData {
   readonly quota: { readonly used: number; readonly limit: number; readonly period: string; readonly resetsAt: string | null } | null;
   /** The pace of the last seven days and when the quota runs out at it. */
   readonly forecast: UsageForecast;
+  /** The installation's monthly budget this month; null when it has none. */
+  readonly budget: BudgetState | null;
   readonly days: readonly string[];
   readonly outcomes: readonly DailyOutcome[];
   readonly failures: readonly LogEntry[];
@@ -136,10 +150,11 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
     chrome,
     `${installation.provider} ${installation.externalAccountId}`,
     `<nav><a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/log">Enrichment log</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/settings">Settings</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/backfill">Backfill</a> <a href="${chrome.base}/installations/${encodeURIComponent(installation.id)}/playground">Sandbox playground</a></nav>
+${budgetNotice(data.budget)}
 <div class="cards">
 <dl class="card"><dt>Status</dt><dd id="status" class="status-${status.kind}">${escapeHtml(status.text)}</dd><dt>Enrich on create</dt><dd id="enrich-on-create">${installation.settings.enrichOnCreate ? 'on' : 'off'}</dd></dl>
 <dl class="card"><dt>Target</dt><dd>${escapeHtml(data.target)}</dd><dt>Environment</dt><dd>${escapeHtml(installation.environment)}</dd></dl>
-<dl class="card">${quota}</dl>
+<dl class="card">${quota}${data.budget === null ? '' : `<dt>Budget this month</dt><dd id="budget">${data.budget.spent.toLocaleString('en-US')} of ${data.budget.budget.toLocaleString('en-US')} units, ${data.budget.left.toLocaleString('en-US')} left</dd>`}</dl>
 </div>
 <h2>Last 30 days</h2>
 <p id="totals">${KINDS.map((kind) => `${KIND_LABELS[kind]} <strong data-kind="${kind}">${totals[kind].toLocaleString('en-US')}</strong>`).join(' · ')} · quota units <strong data-kind="units">${units.toLocaleString('en-US')}</strong></p>

@@ -9,6 +9,7 @@ import { type Installation, InstallationSettingsSchema, type LogEntry } from '..
 import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import { usageForecast } from '../../../connectors/pipeline/forecast.ts';
+import { budgetState } from '../../../connectors/pipeline/budget.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';
@@ -348,5 +349,6 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
     }
   }
   const forecast = await usageForecast({ store: context.store, pipelineStore: context.bridge.pipelineStore }, installation, now);
-  return { installation, target, quota, days, outcomes, failures, forecast };
+  const budget = await budgetState(context.bridge.pipelineStore, installation, now);
+  return { installation, target, quota, days, outcomes, failures, forecast, budget };
 }

@@ -20,6 +20,14 @@ export const SettingsFormSchema = z.object({
   csrf: z.string(),
   enrichOnCreate: z.literal('on').optional(),
   reuseAnswers: z.literal('on').optional(),
+  monthlyBudget: z
+    .string()
+    .trim()
+    .regex(/^\d{0,10}$/, 'a whole number of units, or empty for no budget')
+    .transform((text) => (text === '' ? null : Number(text)))
+    .refine((units) => units === null || (units >= 1 && units <= 1_000_000_000), 'from 1 to 1,000,000,000 units, or empty for no budget')
+    .optional()
+    .transform((units) => units ?? null),
   overwriteMode: z.enum(OVERWRITE_MODES, { error: 'choose one of the three modes' }),
   reenrichAfterDays: z
     .string()
@@ -67,6 +75,7 @@ export function readSettingsForm(
     settings: {
       enrichOnCreate: form.enrichOnCreate === 'on',
       reuseAnswers: form.reuseAnswers === 'on',
+      monthlyBudget: form.monthlyBudget,
       overwriteMode: form.overwriteMode,
       reenrichAfterDays: form.reenrichAfterDays,
       minConfidence: Number(form.minConfidence),
@@ -107,6 +116,7 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
       })
       .join('')}</fieldset>`;
   const status = statusText(installation);
+  const budget = fieldError(errors, 'monthlyBudget');
   const days = fieldError(errors, 'reenrichAfterDays');
   const confidence = fieldError(errors, 'minConfidence');
   const mode = fieldError(errors, 'overwriteMode');
@@ -127,6 +137,7 @@ ${Object.keys(errors).length > 0 ? '<div class="notice bad" role="alert"><p>Noth
 <h2>When</h2>
 <div class="check"><input type="checkbox" name="enrichOnCreate" id="enrichOnCreate"${values.enrichOnCreate ? ' checked' : ''}><label for="enrichOnCreate">Enrich each new record when the CRM reports it</label></div>
 <div class="check"><input type="checkbox" name="reuseAnswers" id="reuseAnswers"${values.reuseAnswers ? ' checked' : ''}><label for="reuseAnswers">One lookup per person: a record asking exactly what another record asked (after normalizing case, spacing, phone and address formats) within the re-enrichment age gets that answer without spending a unit. The answers are kept sealed, no longer than that age.</label></div>
+<p><label for="monthlyBudget">Monthly budget (units per UTC calendar month; empty: none)</label><br><input type="text" inputmode="numeric" name="monthlyBudget" id="monthlyBudget" value="${escapeHtml(values.monthlyBudget === null ? '' : String(values.monthlyBudget))}"${budget.attrs}>${budget.html}</p>
 <p><label for="reenrichAfterDays">Re-enrich a record after (days)</label><br><input type="text" inputmode="numeric" name="reenrichAfterDays" id="reenrichAfterDays" value="${escapeHtml(String(values.reenrichAfterDays))}"${days.attrs}>${days.html}</p>
 <p><label for="minConfidence">Minimum confidence written (0 to 1)</label><br><input type="text" inputmode="decimal" name="minConfidence" id="minConfidence" value="${escapeHtml(String(values.minConfidence))}"${confidence.attrs}>${confidence.html}</p>
 <fieldset${objects.attrs}><legend>Objects enriched</legend>${(module?.objects ?? [])
