@@ -20,6 +20,7 @@ import { RedisSpacing } from '../core/limits/redis-spacing.ts';
 import { shareSpacing } from '../core/limits/pacing.ts';
 import { collectProcessMetrics, readBudgetsFrom, readQueueDepthFrom } from '../core/observe/metrics.ts';
 import { budgetState } from '../connectors/pipeline/budget.ts';
+import { Refresher } from '../connectors/pipeline/refresh.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -30,7 +31,7 @@ import { type Bridge, type ConnectorRegistry, createBridge } from '../connectors
 import { type CrmModule, type CrmRouteContext, registryOf } from '../connectors/pipeline/crm-module.ts';
 import { hubspotModule } from '../connectors/hubspot/index.ts';
 import { salesforceModule } from '../connectors/salesforce/index.ts';
-import { Worker, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
+import { Worker, newWorkerId, reclaimDeadWorkers } from '../connectors/pipeline/worker.ts';
 import { setOutboundTimeouts } from '../core/client/timeouts.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { createApp } from './http/app.ts';
@@ -307,8 +308,20 @@ export async function withRuntime<T>(run: (bridge: Bridge, opened: OpenedStorage
  * A pipeline worker that logs each batch (counts only: no record data, no e-mail, no token). It first
  * takes back at once the leases a dead process on this host held (a restart after a SIGKILL).
  */
-export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number, stopGraceMs?: number): Worker {
+export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number, stopGraceMs?: number, remoteRatePerSecond = 5): Worker {
+  const workerId = newWorkerId();
+  // The scheduled refresh runs beside the workers, wherever they run (issue 14).
+  const refresher = new Refresher({
+    store: runtime.bridge.pipelineStore,
+    queue: runtime.opened.queue,
+    owner: workerId,
+    rateOf: async (installation) =>
+      installation.target.kind === 'local' ? ((await runtime.opened.store.findAccountById(installation.target.accountId))?.rateLimit ?? 5) : remoteRatePerSecond,
+    onError: (error) => logger.error({ err: error }, 'scheduled refresh error'),
+  });
   const worker = new Worker({
+    workerId,
+    companions: [refresher],
     queue: runtime.opened.queue,
     jobs: runtime.bridge.jobs,
     concurrency,
@@ -446,7 +459,8 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const scheme = config.tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
-  worker = config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs, config.shutdownTimeoutMs) : null;
+  worker =
+    config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs, config.shutdownTimeoutMs, config.remoteRatePerSecond) : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

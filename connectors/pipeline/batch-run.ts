@@ -14,6 +14,8 @@ export interface Work {
   readonly recordId: string;
   readonly jobs: Job[];
   readonly force: boolean;
+  /** Every job naming the record is a scheduled refresh: an unchanged answer writes nothing. */
+  readonly refreshOnly: boolean;
 }
 
 /** The batch's records by object, in the order they came: each record one Work, however many jobs named it. */
@@ -165,8 +167,13 @@ export function groupByObject(run: BatchRun, jobs: readonly Job[]): WorksByObjec
     }
     const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
     byObject.set(payload.data.object, records);
-    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false };
-    records.set(payload.data.recordId, { ...work, jobs: [...work.jobs, job], force: work.force || payload.data.force });
+    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false, refreshOnly: true };
+    records.set(payload.data.recordId, {
+      ...work,
+      jobs: [...work.jobs, job],
+      force: work.force || payload.data.force,
+      refreshOnly: work.refreshOnly && payload.data.trigger === 'refresh',
+    });
   }
   return byObject;
 }

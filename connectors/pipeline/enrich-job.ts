@@ -6,7 +6,7 @@ import type { NewJob } from './job-queue.ts';
 
 export const ENRICH_JOB = 'enrich';
 
-export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action'] as const;
+export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action', 'refresh'] as const;
 
 export const EnrichJobPayloadSchema = z.object({
   object: z.string().min(1),

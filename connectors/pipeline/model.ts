@@ -44,6 +44,13 @@ export const InstallationSettingsSchema = z
      * larger budget.
      */
     monthlyBudget: z.number().int().min(1).max(1_000_000_000).nullable().default(null),
+    /**
+     * Scheduled refresh: records enriched longer ago than this many days are enriched again in the
+     * background, oldest first; null: off.
+     */
+    refreshAfterDays: z.union([z.literal(30), z.literal(60), z.literal(90)]).nullable().default(null),
+    /** The share of the token's rate the scheduled refresh may take at most. */
+    refreshShare: z.number().min(0.01).max(1).default(0.2),
   })
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;

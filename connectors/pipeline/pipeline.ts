@@ -560,6 +560,11 @@ export class Pipeline {
         // What we wrote for the person the record matched before, if it now matches nobody or someone else.
         stale: staleSections(states.get(item.work.recordId), item.outcome.response),
       });
+      // A scheduled refresh whose answer changed nothing on the record writes nothing, not even our
+      // status properties (the enrichment time): no CRM call, no change event.
+      if (item.work.refreshOnly && decision.keys.every((key) => key.startsWith('status.'))) {
+        return { ...item, fields, decision: { properties: {}, keys: [], written: { ...(states.get(item.work.recordId)?.written ?? {}) } } };
+      }
       return { ...item, fields, decision };
     });
   }

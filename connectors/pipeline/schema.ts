@@ -475,4 +475,13 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('reusable_answers').execute();
     },
   },
+  '0018_record_states_enriched_at': {
+    async up(db: Kysely<unknown>) {
+      // The scheduled refresh takes an installation's records oldest first.
+      await db.schema.createIndex('record_states_enriched_at').on('record_states').columns(['installation_id', 'enriched_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('record_states_enriched_at').execute();
+    },
+  },
 };

@@ -104,6 +104,8 @@ export interface PipelineStore {
   /** Removes the installation's kept answers older than `beforeIso` (past the re-enrichment age); returns how many. */
   purgeAnswers(installationId: string, beforeIso: string): Promise<number>;
   listLog(query: LogQuery): Promise<LogEntry[]>;
+  /** Records enriched before `beforeIso`, oldest first: what a scheduled refresh takes next. */
+  staleRecords(installationId: string, beforeIso: string, limit: number): Promise<{ object: string; recordId: string; enrichedAt: string }[]>;
   /** The quota units the installation's log records since `sinceIso` (what a budget counts). */
   unitsSince(installationId: string, sinceIso: string): Promise<number>;
   /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
@@ -422,6 +424,19 @@ export class KyselyPipelineStore implements PipelineStore {
   async findLogEntry(installationId: string, id: string): Promise<LogEntry | undefined> {
     const row = await this.db.selectFrom('enrichment_log').selectAll().where('installation_id', '=', installationId).where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : toLogEntry(row);
+  }
+
+  async staleRecords(installationId: string, beforeIso: string, limit: number): Promise<{ object: string; recordId: string; enrichedAt: string }[]> {
+    const rows = await this.db
+      .selectFrom('record_states')
+      .select(['object', 'record_id', 'enriched_at'])
+      .where('installation_id', '=', installationId)
+      .where('enriched_at', '<', beforeIso)
+      .orderBy('enriched_at')
+      .orderBy('record_id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ object: row.object, recordId: row.record_id, enrichedAt: row.enriched_at }));
   }
 
   async unitsSince(installationId: string, sinceIso: string): Promise<number> {

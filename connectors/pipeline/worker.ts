@@ -37,6 +37,8 @@ export interface WorkerOptions {
   readonly onBatch?: (summary: BatchSummary) => void;
   readonly onError?: (error: unknown) => void;
   readonly workerId?: string;
+  /** Background tasks that run while the worker does, started and stopped with it (the scheduled refresh). */
+  readonly companions?: readonly { start(): void; stop(): void }[];
 }
 
 /** A worker id names its host and process, so a restart can tell its dead predecessor's leases. */
@@ -92,6 +94,7 @@ export class Worker {
 
   start(): void {
     if (this.loops.length > 0) return;
+    for (const companion of this.options.companions ?? []) companion.start();
     // Woken by every process's enqueues where the queue announces them (PostgreSQL); the poll stays.
     this.unsubscribe = this.options.queue.onReady?.(() => this.wake());
     // Background work: its long runs of statements give requests a turn (core/storage/event-loop-slices.ts).
@@ -108,6 +111,7 @@ export class Worker {
    * grace, then aborts them (a CRM that hangs must not hold the shutdown) and releases the rest.
    */
   async stop(): Promise<void> {
+    for (const companion of this.options.companions ?? []) companion.stop();
     this.unsubscribe?.();
     this.abort.abort();
     this.wake();

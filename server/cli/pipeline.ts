@@ -17,7 +17,7 @@ export async function runWorkerProcess(concurrency: number, connectors?: Connect
   const config = loadConfig();
   const logger = createServerLogger(config.logLevel);
   const runtime = await openRuntime(config, logger, connectors);
-  const worker = startWorker(runtime, logger, concurrency, config.workerLeaseMs, config.shutdownTimeoutMs);
+  const worker = startWorker(runtime, logger, concurrency, config.workerLeaseMs, config.shutdownTimeoutMs, config.remoteRatePerSecond);
   logger.info({ worker: worker.workerId, concurrency, data_dir: config.dataDir }, 'worker started');
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
@@ -68,6 +68,7 @@ function describeInstallation(i: Installation): string {
     `objects            ${s.objects.length === 0 ? "the connector's defaults" : s.objects.join(', ')}`,
     `excluded fields    ${s.excludedFields.length === 0 ? 'none' : s.excludedFields.join(', ')}`,
     `monthly budget     ${s.monthlyBudget === null ? 'none' : `${s.monthlyBudget} units (UTC calendar month)`}`,
+    `scheduled refresh  ${s.refreshAfterDays === null ? 'off' : `records enriched over ${s.refreshAfterDays} days ago, at most ${Math.round(s.refreshShare * 100)} % of the token's rate`}`,
     `reuse answers      ${s.reuseAnswers ? 'on (a duplicate of a record looked up within the re-enrichment age costs no unit)' : 'off'}`,
     `connected          ${i.createdAt}`,
   ].join('\n');
@@ -140,11 +141,13 @@ export function pipelineCommands(): Command[] {
     .option('--no-enrich-on-create', 'do not enrich new records automatically')
     .option('--reuse-answers', 'apply a kept answer to a record asking what another record asked (no unit spent)')
     .option('--no-reuse-answers', 'look every record up, and keep no answers')
+    .addOption(new Option('--refresh-after-days <days>', 're-enrich in the background records enriched longer ago than this, or off').choices(['30', '60', '90', 'off']))
+    .option('--refresh-share <x>', "the share of the token's rate the scheduled refresh may take (default 0.2)", ratio)
     .option('--monthly-budget <units>', "units this installation may spend per UTC calendar month, or 'none'", (value: string) => (value === 'none' ? null : wholeNumber(1, 1_000_000_000)(value)))
     .action(
       async (
         id: string,
-        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean; monthlyBudget?: number | null },
+        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean; monthlyBudget?: number | null; refreshAfterDays?: string; refreshShare?: number },
       ) => {
         await withRuntime(async ({ installations: all }) => {
           const updated = await all.updateSettings(id, {
@@ -156,6 +159,8 @@ export function pipelineCommands(): Command[] {
             ...(flags.enrichOnCreate === undefined ? {} : { enrichOnCreate: flags.enrichOnCreate }),
             ...(flags.reuseAnswers === undefined ? {} : { reuseAnswers: flags.reuseAnswers }),
             ...(flags.monthlyBudget === undefined ? {} : { monthlyBudget: flags.monthlyBudget }),
+            ...(flags.refreshAfterDays === undefined ? {} : { refreshAfterDays: flags.refreshAfterDays === 'off' ? null : (Number(flags.refreshAfterDays) as 30 | 60 | 90) }),
+            ...(flags.refreshShare === undefined ? {} : { refreshShare: Math.max(0.01, flags.refreshShare) }),
           });
           console.log(describeInstallation(updated));
         });

@@ -28,6 +28,7 @@ export const SettingsFormSchema = z.object({
     .refine((units) => units === null || (units >= 1 && units <= 1_000_000_000), 'from 1 to 1,000,000,000 units, or empty for no budget')
     .optional()
     .transform((units) => units ?? null),
+  refreshAfterDays: z.enum(['off', '30', '60', '90'], { error: 'choose off, 30, 60 or 90 days' }).optional(),
   overwriteMode: z.enum(OVERWRITE_MODES, { error: 'choose one of the three modes' }),
   reenrichAfterDays: z
     .string()
@@ -76,6 +77,8 @@ export function readSettingsForm(
       enrichOnCreate: form.enrichOnCreate === 'on',
       reuseAnswers: form.reuseAnswers === 'on',
       monthlyBudget: form.monthlyBudget,
+      refreshAfterDays: form.refreshAfterDays === undefined || form.refreshAfterDays === 'off' ? null : (Number(form.refreshAfterDays) as 30 | 60 | 90),
+      refreshShare: current.refreshShare,
       overwriteMode: form.overwriteMode,
       reenrichAfterDays: form.reenrichAfterDays,
       minConfidence: Number(form.minConfidence),
@@ -138,6 +141,9 @@ ${Object.keys(errors).length > 0 ? '<div class="notice bad" role="alert"><p>Noth
 <div class="check"><input type="checkbox" name="enrichOnCreate" id="enrichOnCreate"${values.enrichOnCreate ? ' checked' : ''}><label for="enrichOnCreate">Enrich each new record when the CRM reports it</label></div>
 <div class="check"><input type="checkbox" name="reuseAnswers" id="reuseAnswers"${values.reuseAnswers ? ' checked' : ''}><label for="reuseAnswers">One lookup per person: a record asking exactly what another record asked (after normalizing case, spacing, phone and address formats) within the re-enrichment age gets that answer without spending a unit. The answers are kept sealed, no longer than that age.</label></div>
 <p><label for="monthlyBudget">Monthly budget (units per UTC calendar month; empty: none)</label><br><input type="text" inputmode="numeric" name="monthlyBudget" id="monthlyBudget" value="${escapeHtml(values.monthlyBudget === null ? '' : String(values.monthlyBudget))}"${budget.attrs}>${budget.html}</p>
+<p><label for="refreshAfterDays">Scheduled refresh: re-enrich in the background records enriched longer ago than</label><br><select name="refreshAfterDays" id="refreshAfterDays">${(['off', '30', '60', '90'] as const)
+      .map((option) => `<option value="${option}"${(values.refreshAfterDays === null ? 'off' : String(values.refreshAfterDays)) === option ? ' selected' : ''}>${option === 'off' ? 'off' : `${option} days`}</option>`)
+      .join('')}</select><br><span class="muted">Oldest first, at most ${Math.round(values.refreshShare * 100)} % of the token's rate, only within the budget; an unchanged answer writes nothing.</span></p>
 <p><label for="reenrichAfterDays">Re-enrich a record after (days)</label><br><input type="text" inputmode="numeric" name="reenrichAfterDays" id="reenrichAfterDays" value="${escapeHtml(String(values.reenrichAfterDays))}"${days.attrs}>${days.html}</p>
 <p><label for="minConfidence">Minimum confidence written (0 to 1)</label><br><input type="text" inputmode="decimal" name="minConfidence" id="minConfidence" value="${escapeHtml(String(values.minConfidence))}"${confidence.attrs}>${confidence.html}</p>
 <fieldset${objects.attrs}><legend>Objects enriched</legend>${(module?.objects ?? [])
