@@ -135,10 +135,21 @@ describe('installation secrets', () => {
 });
 
 describe('installation settings', () => {
-  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects and fields', async () => {
+  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects and fields, answers reused, no budget, no scheduled refresh', async () => {
     const h = await start();
     const inst = await h.bridge.installations.create(remote('portal-a'));
-    const defaults = { enrichOnCreate: true, overwriteMode: 'tracked', reenrichAfterDays: 30, minConfidence: 0, objects: [], excludedFields: [] };
+    const defaults = {
+      enrichOnCreate: true,
+      overwriteMode: 'tracked',
+      reenrichAfterDays: 30,
+      minConfidence: 0,
+      objects: [],
+      excludedFields: [],
+      reuseAnswers: true,
+      monthlyBudget: null,
+      refreshAfterDays: null,
+      refreshShare: 0.2,
+    };
     expect(inst.settings).toEqual(defaults);
     expect((await h.bridge.installations.require(inst.id)).settings).toEqual(defaults);
     const partial = await h.bridge.installations.create(remote('portal-b', { settings: { minConfidence: 0.5 } }));
@@ -153,6 +164,8 @@ describe('installation settings', () => {
     ['a negative confidence', { minConfidence: -0.1 }],
     ['an empty object name', { objects: [''] }],
     ['a flag that is not a boolean', { enrichOnCreate: 'yes' }],
+    ['a budget of no units', { monthlyBudget: 0 }],
+    ['a refresh age other than 30, 60 or 90 days', { refreshAfterDays: 45 }],
     ['an unknown setting', { overwrite: 'always' }],
   ];
 
