@@ -153,12 +153,12 @@ describe('up to 100 notifications', () => {
     expect(refusal(none)).toBe('not_outbound_message');
   });
 
-  it('parses 100 notifications quickly (the ack must go out well within 100 ms)', () => {
-    const raw = fixture('outbound-contact-100.xml');
-    parseOutboundMessage(raw);
-    const started = performance.now();
-    for (let i = 0; i < 10; i++) parseOutboundMessage(raw);
-    expect((performance.now() - started) / 10).toBeLessThan(50);
+  // Its speed is a figure of `npm run bench:salesforce` (the acknowledgement's latency), not a test's:
+  // a timing assertion fails on a busy machine and proves nothing on an idle one.
+  it('parses a message of 100 notifications whole, each with its record id', () => {
+    const message = parseOutboundMessage(fixture('outbound-contact-100.xml'));
+    expect(message.notifications).toHaveLength(100);
+    expect(new Set(message.notifications.map((n) => n.recordId)).size).toBe(100);
   });
 });
 
@@ -205,10 +205,9 @@ describe('entities decoded in values, DOCTYPE and entity declarations refused', 
     expect(refusal(withCompany('&#x110000;'))).toBe('not_xml');
   });
 
-  it('a billion-laughs payload is refused at once, without expanding anything', () => {
-    const started = performance.now();
+  // Expanding it would take memory and minutes: the suite's test timeout is the bound, not a timing assertion.
+  it('a billion-laughs payload is refused for its DOCTYPE, before anything is expanded', () => {
     expect(refusal(fixture('outbound-billion-laughs.xml'))).toBe('doctype_forbidden');
-    expect(performance.now() - started).toBeLessThan(50);
   });
 
   it('an external entity (XXE) is refused', () => {
@@ -399,12 +398,8 @@ describe('random fuzz never throws anything but OutboundMessageError', () => {
       // The costliest kind: well-formed, tens of thousands of elements (about 0.5 s).
       `<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body>${'<x a="1">y</x>'.repeat(near / 15 - 10)}</e:Body></e:Envelope>`,
     ];
-    for (const raw of cases) {
-      const started = performance.now();
-      expect(() => parseOutboundMessage(raw)).toThrow(OutboundMessageError);
-      // A bound against blow-ups (quadratic time would take minutes), not a performance target.
-      expect(performance.now() - started).toBeLessThan(3_000);
-    }
+    // Quadratic time on any of them would take minutes: the test's timeout is the bound (no timing assertion).
+    for (const raw of cases) expect(() => parseOutboundMessage(raw)).toThrow(OutboundMessageError);
   });
 });
 
