@@ -15,7 +15,7 @@ import { HUBSPOT_IDENTITY_PROPERTIES } from '../../connectors/hubspot/scopes.ts'
 import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
+import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
 import { type FakeHubSpot, type WebhookEvent, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startServerProcess, until } from '../support/processes.ts';
@@ -167,6 +167,7 @@ describe('console settings', () => {
     expect(await page.isChecked('#field-household-net-worth')).toBe(false);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'settings');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
 
     // Contacts created in HubSpot afterwards, in one go: a persona whose career title a human already
     // typed into our property, an e-mail that is no persona, a name with no match key, and a persona

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
+import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { tempDir } from '../support/harness.ts';
@@ -117,6 +117,7 @@ describe('console sign-in with the CRM', () => {
     expect(await page.textContent('main')).toContain('Super Admin rights in the HubSpot portal');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'signin');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
 
     await signIn(page, 'Sign in with HubSpot', `${publicUrl}/console/installations/${ids.portal}`);
     expect(await page.textContent('h1')).toBe(`hubspot ${PORTAL_ID}`);

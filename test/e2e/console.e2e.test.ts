@@ -18,7 +18,7 @@ import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts
 import path from 'node:path';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations } from '../support/chromium.ts';
+import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
 
@@ -152,6 +152,7 @@ describe('the console in a browser', () => {
     await page.setViewportSize({ width: 360, height: 800 });
     expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     await screenshotAtWidths(page, 'overview');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await context.close();
   });
 
@@ -199,6 +200,7 @@ describe('the console in a browser', () => {
     expect(await page.locator('#log tbody tr').count()).toBe(7);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'log');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await page.selectOption('#f-outcome', 'failed');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Filter")')]);
     expect(await page.locator('#log tbody tr').count()).toBe(1);
@@ -271,6 +273,7 @@ describe('the console in a browser', () => {
     expect(answer).toContain('"career_matched": false');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'playground');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await page.selectOption('#simulate', '503');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send")')]);
     expect(await page.textContent('#answer')).toMatch(/^HTTP 503[\s\S]*Simulated downstream service unavailable/);
@@ -312,6 +315,7 @@ describe('the console in a browser', () => {
     expect(await page.locator('#installations tbody tr').count()).toBe(3);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'operator-installations');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await page.click(`a[href="/console/installations/${ids.b}"]`);
     expect(await page.textContent('h1')).toBe('hubspot 77777');
 
@@ -345,6 +349,7 @@ describe('the console in a browser', () => {
     expect(secret.length).toBeGreaterThan(20);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'operator-account');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     const amanda = { first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] };
     const ask = () => fetch(`${publicUrl}/sandbox/v1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wf-auth-token': secret }, body: JSON.stringify(amanda) });
     expect((await ask()).status).toBe(200);
@@ -419,6 +424,7 @@ describe('the console in a browser', () => {
     expect(await page.textContent('#snapshots tr.active')).toContain('week-2');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'operator-snapshots');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Roll back")')]);
     expect(await page.textContent('[role=status]')).toContain('Rolled back');
     expect(await page.textContent('#snapshots tr.active')).toContain('week-1');

@@ -3,12 +3,15 @@
 // Records enriched longer ago than the refresh age are enriched again, oldest first, at no more than
 // the installation's share of its token's rate, only while active and within the budget; an answer
 // that did not change writes nothing to the CRM.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { Refresher } from '../../connectors/pipeline/refresh.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
+import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
+
+let database: TestDatabase | undefined;
 
 const OBJECT = 'contact';
 const DAY_MS = 86_400_000;
@@ -21,7 +24,7 @@ afterEach(async () => {
 });
 
 async function production(settings: Partial<InstallationSettings>): Promise<{ h: PipelineHarness; installation: Installation; refresher: Refresher }> {
-  const h = await startPipeline();
+  const h = await startPipeline({ database });
   cleanups.push(() => h.close());
   h.clock.now = new Date('2026-01-05T12:00:00Z');
   const installation = await h.install({ environment: 'production', settings, account: { quotaLimit: 100_000, rateLimit: 1000 } });
@@ -51,7 +54,11 @@ async function queuedRefreshes(h: PipelineHarness): Promise<string[]> {
   return (await h.opened.queue.list({ state: 'queued' })).map((job) => PayloadSchema.parse(job.payload)).filter((p) => p.trigger === 'refresh').map((p) => p.recordId);
 }
 
-describe('scheduled refresh', () => {
+describe.each(TEST_DATABASES)('scheduled refresh on $name', (each) => {
+  beforeAll(() => {
+    database = each;
+  });
+
   it('re-enriches records older than the refresh age, oldest first, and an unchanged answer writes nothing to the CRM', async () => {
     const { h, installation, refresher } = await production({ refreshAfterDays: 30 });
     const start = h.clock.now.getTime();
