@@ -29,6 +29,8 @@ let env: Record<string, string> = {};
 let server: Proc;
 let browser: Browser;
 const ids = { a: '', b: '', c: '' };
+/** One of installation B's log entries and a backfill estimate of B's: ids an admin of A might type. */
+const ofB = { entry: '', run: 'bf_b_estimate' };
 
 /** Log lines for installation A: 3 enriched today, 1 no match yesterday, 2 skipped, 1 failed. */
 function seededLog(installationId: string): LogEntry[] {
@@ -73,13 +75,21 @@ beforeAll(async () => {
     await runtime.bridge.pipelineStore.saveOutcomes([], seededLog(a.id));
     // Installation B: 60 enriched records yesterday, for the log's pages.
     const yesterday = Date.now() - 86_400_000;
-    await runtime.bridge.pipelineStore.saveOutcomes(
-      [],
-      Array.from({ length: 60 }, (_, i): LogEntry => {
-        const at = new Date(yesterday + i * 1000);
-        return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], changes: {}, quotaConsumed: 1, latencyMs: 40, detail: null };
-      }),
-    );
+    const entriesOfB = Array.from({ length: 60 }, (_, i): LogEntry => {
+      const at = new Date(yesterday + i * 1000);
+      return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], changes: {}, quotaConsumed: 1, latencyMs: 40, detail: null };
+    });
+    await runtime.bridge.pipelineStore.saveOutcomes([], entriesOfB);
+    ofB.entry = entriesOfB[0]?.id ?? '';
+    // A backfill estimate of B's waiting for its confirmation (written as the estimate job leaves it).
+    const at = new Date().toISOString();
+    await runtime.opened.db
+      .insertInto('backfill_runs')
+      .values({
+        ...{ id: ofB.run, installation_id: b.id, object: 'contact', flags: '{}', record_limit: null, restart: 0, state: 'estimated', resumed: 0 },
+        ...{ scanned: 3, with_match_key: 3, up_to_date: 0, to_enrich: 3, quota_units: 0, read: 3, enqueued: 0, error: null, created_at: at, updated_at: at, confirmed_at: null },
+      })
+      .execute();
     // A job that died (one attempt, failed for good), and two data snapshots loaded one after the other.
     const queue = runtime.opened.queue;
     await queue.enqueue({ installationId: a.id, kind: 'console-test', payload: {}, maxAttempts: 1 });
@@ -188,6 +198,49 @@ describe('the console in a browser', () => {
     // The console's home sends an admin to their own installation, not to the list of all.
     await page.goto(`${publicUrl}/console`);
     expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
+
+    // Every installation route, with B's id in the address, or B's entry or run under A's: 404, and
+    // nothing of B's changes.
+    const csrf = (await page.getAttribute('input[name=csrf]', 'value')) ?? '';
+    const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const b = `/console/installations/${ids.b}`;
+    const a = `/console/installations/${ids.a}`;
+    const views = [b, `${b}/settings`, `${b}/log`, `${b}/log/${ofB.entry}`, `${b}/playground`, `${b}/disconnect`, `${b}/backfill`, `${b}/backfill/${ofB.run}`, `${b}/backfill/${ofB.run}/status`];
+    for (const path of [...views, `${a}/log/${ofB.entry}`, `${a}/backfill/${ofB.run}`, `${a}/backfill/${ofB.run}/status`]) {
+      const response = await fetch(`${publicUrl}${path}`, { headers: { cookie }, redirect: 'manual' });
+      expect({ path, status: response.status }).toEqual({ path, status: 404 });
+      expect(await response.text()).not.toContain('77777');
+    }
+    const posts: [string, string][] = [
+      [`${b}/settings`, `overwriteMode=always&reenrichAfterDays=1&minConfidence=0.5&fields=household.windfall_id`],
+      [`${b}/pause`, ''],
+      [`${b}/resume`, ''],
+      [`${b}/playground`, 'persona=1&request=&simulate='],
+      [`${b}/backfill`, 'object=contact&limit='],
+      [`${b}/backfill/${ofB.run}/confirm`, ''],
+      [`${b}/backfill/${ofB.run}/cancel`, ''],
+      [`${a}/backfill/${ofB.run}/confirm`, ''],
+      [`${a}/backfill/${ofB.run}/cancel`, ''],
+      [`${b}/disconnect`, ''],
+    ];
+    for (const [path, body] of posts) {
+      const response = await fetch(`${publicUrl}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `csrf=${encodeURIComponent(csrf)}${body === '' ? '' : `&${body}`}`,
+      });
+      expect({ path, status: response.status }).toEqual({ path, status: 404 });
+    }
+    // B is as it was: still there, its settings and its estimate untouched (seen by the operator).
+    const operator = await browser.newContext();
+    const view = await operator.newPage();
+    await view.goto(await link(['--operator']));
+    await view.goto(`${publicUrl}${b}/settings`);
+    expect(await view.isChecked('#mode-tracked')).toBe(true);
+    await view.goto(`${publicUrl}${b}/backfill/${ofB.run}`);
+    expect(await view.textContent('#headline')).toContain('Estimate ready');
+    await operator.close();
     await context.close();
   });
 
