@@ -7,11 +7,12 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { type Manifest, ManifestSchema, SNAPSHOT_FILES } from './format.ts';
+import { type Manifest, ManifestSchema, type QueryLine, SNAPSHOT_FILES } from './format.ts';
 import { buildEmployers } from './generator-data/companies.ts';
 import { AddressBook, EmailBook, PhoneBook } from './generator-data/identifiers.ts';
 import { type BuiltPerson, PopulationBuilder } from './generator-data/people.ts';
 import { type Subject, buildQuery } from './generator-data/queries.ts';
+import { NEGATIVE_SHARE, contradictingNegative, corruptedDuplicate } from './generator-data/corruption.ts';
 import { Rng } from './generator-data/random.ts';
 
 export interface GenerateOptions {
@@ -24,6 +25,12 @@ export interface GenerateOptions {
   queries?: number;
   /** Default '2026-11-16'; a YYYY-MM-DD version is also the date "recent" is measured from. */
   version?: string;
+  /**
+   * Also write queries-typos.jsonl (issue 15): a corrupted duplicate, name and address only, of each
+   * sampled person with an address, each with one error of a documented type, and negatives
+   * (generator-data/corruption.ts). queries.jsonl and the data are the same with or without it.
+   */
+  typos?: boolean;
   /** Called about every 1% of people written, and once at the end. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -208,6 +215,9 @@ export async function generateSnapshot(dir: string, options: GenerateOptions): P
   const width = Math.max(6, String(subjects.length).length);
   const queryLines = subjects.map((subject, i) => JSON.stringify(buildQuery(queryRng, `q-${String(i + 1).padStart(width, '0')}`, subject, books.addresses)));
   await writeFile(files.queries, queryLines.length === 0 ? '' : `${queryLines.join('\n')}\n`);
+  const typoFile = path.join(dir, 'queries-typos.jsonl');
+  if (options.typos === true) await writeFile(typoFile, typoLines(new Rng(seed, 'typos'), subjects, books.addresses));
+  else await rm(typoFile, { force: true });
   // The manifest last: a folder without one is an unfinished snapshot.
   await writeFile(files.manifest, `${JSON.stringify(manifest, null, 2)}\n`);
   options.onProgress?.(total, total);
@@ -215,6 +225,22 @@ export async function generateSnapshot(dir: string, options: GenerateOptions): P
     households: householdCount,
     people: total,
     queries: subjects.length,
-    files: [files.manifest, files.households, files.people, files.queries],
+    files: [files.manifest, files.households, files.people, files.queries, ...(options.typos === true ? [typoFile] : [])],
   };
+}
+
+/** The typo set: a corrupted duplicate of each subject in the data with an address, and negatives among them. */
+function typoLines(rng: Rng, subjects: readonly Subject[], book: AddressBook): string {
+  const housed = subjects.filter((s) => s.personId !== null && s.addresses.length > 0);
+  const lines: QueryLine[] = housed.map((s, i) => corruptedDuplicate(rng, `t-${i + 1}`, s, book));
+  const negatives = Math.round((housed.length * NEGATIVE_SHARE) / (1 - NEGATIVE_SHARE));
+  for (let i = 0, tries = 0; i < negatives && tries < negatives * 10 && housed.length > 1; tries += 1) {
+    const person = rng.pick(housed);
+    const other = rng.pick(housed);
+    if (other.windfallId === person.windfallId || other.last.toLowerCase() === person.last.toLowerCase()) continue;
+    i += 1;
+    lines.push(contradictingNegative(`n-${i}`, person, other, book));
+  }
+  rng.shuffle(lines);
+  return lines.length === 0 ? '' : `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
 }

@@ -1,6 +1,6 @@
 // `enrichbridge data …`: generate a synthetic snapshot, load one (with progress on a terminal), show
 // what is active, and roll back. Loads write beside the active snapshot; running servers switch alone.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import { SingleBar } from 'cli-progress';
 import { generateSnapshot } from '../../core/snapshot/generate.ts';
@@ -58,13 +58,15 @@ export function dataCommands(withStore: WithStore): Command {
     .option('--seed <s>', 'random seed (same seed, same files)', wholeNumber(1), 1)
     .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', wholeNumber(1))
     .option('--gzip', 'write .jsonl.gz files')
-    .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean }) => {
+    .addOption(new Option('--noise <set>', 'also write queries-typos.jsonl: name-and-address duplicates with one data-entry error each, and negatives').choices(['typos']))
+    .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean; noise?: string }) => {
       const progress = progressReporter('generate', (n) => n.toLocaleString('en-US'));
       const started = performance.now();
       const summary = await generateSnapshot(dir, {
         people: flags.people,
         seed: flags.seed,
         gzip: flags.gzip === true,
+        typos: flags.noise === 'typos',
         ...(flags.queries === undefined ? {} : { queries: flags.queries }),
         onProgress: (done, total) => progress.update(done, total, 'people'),
       });
