@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   try {
     console.error(`generating ${PEOPLE.toLocaleString('en-US')} people …`);
     let started = performance.now();
-    await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', String(QUERIES)], env);
+    await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', String(QUERIES), '--noise', 'typos'], env);
     const generateSeconds = seconds(started);
 
     console.error('loading …');
@@ -100,6 +100,20 @@ async function main(): Promise<void> {
     started = performance.now();
     const tally = await replay(`http://127.0.0.1:${port}/v1/`, production, lines);
     const replaySeconds = seconds(started);
+    // The typo set (issue 15): name-and-address duplicates with one data-entry error each, and negatives.
+    const typoLines = readFileSync(path.join(source, 'queries-typos.jsonl'), 'utf8')
+      .split('\n')
+      .filter((text) => text.trim() !== '')
+      .map((text) => QueryLineSchema.parse(JSON.parse(text)));
+    console.error(`replaying the typo set: ${typoLines.length.toLocaleString('en-US')} queries …`);
+    const byType = new Map<string, QueryLine[]>();
+    for (const line of typoLines) {
+      const type = (line.noise[0] ?? '').replace(/^typos:/, '');
+      byType.set(type, [...(byType.get(type) ?? []), line]);
+    }
+    const typoTallies = new Map<string, QualityTally>();
+    for (const [type, ofType] of [...byType].sort(([a], [b]) => a.localeCompare(b))) typoTallies.set(type, await replay(`http://127.0.0.1:${port}/v1/`, production, ofType));
+    const typoAll = await replay(`http://127.0.0.1:${port}/v1/`, production, typoLines.filter((line) => !line.noise.includes('typos:negative')));
 
     const productionTarget: Target = {
       name: 'production POST /v1/',
@@ -136,6 +150,14 @@ async function main(): Promise<void> {
           `(targets: precision >= ${pct(TARGETS.precision)}, recall >= ${pct(TARGETS.recall)})`,
         `false matches ${pct(falseRate)}: target <= ${pct(TARGETS.falseMatches)}: ${verdict(falseRate <= TARGETS.falseMatches)}`,
         `replay: ${lines.length.toLocaleString('en-US')} queries over HTTP in ${replaySeconds.toFixed(1)} s, ${REPLAY_CONCURRENCY} at a time`,
+        '',
+        `typo set (queries-typos.jsonl, name and address only, one error each; issue 15 targets: household precision >= 99.5 %, recall >= 85 %, every single-error type >= 90 % but multi-edit surnames, false matches on negatives <= 0.5 %):`,
+        `  all duplicates: household precision ${pct(QualityTally.precision(typoAll.household))}, recall ${pct(QualityTally.recall(typoAll.household))} (${typoAll.inData} queries)`,
+        ...[...typoTallies].map(([type, t]) =>
+          type === 'negative'
+            ? `  negative (a real name at another household's address): false matches ${pct(t.absent === 0 ? 0 : t.falseMatches / t.absent)} (${t.falseMatches} of ${t.absent})`
+            : `  ${type.padEnd(20)} household recall ${pct(QualityTally.recall(t.household)).padStart(8)}, precision ${pct(QualityTally.precision(t.household)).padStart(8)} (${t.inData})`,
+        ),
         '',
         tableRow(['', 'req/s', 'p50 ms', 'p99 ms']),
         measuredRow(productionSpeed),
