@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['server/cli/**/*.ts', 'server/main.ts', 'test/**/*.ts', 'bin/**/*.js'],
+    files: ['server/cli/**/*.ts', 'server/main.ts', 'test/**/*.ts', 'bin/**/*.js', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
   {

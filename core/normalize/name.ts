@@ -57,3 +57,14 @@ export function withinOneEdit(a: string, b: string): boolean {
   const [longer, shorter] = a.length > b.length ? [a, b] : [b, a];
   return longer.slice(i + 1) === shorter.slice(i); // insertion or deletion
 }
+
+/**
+ * The name as far as it was given: both parts when personName reads them, else the one part supplied
+ * ('' for the other). Error-tolerant matching compares even a lone surname or given name.
+ */
+export function partialName(firstName: string | null | undefined, lastName: string | null | undefined): PersonName {
+  const both = personName(firstName, lastName);
+  if (both !== null) return both;
+  const first = normalizeName(firstName ?? '');
+  return { first: first.split(' ')[0] ?? first, last: normalizeName(lastName ?? '').replace(SURNAME_SUFFIX, '') };
+}

@@ -187,3 +187,16 @@ export function sameFirstName(a: string, b: string): boolean {
   for (const key of keysA) if (keysB.includes(key)) return true;
   return false;
 }
+
+/**
+ * Every spelling a normalized first name may appear as: the formal names it stands for and all their
+ * nicknames (`charles` → charles, chuck, charlie, …). What a misspelled nickname is compared with.
+ */
+export function givenNameForms(normalizedFirst: string): readonly string[] {
+  const forms = new Set<string>([normalizedFirst]);
+  for (const key of firstNameKeys(normalizedFirst)) {
+    forms.add(key);
+    for (const nickname of NICKNAMES_BY_NAME[key] ?? []) forms.add(nickname);
+  }
+  return [...forms];
+}

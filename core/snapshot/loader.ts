@@ -19,7 +19,7 @@ import {
   type PersonRecord,
   SNAPSHOT_FILES,
 } from './format.ts';
-import { addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
+import { addressKeyOf, cityKey, companyKey, emailKeys, householdBlockKeys, nameKey, phoneKeys, postalOf, regionOf, surnameBlockKey } from './keys.ts';
 import type { SnapshotStorage, SnapshotWriter } from './port.ts';
 import { SqliteSnapshots } from './sqlite-snapshot.ts';
 
@@ -213,6 +213,8 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
   try {
     writer = await snapshots.create(location);
     const householdIds = new Map<string, number>();
+    // Each household's postal code, for its members' surname blocking keys.
+    const householdPostals = new Map<number, string>();
     const interrupted = () => {
       if (options.signal?.aborted === true) throw new SnapshotLoadError('the load was interrupted');
     };
@@ -225,7 +227,9 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
       } else if (householdIds.has(parsed.value.windfall_id)) {
         bad.add(householdsFile, lineNo, `windfall_id ${parsed.value.windfall_id} appears twice`);
       } else if (writer !== undefined) {
-        householdIds.set(parsed.value.windfall_id, addHousehold(writer, parsed.value));
+        const hh = addHousehold(writer, parsed.value);
+        householdIds.set(parsed.value.windfall_id, hh);
+        householdPostals.set(hh, postalOfHousehold(parsed.value));
       }
       if ((lines & 1023) === 0) {
         report('households', bytesRead);
@@ -252,7 +256,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
           bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
         } else if (writer !== undefined) {
           personIds.add(parsed.value.person_id);
-          addPerson(writer, parsed.value, hh);
+          addPerson(writer, parsed.value, hh, hh === null ? '' : (householdPostals.get(hh) ?? ''));
           peopleCount += 1;
         }
       }
@@ -325,35 +329,49 @@ async function readLines(
   }
 }
 
+function postalOfHousehold(record: HouseholdRecord): string {
+  const primary = record.addresses[0];
+  return (primary === undefined ? null : postalOf(primary)) ?? '';
+}
+
 function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
   const { addresses, ...data } = record;
   const primary = addresses[0];
   const postal = primary === undefined ? null : postalOf(primary);
   const keys = addresses.map(addressKeyOf).filter((key) => key !== null);
+  const region = primary === undefined ? '' : regionOf(primary, postal);
+  const city = cityKey(primary?.city);
   return writer.addHousehold(
     {
       windfallId: record.windfall_id,
       data: JSON.stringify(data),
       postal: postal ?? '',
-      region: primary === undefined ? '' : regionOf(primary, postal),
-      city: cityKey(primary?.city),
+      region,
+      city,
+      blocks: householdBlockKeys(
+        keys.map((key) => key.key),
+        city,
+        region,
+      ),
     },
     keys,
   );
 }
 
-function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null): void {
+function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null, postal: string): void {
   const name = nameKey(record.first_name, record.last_name);
+  const last = name?.last ?? normalizeName(record.last_name ?? '');
+  const surnameBlock = hh === null ? null : surnameBlockKey(postal, last);
   writer.addPerson(
     {
       personId: record.person_id,
       hh,
       first: name?.first ?? normalizeName(record.first_name ?? ''),
-      last: name?.last ?? normalizeName(record.last_name ?? ''),
+      last,
       company: companyKey(record.career?.company_name),
       career: record.career === null ? null : JSON.stringify(record.career),
     },
-    { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [] },
+    { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [], blocks: surnameBlock === null ? [] : [surnameBlock] },
   );
 }
 

@@ -16,7 +16,8 @@ import {
   postalOf,
   regionOf,
 } from './keys.ts';
-import { type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
+import { link, linkageQuery } from './linkage.ts';
+import { type FetchingReader, type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
 
 /** How the record was found; each has a base confidence (README: "Production matching"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
@@ -97,6 +98,8 @@ interface Resolution {
   readonly nameConflict?: boolean;
   /** The person is the e-mail owner's household member who carries the name, not the owner. */
   readonly personByHousehold?: boolean;
+  /** Error-tolerant linkage's calibrated probability (linkage.ts): the confidence itself, not a base. */
+  readonly probability?: number;
 }
 
 /**
@@ -109,6 +112,7 @@ class RequestView {
   private readonly byEmail = new Map<string, PersonRow[]>();
   private readonly byPhone = new Map<string, PersonRow[]>();
   private readonly atAddress = new Map<string, ReturnType<SnapshotReader['householdsAtAddress']>>();
+  private readonly byBlock = new Map<string, number[]>();
 
   constructor(private readonly reader: Omit<SnapshotReader, 'close'>) {}
 
@@ -126,6 +130,15 @@ class RequestView {
 
   householdsAtAddress(key: string): ReturnType<SnapshotReader['householdsAtAddress']> {
     return memo(this.atAddress, key, () => this.reader.householdsAtAddress(key));
+  }
+
+  householdsByBlock(key: string): number[] {
+    return memo(this.byBlock, key, () => this.reader.householdsByBlock(key));
+  }
+
+  pending(): boolean {
+    const reader: Partial<FetchingReader> = this.reader;
+    return reader.lacking?.() ?? false;
   }
 
   household(hh: number): HouseholdRow | undefined {
@@ -197,7 +210,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     const resolution =
       byPerson !== null && byPerson.nameConflict !== true
         ? byPerson
-        : (this.resolveByAddress(view, keys) ?? this.resolveByName(view, keys) ?? byPerson);
+        : (this.resolveByAddress(view, keys, request) ?? this.resolveByName(view, keys) ?? byPerson);
     if (resolution === null) return { household: null, career: null };
     return {
       household: resolution.household === null ? null : this.householdResult(view, resolution, resolution.household, keys),
@@ -271,8 +284,17 @@ export class SnapshotMatcher implements ProductionMatcher {
     return { household, person, evidence, nameConflict, personByHousehold: person !== null && person.p !== best.row.p };
   }
 
-  /** A household at the supplied address (number, street, postal code), confirmed by the name if one was given. */
-  private resolveByAddress(reader: RequestView, keys: RequestKeys): Resolution | null {
+  /**
+   * A household at the supplied address. With a name (or part of one), error-tolerant linkage decides
+   * (linkage.ts); without, the household alone at the exact address (number, street, postal code).
+   */
+  private resolveByAddress(reader: RequestView, keys: RequestKeys, request: EnrichmentRequest): Resolution | null {
+    const query = linkageQuery(request);
+    if (query !== null) {
+      const linked = link(reader, query);
+      if (linked === null) return null;
+      return { household: linked.best.household, person: linked.best.person, evidence: 'address_and_name', probability: linked.probability };
+    }
     const households = new Map<number, boolean>(); // hh → unit agrees
     const units = new Map<number, Set<string>>(); // hh → its units at the address
     for (const address of keys.addresses) {
@@ -391,7 +413,8 @@ export class SnapshotMatcher implements ProductionMatcher {
 
   private householdResult(reader: RequestView, resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
     const { agree, conflict } = this.householdAgreement(reader, household, resolution, keys);
-    const confidence = score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0);
+    const confidence =
+      resolution.probability === undefined ? score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0) : score(resolution.probability, 0, 0);
     // null only in a fetching reader's early round (the record not fetched yet), whose answer is
     // thrown away: the household's row and record are one row of the snapshot.
     const data = reader.householdData(household.hh) ?? JSON.stringify({ windfall_id: household.windfall_id });
@@ -405,6 +428,11 @@ export class SnapshotMatcher implements ProductionMatcher {
     const career: Omit<Career, 'confidence'> = JSON.parse(json);
     let agree = 0;
     let penalty = 0;
+    // Linkage's probability is calibrated as it is: only a company that is not the employer lowers it.
+    if (resolution.probability !== undefined) {
+      const conflict = keys.company !== '' && person.company !== keys.company ? COMPANY_CONFLICT_PENALTY : 0;
+      return { confidence: score(resolution.probability, 0, conflict), ...career };
+    }
     if (keys.company !== '' && resolution.evidence !== 'name_and_company') {
       if (person.company === keys.company) agree += 1;
       else penalty += COMPANY_CONFLICT_PENALTY;

@@ -52,6 +52,11 @@ export interface SnapshotReader {
   peopleByPhone(phone: string): PersonRow[];
   peopleByName(last: string, firstKey: string, scope: NameScope): NameHits;
   householdsAtAddress(key: string): AddressHit[];
+  /**
+   * The households filed under a blocking key (keys.ts), by hh: at most BLOCK_LIMIT + 1, so that more
+   * than BLOCK_LIMIT says the key is too common to narrow anything.
+   */
+  householdsByBlock(key: string): number[];
   /** What the rules compare (place, address keys); the record itself is read by householdData. */
   household(hh: number): HouseholdRow | undefined;
   /** The household record as JSON (addresses left out), or null: read only for the household returned. */
@@ -61,6 +66,9 @@ export interface SnapshotReader {
   career(p: number): string | null;
   close(): void;
 }
+
+/** Most households one blocking key may offer: a key shared by more is too common to narrow anything. */
+export const BLOCK_LIMIT = 200;
 
 /** Most people one name lookup returns; a name shared by more is too common to decide anything. */
 export const NAME_LOOKUP_LIMIT = 10_000;
@@ -90,6 +98,8 @@ export interface NewHousehold {
   readonly postal: string;
   readonly region: string;
   readonly city: string;
+  /** The household's blocking keys (keys.ts, householdBlockKeys). */
+  readonly blocks: readonly string[];
 }
 
 export interface NewPerson {
@@ -106,6 +116,8 @@ export interface PersonKeys {
   readonly emails: readonly string[];
   readonly phones: readonly string[];
   readonly firstKeys: readonly string[];
+  /** Blocking keys that file the person's household under them too (keys.ts, surnameBlockKey). */
+  readonly blocks: readonly string[];
 }
 
 /** What a load writes into: rows in, indexes built at the end. Numbers households and people from 1. */

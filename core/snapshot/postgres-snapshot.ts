@@ -10,6 +10,7 @@ import { postgresPool } from '../storage/postgres.ts';
 import { PostgresListener, SNAPSHOTS_CHANNEL_SQL } from '../storage/postgres-listener.ts';
 import {
   type AddressHit,
+  BLOCK_LIMIT,
   type FetchingReader,
   type HouseholdRow,
   NAME_LOOKUP_LIMIT,
@@ -36,6 +37,8 @@ const TABLES = {
   // people outside the scope are passed over in the index, never read.
   names:
     '(last text COLLATE "C" NOT NULL, first_key text COLLATE "C" NOT NULL, p integer NOT NULL, company text COLLATE "C" NOT NULL, postal text COLLATE "C" NOT NULL, city text COLLATE "C" NOT NULL, region text COLLATE "C" NOT NULL)',
+  // Blocking keys (keys.ts): the candidates a record with a typo in one field still finds.
+  blocks: '(key text COLLATE "C" NOT NULL, hh integer NOT NULL)',
 } as const;
 type Table = keyof typeof TABLES;
 
@@ -47,6 +50,7 @@ const COLUMNS: Record<Table, string> = {
   emails: 'email, p',
   phones: 'phone, p',
   names: 'last, first_key, p, company, postal, city, region',
+  blocks: 'key, hh',
 };
 
 /**
@@ -67,6 +71,7 @@ const INDEXES: readonly (readonly string[])[] = [
     'CREATE INDEX addresses_key ON S.addresses (key, hh, unit)',
     'CREATE INDEX emails_email ON S.emails (email, p)',
     'CREATE INDEX phones_phone ON S.phones (phone, p)',
+    'CREATE INDEX blocks_key ON S.blocks (key, hh)',
   ],
 ];
 
@@ -187,6 +192,7 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     this.row('households', [hh, household.windfallId, household.data, household.postal, household.region, household.city, keys]);
     this.places.set(hh, [household.postal, household.city, household.region]);
     for (const address of addresses) this.row('addresses', [address.key, address.unit, hh]);
+    for (const key of household.blocks) this.row('blocks', [key, hh]);
     return hh;
   }
 
@@ -199,6 +205,7 @@ class PostgresSnapshotWriter implements SnapshotWriter {
     for (const phone of keys.phones) this.row('phones', [phone, p]);
     const [postal, city, region] = (person.hh === null ? undefined : this.places.get(person.hh)) ?? ['', '', ''];
     if (person.last !== '') for (const key of keys.firstKeys) this.row('names', [person.last, key, p, person.company, postal, city, region]);
+    if (person.hh !== null) for (const key of keys.blocks) this.row('blocks', [key, person.hh]);
   }
 
   backpressure(): Promise<void> | null {
@@ -260,6 +267,8 @@ interface FetchedRows {
   /** How many people carry each name key asked, counted up to NAME_LOOKUP_LIMIT + 1. */
   readonly name_totals: { key: string; total: string }[] | null;
   readonly addresses: (AddressHit & { key: string })[] | null;
+  /** The households filed under each blocking key asked, up to BLOCK_LIMIT + 1 a key. */
+  readonly blocks: { key: string; hh: number }[] | null;
   /** The households whose rows were fetched, found or not, and the rows found. */
   readonly households_for: number[] | null;
   readonly households: HouseholdRow[] | null;
@@ -303,12 +312,16 @@ n AS (SELECT nk.key, y.* FROM nk CROSS JOIN LATERAL (SELECT ${PERSON} FROM
 nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
          LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
 a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
+b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
+        CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y),
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
-hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a),
+hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
+       UNION SELECT hh FROM b),
 lone AS (SELECT min(hh) AS hh FROM a GROUP BY key HAVING count(*) = 1),
 ds AS (SELECT unnest($8::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM lone),
 ms AS (SELECT unnest($6::int[]) AS hh UNION SELECT hh FROM owners
-       UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})),
+       UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})
+       UNION SELECT hh FROM b),
 m AS (SELECT ${PERSON} FROM S.people p WHERE p.hh IN (SELECT hh FROM ms)),
 cs AS (SELECT unnest($7::int[]) AS p UNION SELECT p FROM e WHERE has_career = 1 UNION SELECT p FROM f WHERE has_career = 1
        UNION SELECT p FROM m WHERE has_career = 1 AND hh IN (SELECT hh FROM lone))
@@ -318,6 +331,7 @@ SELECT
   (SELECT json_agg(n) FROM n) AS names,
   (SELECT json_agg(nc) FROM nc) AS name_totals,
   (SELECT json_agg(a) FROM a) AS addresses,
+  (SELECT json_agg(b) FROM b) AS blocks,
   (SELECT array_agg(hh) FROM hs) AS households_for,
   (SELECT json_agg(h) FROM (SELECT hh, windfall_id, postal, region, city, address_keys FROM S.households
      WHERE hh IN (SELECT hh FROM hs)) h) AS households,
@@ -347,6 +361,7 @@ class PostgresRequestReader implements FetchingReader {
   private readonly phones = new Map<string, PersonRow[]>();
   private readonly names = new Map<string, NameHits>();
   private readonly addresses = new Map<string, AddressHit[]>();
+  private readonly blocks = new Map<string, number[]>();
   private readonly households = new Map<number, HouseholdRow | null>();
   private readonly memberLists = new Map<number, PersonRow[]>();
   private readonly careers = new Map<number, string | null>();
@@ -361,6 +376,7 @@ class PostgresRequestReader implements FetchingReader {
       phones: new Set<string>(),
       names: new Map<string, NameLookup>(),
       addresses: new Set<string>(),
+      blocks: new Set<string>(),
       households: new Set<number>(),
       members: new Set<number>(),
       careers: new Set<number>(),
@@ -391,6 +407,12 @@ class PostgresRequestReader implements FetchingReader {
     const hits = this.addresses.get(key);
     if (hits === undefined) this.want.addresses.add(key);
     return hits ?? [];
+  }
+
+  householdsByBlock(key: string): number[] {
+    const hhs = this.blocks.get(key);
+    if (hhs === undefined) this.want.blocks.add(key);
+    return hhs ?? [];
   }
 
   household(hh: number): HouseholdRow | undefined {
@@ -434,6 +456,7 @@ class PostgresRequestReader implements FetchingReader {
       phones: [...want.phones],
       names,
       addresses: [...want.addresses],
+      blocks: [...want.blocks],
       households: [...want.households],
       members: [...want.members],
       careers: [...want.careers],
@@ -452,6 +475,8 @@ class PostgresRequestReader implements FetchingReader {
     }
     // In the order SQLite's (key, hh, unit) index gives them.
     fill(this.addresses, want.addresses, grouped(rows.addresses), (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
+    const blocked = grouped(rows.blocks);
+    for (const key of want.blocks) this.blocks.set(key, (blocked.get(key) ?? []).map((row) => row.hh).sort((a, b) => a - b));
 
     // Households, records, members and careers: exactly the keys the statement says it fetched.
     const householdRows = new Map((rows.households ?? []).map((row) => [row.hh, row]));
@@ -487,6 +512,7 @@ interface Lookups {
   readonly phones: readonly string[];
   readonly names: readonly NameLookup[];
   readonly addresses: readonly string[];
+  readonly blocks: readonly string[];
   readonly households: readonly number[];
   readonly members: readonly number[];
   readonly careers: readonly number[];
@@ -558,6 +584,7 @@ class PostgresSnapshotSource {
         union((l) => l.members),
         union((l) => l.careers),
         union((l) => l.data),
+        union((l) => l.blocks),
       ],
     });
     const row = result.rows[0];

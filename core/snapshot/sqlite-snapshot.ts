@@ -7,6 +7,7 @@ import Database, { type BetterSqlite3 } from '../storage/better-sqlite3.ts';
 import { ensurePrivateFile } from '../storage/data-folder.ts';
 import {
   type AddressHit,
+  BLOCK_LIMIT,
   type HouseholdRow,
   NAME_LOOKUP_LIMIT,
   type NameHits,
@@ -32,6 +33,8 @@ CREATE TABLE careers (p INTEGER PRIMARY KEY, career TEXT NOT NULL);
 CREATE TABLE emails (email TEXT NOT NULL, p INTEGER NOT NULL);
 CREATE TABLE phones (phone TEXT NOT NULL, p INTEGER NOT NULL);
 CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL);
+-- Blocking keys (keys.ts): the candidates a record with a typo in one field still finds.
+CREATE TABLE blocks (key TEXT NOT NULL, hh INTEGER NOT NULL);
 `;
 
 // Built after the bulk insert: far faster than maintaining them row by row. Each lookup index
@@ -44,6 +47,7 @@ CREATE INDEX people_hh ON people (hh);
 CREATE INDEX emails_email ON emails (email, p);
 CREATE INDEX phones_phone ON phones (phone, p);
 CREATE INDEX names_last_first ON names (last, first_key, p);
+CREATE INDEX blocks_key ON blocks (key, hh);
 `;
 
 const BATCH = 20_000;
@@ -56,6 +60,7 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
   private readonly insertEmailStmt: BetterSqlite3.Statement;
   private readonly insertPhoneStmt: BetterSqlite3.Statement;
   private readonly insertNameStmt: BetterSqlite3.Statement;
+  private readonly insertBlockStmt: BetterSqlite3.Statement;
   private pending = 0;
 
   constructor(readonly file: string) {
@@ -77,6 +82,7 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
     this.insertEmailStmt = this.db.prepare('INSERT INTO emails (email, p) VALUES (?, ?)');
     this.insertPhoneStmt = this.db.prepare('INSERT INTO phones (phone, p) VALUES (?, ?)');
     this.insertNameStmt = this.db.prepare('INSERT INTO names (last, first_key, p) VALUES (?, ?, ?)');
+    this.insertBlockStmt = this.db.prepare('INSERT INTO blocks (key, hh) VALUES (?, ?)');
     this.db.exec('BEGIN');
   }
 
@@ -96,6 +102,7 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
         .lastInsertRowid,
     );
     for (const address of addresses) this.insertAddressStmt.run(address.key, address.unit, hh);
+    for (const key of household.blocks) this.insertBlockStmt.run(key, hh);
     this.tick();
     return hh;
   }
@@ -109,6 +116,7 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
     for (const email of keys.emails) this.insertEmailStmt.run(email, p);
     for (const phone of keys.phones) this.insertPhoneStmt.run(phone, p);
     if (person.last !== '') for (const key of keys.firstKeys) this.insertNameStmt.run(person.last, key, p);
+    if (person.hh !== null) for (const key of keys.blocks) this.insertBlockStmt.run(key, person.hh);
     this.tick();
   }
 
@@ -151,6 +159,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
   private readonly byPhone: BetterSqlite3.Statement<[string], PersonRow>;
   private readonly byName: BetterSqlite3.Statement<[string, string], PersonRow>;
   private readonly atAddress: BetterSqlite3.Statement<[string], AddressHit>;
+  private readonly byBlock: BetterSqlite3.Statement<[string], number>;
   private readonly householdStmt: BetterSqlite3.Statement<[number], HouseholdRow>;
   private readonly membersStmt: BetterSqlite3.Statement<[number], PersonRow>;
   private readonly careerStmt: BetterSqlite3.Statement<[number], { career: string | null }>;
@@ -169,6 +178,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
+    this.byBlock = this.db.prepare<[string], number>(`SELECT DISTINCT hh FROM blocks WHERE key = ? ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}`).pluck();
     this.householdStmt = this.db.prepare('SELECT hh, windfall_id, postal, region, city, address_keys FROM households WHERE hh = ?');
     this.householdDataStmt = this.db.prepare('SELECT data FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);
@@ -191,6 +201,10 @@ export class SqliteSnapshotReader implements SnapshotReader {
 
   householdsAtAddress(key: string): AddressHit[] {
     return this.atAddress.all(key);
+  }
+
+  householdsByBlock(key: string): number[] {
+    return this.byBlock.all(key);
   }
 
   household(hh: number): HouseholdRow | undefined {

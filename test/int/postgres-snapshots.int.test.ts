@@ -124,7 +124,7 @@ describe.skipIf(postgres === undefined)('a snapshot writer on PostgreSQL', () =>
     const { storage } = await setup();
     const location = storage.locationFor('v-20261101T000000-beef');
     const writer = await storage.create(location);
-    writer.addHousehold({ windfallId: 'e'.repeat(32), data: '{}', postal: '30301', region: 'GA', city: 'atlanta' }, [{ key: '1|oak st|30301', unit: '' }]);
+    writer.addHousehold({ windfallId: 'e'.repeat(32), data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: [] }, [{ key: '1|oak st|30301', unit: '' }]);
     // A NUL cannot be stored in a PostgreSQL text value: the meta insert fails after the COPYs committed.
     await expect(writer.finish({ id: 'a\u0000b' })).rejects.toThrow();
     await expect(writer.abort()).resolves.toBeUndefined();

@@ -1,0 +1,340 @@
+// Error-tolerant household linkage for records that carry a name and an address (issue 15): candidate
+// households from the exact address key and, when that does not decide, from blocking keys that
+// survive one wrong field (keys.ts); each candidate compared field by field; the comparisons weighed
+// as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
+// scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
+// the next turned into a calibrated probability of being right, which is the answer's confidence.
+import { parseStreetLine } from '../normalize/address.ts';
+import { partialName } from '../normalize/name.ts';
+import { givenNameForms, sameFirstName } from '../normalize/nicknames.ts';
+import { damerauLevenshtein, jaroWinkler, soundAlike } from '../normalize/similarity.ts';
+import type { EnrichmentRequest } from '../contract/schemas.ts';
+import { addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore, surnameBlockKey } from './keys.ts';
+import { CALIBRATION, WEIGHTS } from './match-weights.ts';
+import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from './port.ts';
+
+export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'different' | 'swapped' | 'missing';
+export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing';
+export type NumberLevel = 'exact' | 'different';
+export type StreetLevel = 'exact' | 'core' | 'close' | 'different';
+export type PostalLevel = 'exact' | 'different' | 'missing';
+export type CityLevel = 'exact' | 'different' | 'missing';
+export type UnitLevel = 'exact' | 'different' | 'query_only' | 'household_only' | 'none';
+
+/** How each field of a record compares with a candidate household (its best member, its best address). */
+export interface Comparison {
+  readonly surname: SurnameLevel;
+  readonly given: GivenLevel;
+  readonly number: NumberLevel;
+  readonly street: StreetLevel;
+  readonly postal: PostalLevel;
+  readonly city: CityLevel;
+  readonly unit: UnitLevel;
+}
+
+export const FIELDS = ['surname', 'given', 'number', 'street', 'postal', 'city', 'unit'] as const;
+export type Field = (typeof FIELDS)[number];
+
+/** The levels of each field, in the order the weights table lists them. */
+export const LEVELS: { readonly [F in Field]: readonly Comparison[F][] } = {
+  surname: ['exact', 'edit1', 'phonetic', 'similar', 'different', 'swapped', 'missing'],
+  given: ['exact', 'close', 'different', 'swapped', 'missing'],
+  number: ['exact', 'different'],
+  street: ['exact', 'core', 'close', 'different'],
+  postal: ['exact', 'different', 'missing'],
+  city: ['exact', 'different', 'missing'],
+  unit: ['exact', 'different', 'query_only', 'household_only', 'none'],
+};
+
+/** Most candidate households one record is compared with. */
+export const MAX_CANDIDATES = 300;
+/** A surname at least this Jaro-Winkler-similar that is no typo or sound-alike still is not a contradiction. */
+export const SIMILAR_SURNAME = 0.85;
+/** Surnames that share a Double Metaphone code count as sound-alikes from this Jaro-Winkler similarity on. */
+export const SOUND_ALIKE_FLOOR = 0.75;
+/** Streets this Jaro-Winkler-similar are the same street misspelled. */
+export const CLOSE_STREET = 0.88;
+/** Given names this similar are one name misspelled. */
+export const CLOSE_GIVEN = 0.9;
+
+export interface LinkageAddress {
+  readonly number: string;
+  readonly street: string;
+  readonly unit: string;
+  readonly postal: string;
+  readonly city: string;
+  readonly region: string;
+  /** `number|street|postal`, or null without a postal code. */
+  readonly key: string | null;
+}
+
+export interface LinkageQuery {
+  /** Normalized; '' when not given. */
+  readonly first: string;
+  readonly last: string;
+  readonly addresses: readonly LinkageAddress[];
+}
+
+/** What linkage reads of a snapshot (the matcher's per-request view memoizes each). */
+export interface LinkageReader {
+  householdsAtAddress(key: string): AddressHit[];
+  householdsByBlock(key: string): number[];
+  household(hh: number): HouseholdRow | undefined;
+  members(hh: number): PersonRow[];
+  /** Whether lookups asked so far are still to be fetched (a reader fetching in rounds); false when answered at once. */
+  pending(): boolean;
+}
+
+/** The record's name and street addresses, or null when it has no name part or no street address. */
+export function linkageQuery(request: EnrichmentRequest): LinkageQuery | null {
+  const name = partialName(request.first_name, request.last_name);
+  if (name.first === '' && name.last === '') return null;
+  const addresses: LinkageAddress[] = [];
+  for (const address of request.addresses ?? []) {
+    const line = parseStreetLine(address.address ?? '');
+    if (line === null) continue;
+    const postal = postalOf(address) ?? '';
+    addresses.push({
+      number: line.number,
+      street: line.street,
+      unit: normalizeUnit(line.unit),
+      postal,
+      city: cityKey(address.city),
+      region: regionOf(address, postal === '' ? null : postal),
+      key: postal === '' ? null : `${line.number}|${line.street}|${postal}`,
+    });
+  }
+  return addresses.length === 0 ? null : { first: name.first, last: name.last, addresses };
+}
+
+export function compareSurname(query: string, known: string): SurnameLevel {
+  if (query === '') return 'missing';
+  if (known === '') return 'different';
+  if (query === known) return 'exact';
+  if (Math.min(query.length, known.length) >= 3 && damerauLevenshtein(query, known) <= 1) return 'edit1';
+  const similarity = jaroWinkler(query, known);
+  // Double Metaphone alone is coarse (garcia and cruz share a code): a sound-alike must look alike too.
+  if (similarity >= SOUND_ALIKE_FLOOR && soundAlike(query, known)) return 'phonetic';
+  return similarity >= SIMILAR_SURNAME ? 'similar' : 'different';
+}
+
+export function compareGiven(query: string, known: string): GivenLevel {
+  if (query === '') return 'missing';
+  if (known === '') return 'different';
+  if (query === known || sameFirstName(query, known)) return 'exact';
+  if (query.length === 1) return known.startsWith(query) ? 'close' : 'different';
+  if (jaroWinkler(query, known) >= CLOSE_GIVEN) return 'close';
+  // One slip from the name or from one of its nicknames (`chck` for Chuck, who is Charles).
+  for (const form of givenNameForms(known)) if (Math.min(query.length, form.length) >= 3 && damerauLevenshtein(query, form) <= 1) return 'close';
+  return 'different';
+}
+
+export function compareStreet(query: string, known: string): StreetLevel {
+  if (query === known) return 'exact';
+  const core = streetCore(query);
+  if (core !== '' && core === streetCore(known)) return 'core';
+  return jaroWinkler(query, known) >= CLOSE_STREET ? 'close' : 'different';
+}
+
+const weightOf = <F extends Field>(field: F, level: Comparison[F]): number => (WEIGHTS[field] as Record<string, number>)[level] ?? 0;
+
+/** The match weight of a comparison: the sum of its fields' log2(m/u). */
+export function matchWeight(comparison: Comparison): number {
+  let total = 0;
+  for (const field of FIELDS) total += weightOf(field, comparison[field]);
+  return total;
+}
+
+interface NameComparison {
+  readonly surname: SurnameLevel;
+  readonly given: GivenLevel;
+  readonly weight: number;
+}
+
+/** A member's name against the record's, read straight or with given name and surname swapped. */
+function compareName(query: LinkageQuery, member: PersonRow): NameComparison {
+  const surname = compareSurname(query.last, member.last);
+  const given = compareGiven(query.first, member.first);
+  const straight = { surname, given, weight: weightOf('surname', surname) + weightOf('given', given) };
+  if (query.first === '' || query.last === '') return straight;
+  const swappedSurname = compareSurname(query.first, member.last);
+  const swappedGiven = compareGiven(query.last, member.first);
+  // Swapped means swapped as written: both names exactly the other's (a nickname counts).
+  if (swappedSurname === 'exact' && swappedGiven === 'exact') {
+    const swapped = { surname: 'swapped' as const, given: 'swapped' as const, weight: weightOf('surname', 'swapped') + weightOf('given', 'swapped') };
+    if (swapped.weight > straight.weight) return swapped;
+  }
+  return straight;
+}
+
+interface AddressComparison {
+  readonly number: NumberLevel;
+  readonly street: StreetLevel;
+  readonly postal: PostalLevel;
+  readonly city: CityLevel;
+  readonly unit: UnitLevel;
+  readonly weight: number;
+}
+
+function compareAddress(reader: LinkageReader, query: LinkageQuery, household: HouseholdRow): AddressComparison | null {
+  let best: AddressComparison | null = null;
+  for (const key of household.address_keys.split('\n')) {
+    if (key === '') continue;
+    const known = addressKeyParts(key);
+    for (const address of query.addresses) {
+      const number: NumberLevel = address.number === known.number ? 'exact' : 'different';
+      const street = compareStreet(address.street, known.street);
+      const postal: PostalLevel = address.postal === '' ? 'missing' : address.postal === known.postal ? 'exact' : 'different';
+      const city: CityLevel = address.city === '' ? 'missing' : address.city === household.city ? 'exact' : 'different';
+      // The household's unit at this address (the address table has it; the key does not).
+      const knownUnit = reader.householdsAtAddress(key).find((hit) => hit.hh === household.hh)?.unit ?? '';
+      const unit: UnitLevel =
+        address.unit !== '' && knownUnit !== ''
+          ? address.unit === knownUnit
+            ? 'exact'
+            : 'different'
+          : address.unit !== ''
+            ? 'query_only'
+            : knownUnit !== ''
+              ? 'household_only'
+              : 'none';
+      const weight = weightOf('number', number) + weightOf('street', street) + weightOf('postal', postal) + weightOf('city', city) + weightOf('unit', unit);
+      if (best === null || weight > best.weight) best = { number, street, postal, city, unit, weight };
+    }
+  }
+  return best;
+}
+
+export interface Candidate {
+  readonly household: HouseholdRow;
+  readonly comparison: Comparison;
+  readonly weight: number;
+  /** The member whose name the record carries, when one alone does (given name and surname agreeing). */
+  readonly person: PersonRow | null;
+}
+
+/**
+ * The candidate compared, or null when the record's name contradicts it: a supplied surname that no
+ * member's surname comes near (not the same, one edit, a sound-alike, a close spelling, nor the given
+ * name swapped in), or, with no surname, a given name no member's comes near; or a unit that is not
+ * the household's. An address alone never outweighs a name that says "someone else".
+ */
+export function compareCandidate(reader: LinkageReader, query: LinkageQuery, hh: number, refuseContradiction = true): Candidate | null {
+  const household = reader.household(hh);
+  if (household === undefined) return null;
+  const members = reader.members(hh);
+  let bestName: NameComparison | null = null;
+  let named: PersonRow[] = [];
+  for (const member of members) {
+    const name = compareName(query, member);
+    if (bestName === null || name.weight > bestName.weight) {
+      bestName = name;
+      named = [member];
+    } else if (name.weight === bestName.weight) named.push(member);
+  }
+  if (bestName === null) return null;
+  if (refuseContradiction && query.last !== '' && bestName.surname === 'different') return null;
+  if (refuseContradiction && query.last === '' && bestName.given === 'different') return null;
+  const address = compareAddress(reader, query, household);
+  if (address === null) return null;
+  // Another apartment of the building is another household, whatever the name.
+  if (refuseContradiction && address.unit === 'different') return null;
+  const comparison: Comparison = {
+    surname: bestName.surname,
+    given: bestName.given,
+    number: address.number,
+    street: address.street,
+    postal: address.postal,
+    city: address.city,
+    unit: address.unit,
+  };
+  const personKnown = named.length === 1 && (bestName.given === 'exact' || bestName.given === 'close' || bestName.given === 'swapped');
+  return { household, comparison, weight: bestName.weight + address.weight, person: personKnown ? (named[0] ?? null) : null };
+}
+
+/** Households at the record's exact address keys. */
+export function exactCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
+  const found = new Set<number>();
+  for (const address of query.addresses) {
+    if (address.key === null) continue;
+    for (const hit of reader.householdsAtAddress(address.key)) found.add(hit.hh);
+  }
+  return [...found];
+}
+
+/** The blocking keys a record asks (keys.ts): each survives one wrong field. */
+export function queryBlockKeys(query: LinkageQuery): string[] {
+  const keys = new Set<string>();
+  for (const address of query.addresses) {
+    if (address.postal !== '') {
+      keys.add(`pn|${address.postal}|${address.number}`);
+      keys.add(`ps|${address.postal}|${address.street}`);
+      for (const name of [query.last, query.first]) {
+        const key = surnameBlockKey(address.postal, name);
+        if (key !== null) keys.add(key);
+      }
+    }
+    if (address.city !== '' && address.region !== '') keys.add(`cn|${address.city}|${address.region}|${address.number}|${streetCore(address.street)}`);
+  }
+  return [...keys];
+}
+
+/** Households under the record's blocking keys, a key shared by too many left out, at most MAX_CANDIDATES. */
+export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
+  const found = new Set<number>();
+  for (const key of queryBlockKeys(query)) {
+    const hhs = reader.householdsByBlock(key);
+    if (hhs.length > BLOCK_LIMIT) continue;
+    for (const hh of hhs) {
+      if (found.size >= MAX_CANDIDATES) return [...found];
+      found.add(hh);
+    }
+  }
+  return [...found];
+}
+
+/** The surname agrees but the given name is no member's: a person the data does not know at the household. */
+export function givenDiffers(comparison: Comparison): boolean {
+  return comparison.given === 'different' && comparison.surname !== 'different';
+}
+
+/** The calibrated probability that the best candidate is the record's household (match-weights.ts, CALIBRATION). */
+export function probability(best: Candidate, second: Candidate | null): number {
+  const lead = Math.min(second === null ? CALIBRATION.marginCap : best.weight - second.weight, CALIBRATION.marginCap);
+  const z = CALIBRATION.intercept + CALIBRATION.weight * best.weight + CALIBRATION.margin * lead + CALIBRATION.givenDiffers * (givenDiffers(best.comparison) ? 1 : 0);
+  return 1 / (1 + Math.exp(-z));
+}
+
+export interface Linked {
+  readonly best: Candidate;
+  readonly probability: number;
+}
+
+/** The best of the candidates and how sure it is, or null when none is left. */
+export function rank(candidates: readonly (Candidate | null)[]): Linked | null {
+  const kept = candidates.filter((candidate) => candidate !== null).sort((a, b) => b.weight - a.weight || a.household.hh - b.household.hh);
+  const [best, second] = kept;
+  if (best === undefined) return null;
+  return { best, probability: probability(best, second ?? null) };
+}
+
+/** A linked household is answered from this probability on. */
+export const ANSWER_AT = CALIBRATION.answerAt;
+/** An exact-address candidate this sure needs no blocking keys looked up. */
+export const DECIDED_AT = 0.99;
+
+/**
+ * Links a record to a household: first among the households at its exact address, and, unless that
+ * already decides, among everything its blocking keys find as well.
+ */
+export function link(reader: LinkageReader, query: LinkageQuery): Linked | null {
+  const exact = exactCandidates(reader, query);
+  const first = rank(exact.map((hh) => compareCandidate(reader, query, hh)));
+  if (first !== null && first.probability >= DECIDED_AT) return first;
+  // A reader fetching in rounds has not sent the exact candidates yet: ask the blocking keys only in
+  // a later round, once the exact address has had its say.
+  if (reader.pending()) return null;
+  const all = new Set([...exact, ...blockedCandidates(reader, query)]);
+  const linked = rank([...all].map((hh) => compareCandidate(reader, query, hh)));
+  return linked !== null && linked.probability >= ANSWER_AT ? linked : null;
+}

@@ -1,0 +1,246 @@
+// `npm run fit:match-weights`: estimates the Fellegi–Sunter weights and the confidence calibration of
+// error-tolerant household linkage (core/snapshot/linkage.ts) from the generator's corruption model,
+// and writes them to core/snapshot/match-weights.ts.
+//
+// It generates a training snapshot with its own seed (never the bench's, seed 1), loads it, and for
+// every line of its typo set (one data-entry error each, and negatives) compares the record with
+// every candidate household the linkage would consider. For each field and level:
+//   m = P(level | the candidate is the record's household), u = P(level | it is not),
+// m counted over the right pairs, u over random pairs (add-one smoothed), and the level's weight is log2(m/u). Then a logistic
+// regression of "the best candidate is right" on the best weight and its lead over the next gives
+// the calibration: confidence = sigmoid(a + b·weight + c·lead). Weights pick which member and which
+// address a record is compared with, so the fit runs twice, the second time with the first's weights.
+//
+// Options: --people N (100000), --seed S (7), --queries Q (10000), --rounds R (2).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { EnrichmentRequest } from '../core/contract/schemas.ts';
+import { QueryLineSchema } from '../core/snapshot/format.ts';
+import {
+  type Comparison,
+  FIELDS,
+  type Field,
+  LEVELS,
+  blockedCandidates,
+  compareCandidate,
+  exactCandidates,
+  givenDiffers,
+  linkageQuery,
+} from '../core/snapshot/linkage.ts';
+import { SqliteSnapshotReader } from '../core/snapshot/sqlite-snapshot.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const OUT = path.join(ROOT, 'core/snapshot/match-weights.ts');
+/** No level's weight goes past this (a level never seen among non-matches would be infinite). */
+const WEIGHT_CAP = 12;
+const MARGIN_CAP = 20;
+/** Random households each record is compared with, for u. */
+const RANDOM_PAIRS = 20;
+
+const { values } = parseArgs({
+  options: {
+    people: { type: 'string', default: '100000' },
+    seed: { type: 'string', default: '7' },
+    queries: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '2' },
+  },
+});
+
+type Counts = { [F in Field]: Record<string, number> };
+const emptyCounts = (): Counts => Object.fromEntries(FIELDS.map((field) => [field, Object.fromEntries(LEVELS[field].map((level) => [level, 0]))])) as Counts;
+
+interface Pair {
+  readonly comparison: Comparison;
+  readonly right: boolean;
+}
+
+function cli(args: string[], env: Record<string, string>): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'bin/enrichbridge.js'), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** Newton's method for a logistic regression: rows of features (the first 1, for the intercept). */
+function logistic(rows: readonly (readonly number[])[], labels: readonly number[]): number[] {
+  const k = rows[0]?.length ?? 0;
+  let beta = new Array<number>(k).fill(0);
+  for (let iteration = 0; iteration < 100; iteration += 1) {
+    const gradient = new Array<number>(k).fill(0);
+    // A little ridge keeps the system solvable when a feature never varies.
+    const hessian: number[][] = Array.from({ length: k }, (_, a) => Array.from({ length: k }, (_, b): number => (a === b ? 1e-6 : 0)));
+    rows.forEach((x, i) => {
+      const z = x.reduce((sum, value, j) => sum + value * (beta[j] ?? 0), 0);
+      const p = 1 / (1 + Math.exp(-z));
+      const y = labels[i] ?? 0;
+      for (let a = 0; a < k; a += 1) {
+        gradient[a] = (gradient[a] ?? 0) + (y - p) * (x[a] ?? 0);
+        const row = hessian[a] ?? [];
+        for (let b = 0; b < k; b += 1) row[b] = (row[b] ?? 0) + p * (1 - p) * (x[a] ?? 0) * (x[b] ?? 0);
+      }
+    });
+    const step = solve(hessian, gradient);
+    beta = beta.map((value, j) => value + (step[j] ?? 0));
+    if (Math.max(...step.map(Math.abs)) < 1e-9) break;
+  }
+  return beta;
+}
+
+/** Gauss-Jordan elimination with partial pivoting: m·x = v. */
+function solve(m: readonly (readonly number[])[], v: readonly number[]): number[] {
+  const n = v.length;
+  const a = m.map((row, i) => [...row, v[i] ?? 0]);
+  for (let col = 0; col < n; col += 1) {
+    let pivot = col;
+    for (let row = col + 1; row < n; row += 1) if (Math.abs(a[row]?.[col] ?? 0) > Math.abs(a[pivot]?.[col] ?? 0)) pivot = row;
+    [a[col], a[pivot]] = [a[pivot] ?? [], a[col] ?? []];
+    const lead = a[col]?.[col] ?? 1;
+    for (let row = 0; row < n; row += 1) {
+      if (row === col) continue;
+      const factor = (a[row]?.[col] ?? 0) / lead;
+      const target = a[row] ?? [];
+      for (let j = col; j <= n; j += 1) target[j] = (target[j] ?? 0) - factor * (a[col]?.[j] ?? 0);
+    }
+  }
+  return Array.from({ length: n }, (_, i) => (a[i]?.[n] ?? 0) / (a[i]?.[i] ?? 1));
+}
+
+function weightsFrom(m: Counts, u: Counts): { [F in Field]: Record<string, number> } {
+  const entries = FIELDS.map((field) => {
+    const levels: readonly string[] = LEVELS[field];
+    const mTotal = levels.reduce((sum, level) => sum + (m[field][level] ?? 0), 0) + levels.length;
+    const uTotal = levels.reduce((sum, level) => sum + (u[field][level] ?? 0), 0) + levels.length;
+    const weights: Record<string, number> = Object.fromEntries(
+      levels.map((level) => {
+        // A level seen in neither (a surname never missing in the training records, say) says nothing.
+        if ((m[field][level] ?? 0) === 0 && (u[field][level] ?? 0) === 0) return [level, 0];
+        const weight = Math.log2(((m[field][level] ?? 0) + 1) / mTotal / (((u[field][level] ?? 0) + 1) / uTotal));
+        return [level, Math.round(Math.max(-WEIGHT_CAP, Math.min(WEIGHT_CAP, weight)) * 100) / 100];
+      }),
+    );
+    // Swapped names are one piece of evidence, read once: the surname's level carries it.
+    if (field === 'given') weights.swapped = 0;
+    return [field, weights] as const;
+  });
+  return Object.fromEntries(entries) as { [F in Field]: Record<string, number> };
+}
+
+function main(): void {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-fit-'));
+  try {
+    const source = path.join(root, 'snapshot');
+    const env = { DATA_DIR: path.join(root, 'data') };
+    console.error(`generating ${values.people} people (seed ${values.seed}) and the typo set …`);
+    cli(['data', 'generate', source, '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--noise', 'typos'], env);
+    console.error('loading …');
+    cli(['data', 'load', source], env);
+    const snapshots = path.join(env.DATA_DIR, 'snapshots');
+    const file = readdirSync(snapshots).find((name) => name.endsWith('.db'));
+    if (file === undefined) throw new Error('the load wrote no snapshot file');
+    const sqlite = new SqliteSnapshotReader(path.join(snapshots, file));
+    // Answered at once: nothing is ever pending.
+    const reader = Object.assign(sqlite, { pending: () => false });
+    // The typo set and the clean set (its name-and-address records): data entry's errors and its
+    // everyday variation (nicknames, formats, a unit left out) both weigh in.
+    const lines = ['queries-typos.jsonl', 'queries.jsonl'].flatMap((name) =>
+      readFileSync(path.join(source, name), 'utf8')
+        .split('\n')
+        .filter((text) => text.trim() !== '')
+        .map((text) => QueryLineSchema.parse(JSON.parse(text))),
+    );
+    // u is estimated over random pairs (a record and a household drawn at random), not over the
+    // blocked candidates: those agree on their blocking key by construction.
+    let households = 1;
+    while (reader.household(households * 2) !== undefined) households *= 2;
+    for (let step = households; step >= 1; step = Math.floor(step / 2)) if (reader.household(households + step) !== undefined) households += step;
+    let state = Number(values.seed) >>> 0 || 1;
+    const randomHousehold = () => {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      return 1 + (state % households);
+    };
+
+    let fitted = '';
+    for (let round = 1; round <= Number(values.rounds); round += 1) {
+      // Each round reads the weights the previous one wrote (a fresh import of the written module).
+      const m = emptyCounts();
+      const u = emptyCounts();
+      const perQuery: { pairs: Pair[] }[] = [];
+      for (const line of lines) {
+        const query = linkageQuery(line.request as EnrichmentRequest);
+        if (query === null) continue;
+        const hhs = new Set([...exactCandidates(reader, query), ...blockedCandidates(reader, query)]);
+        const pairs: Pair[] = [];
+        for (const hh of hhs) {
+          const candidate = compareCandidate(reader, query, hh);
+          if (candidate === null) continue;
+          const right = candidate.household.windfall_id === line.expected.windfall_id;
+          pairs.push({ comparison: candidate.comparison, right });
+          if (right) for (const field of FIELDS) m[field][candidate.comparison[field]] = (m[field][candidate.comparison[field]] ?? 0) + 1;
+        }
+        for (let draw = 0; draw < RANDOM_PAIRS; draw += 1) {
+          const candidate = compareCandidate(reader, query, randomHousehold(), false);
+          if (candidate === null || candidate.household.windfall_id === line.expected.windfall_id) continue;
+          for (const field of FIELDS) u[field][candidate.comparison[field]] = (u[field][candidate.comparison[field]] ?? 0) + 1;
+        }
+        perQuery.push({ pairs });
+      }
+      const weights = weightsFrom(m, u);
+      const weigh = (c: Comparison) => FIELDS.reduce((sum, field) => sum + (weights[field][c[field]] ?? 0), 0);
+      const rows: number[][] = [];
+      const labels: number[] = [];
+      for (const { pairs } of perQuery) {
+        const ranked = pairs.map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison })).sort((a, b) => b.weight - a.weight);
+        const [best, second] = ranked;
+        if (best === undefined) continue;
+        const lead = Math.min(second === undefined ? MARGIN_CAP : best.weight - second.weight, MARGIN_CAP);
+        rows.push([1, best.weight, lead, givenDiffers(best.comparison) ? 1 : 0]);
+        labels.push(best.right ? 1 : 0);
+      }
+      const [intercept = 0, weight = 0, margin = 0, differs = 0] = logistic(rows, labels);
+      const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+      const pairsCount = perQuery.reduce((sum, q) => sum + q.pairs.length, 0);
+      const rightCount = perQuery.reduce((sum, q) => sum + q.pairs.filter((p) => p.right).length, 0);
+      const describe = (counts: Counts) => JSON.stringify(counts);
+      fitted = `// Generated by \`npm run fit:match-weights\` (scripts/fit-match-weights.ts): do not edit by hand.
+// Fitted on a training snapshot of ${Number(values.people).toLocaleString('en-US')} people, seed ${values.seed} (the bench uses seed 1), over its typo
+// set and its clean set: ${lines.length.toLocaleString('en-US')} records, ${pairsCount.toLocaleString('en-US')} record–candidate pairs (${rightCount.toLocaleString('en-US')} of them the right
+// household), and ${RANDOM_PAIRS} random households per record for u.
+// WEIGHTS[field][level] = log2(m/u), add-one smoothed, capped at ±${WEIGHT_CAP}; MU holds the counts they come from.
+// CALIBRATION: confidence = 1 / (1 + exp(-(intercept + weight·W + margin·min(lead, marginCap) + givenDiffers·D))),
+// where W is the best candidate's summed weight, lead its margin over the next candidate (marginCap with
+// none), and D 1 when its surname agrees but the given name is no member's (someone the data does not
+// know at a known household's address: the fields' weights, read as independent, overrate that).
+
+export const WEIGHTS = ${JSON.stringify(weights, null, 2)} as const;
+
+export const CALIBRATION = {
+  intercept: ${round4(intercept)},
+  weight: ${round4(weight)},
+  margin: ${round4(margin)},
+  givenDiffers: ${round4(differs)},
+  marginCap: ${MARGIN_CAP},
+  answerAt: 0.5,
+} as const;
+
+/** The counts behind WEIGHTS: m among right candidate pairs, u among random pairs. */
+export const MU = { m: ${describe(m)}, u: ${describe(u)} } as const;
+`;
+      writeFileSync(OUT, fitted);
+      console.error(`round ${round}: ${pairsCount} pairs, calibration ${round4(intercept)} + ${round4(weight)}·W + ${round4(margin)}·lead + ${round4(differs)}·D`);
+      if (round < Number(values.rounds)) {
+        // The comparisons depend on the weights (member and address choice): run again with the new ones.
+        execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/fit-match-weights.ts'), '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--rounds', '1'], {
+          cwd: ROOT,
+          stdio: 'inherit',
+        });
+        break;
+      }
+    }
+    reader.close();
+    console.error(`wrote ${path.relative(ROOT, OUT)}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main();
