@@ -3,7 +3,7 @@
 import type { QueryLine } from '../../core/snapshot/format.ts';
 
 export interface Answer {
-  readonly household: { readonly windfall_id: string } | null;
+  readonly household: { readonly windfall_id: string; readonly confidence: number } | null;
   readonly career: { readonly linkedin_url?: string | undefined } | null;
 }
 
@@ -20,9 +20,12 @@ export class QualityTally {
   absent = 0;
   falseMatches = 0;
   readonly misses: { line: QueryLine; answer: Answer; what: string }[] = [];
+  /** Every household answered, with its confidence and whether it was right: for the calibration table. */
+  readonly answered: { confidence: number; right: boolean }[] = [];
 
   add(line: QueryLine, answer: Answer): void {
     const { expected } = line;
+    if (answer.household !== null) this.answered.push({ confidence: answer.household.confidence, right: answer.household.windfall_id === expected.windfall_id });
     const absent = expected.windfall_id === null && expected.person_id === null;
     if (absent) {
       this.absent += 1;
@@ -48,6 +51,39 @@ export class QualityTally {
       tally.wrong += 1;
       this.misses.push({ line, answer, what: `${what} wrong` });
     }
+  }
+
+  /** The tallies added up (the typo set is replayed one error type at a time). */
+  static sum(tallies: readonly QualityTally[]): QualityTally {
+    const total = new QualityTally();
+    for (const t of tallies) {
+      for (const key of ['household', 'career'] as const) {
+        total[key].correct += t[key].correct;
+        total[key].wrong += t[key].wrong;
+        total[key].expected += t[key].expected;
+      }
+      total.inData += t.inData;
+      total.absent += t.absent;
+      total.falseMatches += t.falseMatches;
+      total.answered.push(...t.answered);
+    }
+    return total;
+  }
+
+  /**
+   * Calibration by confidence decile: how many household answers fell in it, their mean confidence,
+   * and the share of them that were right. Calibrated means the last two agree.
+   */
+  calibration(): { decile: string; answers: number; meanConfidence: number; right: number }[] {
+    const rows = Array.from({ length: 10 }, (_, i) => ({ decile: `${(i / 10).toFixed(1)}-${((i + 1) / 10).toFixed(1)}`, answers: 0, sum: 0, right: 0 }));
+    for (const { confidence, right } of this.answered) {
+      const row = rows[Math.min(9, Math.floor(confidence * 10))];
+      if (row === undefined) continue;
+      row.answers += 1;
+      row.sum += confidence;
+      if (right) row.right += 1;
+    }
+    return rows.map((row) => ({ decile: row.decile, answers: row.answers, meanConfidence: row.answers === 0 ? 0 : row.sum / row.answers, right: row.answers === 0 ? 0 : row.right / row.answers }));
   }
 
   static precision(t: Tally): number {

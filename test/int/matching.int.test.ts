@@ -16,6 +16,9 @@ const bostonSmith = household([{ address: '45 Beacon Street', city: 'Boston', st
 const browns = household([{ address: '100 King St W', city: 'Toronto', state: 'ON', zipcode: 'M5V 3L9' }]);
 const quartermaines = household([{ address: '77 Larimer Street', city: 'Denver', state: 'CO', zipcode: '80202' }]);
 const lees = household([{ address: '9 Elm Court', city: 'Austin', state: 'TX', zipcode: '78701' }]);
+// Issue 15: a household for typo-tolerant linkage, and a neighbour on its street with another surname.
+const stephensons = household([{ address: '310 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }], { net_worth: 2_500_000 });
+const okafors = household([{ address: '316 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 const LANDLINE = '(404) 555-0101';
 
 const people = [
@@ -44,6 +47,9 @@ const people = [
   person('chris-1', 'Christopher', 'Lee', lees, { career: career({ linkedin_url: 'linkedin.com/in/christopher-lee' }) }),
   person('chris-2', 'Christina', 'Lee', lees, { career: career({ linkedin_url: 'linkedin.com/in/christina-lee' }) }),
   person('pat-lee', 'Pat', 'Lee', lees, { emails: ['pat.lee@example.com'], career: career({ linkedin_url: 'linkedin.com/in/pat-lee' }) }),
+  person('meredith-stephenson', 'Meredith', 'Stephenson', stephensons, { career: career({ linkedin_url: 'linkedin.com/in/meredith-stephenson' }) }),
+  person('gordon-stephenson', 'Gordon', 'Stephenson', stephensons),
+  person('adaeze-okafor', 'Adaeze', 'Okafor', okafors),
 ];
 
 for (const database of TEST_DATABASES) {
@@ -54,7 +60,7 @@ let location: string;
 
 beforeAll(async () => {
   snapshots = await openTestSnapshots(database);
-  const source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees], people });
+  const source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors], people });
   const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
   location = snapshots.storage.locationFor(result.id);
   matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
@@ -213,6 +219,79 @@ describe('Matching: conflicting evidence', () => {
     expect(result.household?.windfall_id).toBe(smiths.windfall_id);
     expect(result.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
     expect(result.career).toBeNull();
+  });
+});
+
+describe('Matching: records with a data-entry error (issue 15)', () => {
+  const at = (address: string, zipcode = '62704', city = 'Springfield') => [{ address, city, state: 'IL', zipcode }];
+  const expectStephensons = async (request: EnrichmentRequest) => {
+    const result = await match(request);
+    expect(result.household?.windfall_id).toBe(stephensons.windfall_id);
+    return result;
+  };
+
+  it('finds the household through a one-letter typo in the street name (Ridgewod)', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') });
+  });
+
+  it('finds the household through a misspelled street suffix (Avenu)', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenu') });
+  });
+
+  it('finds the household through a wrong house number on the right street', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
+  });
+
+  it('finds the household through a wrong postcode when street, number and city are right', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue', '62702') });
+  });
+
+  it('finds the household and the person with given name and surname swapped', async () => {
+    const result = await expectStephensons({ first_name: 'Stephenson', last_name: 'Meredith', addresses: at('310 Ridgewood Avenue') });
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
+  });
+
+  it('finds the household through a one-edit surname typo (Stepehnson) and a sound-alike (Stevenson)', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stepehnson', addresses: at('310 Ridgewood Avenue') });
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stevenson', addresses: at('310 Ridgewood Avenue') });
+  });
+
+  it('finds the person through a misspelled given name (Merdith)', async () => {
+    const result = await expectStephensons({ first_name: 'Merdith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+    expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
+  });
+
+  it('answers a record with one error less surely than the same record without it, and an exact one at 0.99 or more', async () => {
+    const exact = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+    const typo = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
+    expect(exact.household?.confidence).toBeGreaterThanOrEqual(0.99);
+    expect(typo.household?.confidence).toBeLessThanOrEqual(exact.household?.confidence ?? 0);
+    expect(typo.household?.confidence).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('refuses the household when the supplied surname contradicts every member, at the exact address', async () => {
+    expect((await match({ first_name: 'Meredith', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+  });
+
+  it('refuses an address-only answer when a lone surname contradicts every member', async () => {
+    expect((await match({ last_name: 'Quartermaine', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+    // The same lone surname that agrees is the household's.
+    await expectStephensons({ last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+  });
+
+  it('refuses an address-only answer when a lone given name contradicts every member', async () => {
+    expect((await match({ first_name: 'Zebulon', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+    await expectStephensons({ first_name: 'Gordon', addresses: at('310 Ridgewood Avenue') });
+  });
+
+  it('tells neighbours on one street apart by the name when the house number is wrong', async () => {
+    // 316 is the Okafors': a Stephenson there is not theirs, and the street's Stephensons are found instead.
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('316 Ridgewood Avenue') });
+    expect((await match({ first_name: 'Adaeze', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household?.windfall_id).toBe(okafors.windfall_id);
+  });
+
+  it('still never matches a name alone, however rare', async () => {
+    expect((await match({ first_name: 'Meredith', last_name: 'Stephenson' })).household).toBeNull();
   });
 });
 
