@@ -297,6 +297,12 @@ const FEW_AT_ADDRESS = 4;
  * elsewhere are passed over in the index and never sent. The statement says which keys it fetched (the *_for columns): the
  * reader fills its cache for exactly those, found or not.
  */
+/** The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. */
+const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
+        CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y)`;
+/** The same for a snapshot loaded before blocking keys existed: none, so only exact keys answer. */
+const NO_BLOCKS_CTE = 'b AS (SELECT k.key, NULL::integer AS hh FROM unnest($9::text[]) k(key) WHERE false)';
+
 const FETCH = `
 WITH
 e AS (SELECT e.email AS key, ${PERSON} FROM S.emails e JOIN S.people p ON p.p = e.p WHERE e.email = ANY($1::text[])),
@@ -312,8 +318,7 @@ n AS (SELECT nk.key, y.* FROM nk CROSS JOIN LATERAL (SELECT ${PERSON} FROM
 nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
          LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
 a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
-b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
-        CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y),
+${BLOCKS_CTE},
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
 hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
        UNION SELECT hh FROM b),
@@ -541,9 +546,11 @@ class PostgresSnapshotSource {
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
+    hasBlocks: boolean,
   ) {
     // Prepared once per connection and schema: planning is paid once, not per request.
-    this.statement = { name: `eb_fetch_${schema}`.slice(0, 63), text: inSchema(FETCH, schema) };
+    const text = hasBlocks ? FETCH : FETCH.replace(BLOCKS_CTE, NO_BLOCKS_CTE);
+    this.statement = { name: `eb_fetch_${schema}`.slice(0, 63), text: inSchema(text, schema) };
   }
 
   fetch(lookups: Lookups): Promise<FetchedRows> {
@@ -651,7 +658,9 @@ export class PostgresSnapshots implements SnapshotStorage {
     const schema = this.checked(location);
     // A schema that is not there (removed by hand, another database) fails here, not on a request.
     await this.pool.query(inSchema("SELECT value FROM S.meta WHERE key = 'id'", schema));
-    const source = new PostgresSnapshotSource(this.pool, schema);
+    // A snapshot loaded before blocking keys existed has no blocks table: it answers through exact keys.
+    const { rows } = await this.pool.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [`${quoteIdent(schema)}.blocks`]);
+    const source = new PostgresSnapshotSource(this.pool, schema, rows[0]?.present === true);
     return { kind: 'fetched', requestReader: () => source.requestReader(), close: () => undefined };
   }
 

@@ -159,7 +159,8 @@ export class SqliteSnapshotReader implements SnapshotReader {
   private readonly byPhone: BetterSqlite3.Statement<[string], PersonRow>;
   private readonly byName: BetterSqlite3.Statement<[string, string], PersonRow>;
   private readonly atAddress: BetterSqlite3.Statement<[string], AddressHit>;
-  private readonly byBlock: BetterSqlite3.Statement<[string], number>;
+  /** null for a snapshot loaded before blocking keys existed: it answers through exact keys only. */
+  private readonly byBlock: BetterSqlite3.Statement<[string], number> | null;
   private readonly householdStmt: BetterSqlite3.Statement<[number], HouseholdRow>;
   private readonly membersStmt: BetterSqlite3.Statement<[number], PersonRow>;
   private readonly careerStmt: BetterSqlite3.Statement<[number], { career: string | null }>;
@@ -178,7 +179,8 @@ export class SqliteSnapshotReader implements SnapshotReader {
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
-    this.byBlock = this.db.prepare<[string], number>(`SELECT DISTINCT hh FROM blocks WHERE key = ? ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}`).pluck();
+    const hasBlocks = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'blocks'").get() !== undefined;
+    this.byBlock = hasBlocks ? this.db.prepare<[string], number>(`SELECT DISTINCT hh FROM blocks WHERE key = ? ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}`).pluck() : null;
     this.householdStmt = this.db.prepare('SELECT hh, windfall_id, postal, region, city, address_keys FROM households WHERE hh = ?');
     this.householdDataStmt = this.db.prepare('SELECT data FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);
@@ -204,7 +206,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
   }
 
   householdsByBlock(key: string): number[] {
-    return this.byBlock.all(key);
+    return this.byBlock?.all(key) ?? [];
   }
 
   household(hh: number): HouseholdRow | undefined {

@@ -2,9 +2,12 @@
 // ambiguity, conflicting evidence, nicknames and typos, and the confidence rules. Every rule runs on a
 // SQLite snapshot file and, when the run has PostgreSQL, on a snapshot schema read a round at a time.
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { loadSnapshot } from '../../core/snapshot/loader.ts';
+import Database from '../../core/storage/better-sqlite3.ts';
+import { isPostgresUrl } from '../../core/storage/postgres.ts';
 import { BASE_CONFIDENCE, CONFLICT_PENALTY, HOUSEHOLD_MEMBER_PENALTY, SnapshotMatcher } from '../../core/snapshot/matcher.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
@@ -57,10 +60,11 @@ describe(`Matching on a snapshot in ${database.name}`, () => {
 let matcher: SnapshotMatcher;
 let snapshots: TestSnapshots;
 let location: string;
+let source: string;
 
 beforeAll(async () => {
   snapshots = await openTestSnapshots(database);
-  const source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors], people });
+  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors], people });
   const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
   location = snapshots.storage.locationFor(result.id);
   matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
@@ -288,6 +292,26 @@ describe('Matching: records with a data-entry error (issue 15)', () => {
     // 316 is the Okafors': a Stephenson there is not theirs, and the street's Stephensons are found instead.
     await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('316 Ridgewood Avenue') });
     expect((await match({ first_name: 'Adaeze', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household?.windfall_id).toBe(okafors.windfall_id);
+  });
+
+  it('opens a snapshot loaded before blocking keys existed, and answers it through the exact address only', async () => {
+    const older = await loadSnapshot(snapshots.store, snapshots.storage, source);
+    const olderLocation = snapshots.storage.locationFor(older.id);
+    // What a load of the previous version left: everything but the blocks table.
+    if (isPostgresUrl(snapshots.location)) {
+      const client = new pg.Client({ connectionString: snapshots.location });
+      await client.connect();
+      await client.query(`DROP TABLE "${olderLocation}".blocks`);
+      await client.end();
+    } else {
+      const db = new Database(path.join(snapshots.root, olderLocation));
+      db.exec('DROP TABLE blocks');
+      db.close();
+    }
+    const olderMatcher = new SnapshotMatcher(await snapshots.storage.open(olderLocation), older.version);
+    const exact = await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') }, { career: true });
+    expect(exact.household?.windfall_id).toBe(stephensons.windfall_id);
+    expect((await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') }, { career: true })).household).toBeNull();
   });
 
   it('still never matches a name alone, however rare', async () => {
