@@ -11,7 +11,8 @@
 // the calibration: confidence = sigmoid(a + b·weight + c·lead). Weights pick which member and which
 // address a record is compared with, so the fit runs twice, the second time with the first's weights.
 //
-// Options: --people N (100000), --seed S (7), --queries Q (10000), --rounds R (2).
+// Options: --people N (1000000, the bench's scale: how often a common name lives on the same street
+// depends on it), --seed S (7), --queries Q (20000), --rounds R (2).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +28,8 @@ import {
   blockedCandidates,
   compareCandidate,
   exactCandidates,
-  givenDiffers,
+  calibrationFeatures,
+  type LinkageQuery,
   linkageQuery,
 } from '../core/snapshot/linkage.ts';
 import { SqliteSnapshotReader } from '../core/snapshot/sqlite-snapshot.ts';
@@ -42,10 +44,12 @@ const RANDOM_PAIRS = 20;
 
 const { values } = parseArgs({
   options: {
-    people: { type: 'string', default: '100000' },
+    people: { type: 'string', default: '1000000' },
     seed: { type: 'string', default: '7' },
-    queries: { type: 'string', default: '10000' },
+    queries: { type: 'string', default: '20000' },
     rounds: { type: 'string', default: '2' },
+    // Internal: the next round reuses the first's generated and loaded snapshot (its folder).
+    reuse: { type: 'string' },
   },
 });
 
@@ -126,14 +130,16 @@ function weightsFrom(m: Counts, u: Counts): { [F in Field]: Record<string, numbe
 }
 
 function main(): void {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-fit-'));
+  const root = values.reuse ?? mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-fit-'));
   try {
     const source = path.join(root, 'snapshot');
     const env = { DATA_DIR: path.join(root, 'data') };
-    console.error(`generating ${values.people} people (seed ${values.seed}) and the typo set …`);
-    cli(['data', 'generate', source, '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--noise', 'typos'], env);
-    console.error('loading …');
-    cli(['data', 'load', source], env);
+    if (values.reuse === undefined) {
+      console.error(`generating ${values.people} people (seed ${values.seed}) and the typo set …`);
+      cli(['data', 'generate', source, '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--noise', 'typos'], env);
+      console.error('loading …');
+      cli(['data', 'load', source], env);
+    }
     const snapshots = path.join(env.DATA_DIR, 'snapshots');
     const file = readdirSync(snapshots).find((name) => name.endsWith('.db'));
     if (file === undefined) throw new Error('the load wrote no snapshot file');
@@ -164,7 +170,7 @@ function main(): void {
       // Each round reads the weights the previous one wrote (a fresh import of the written module).
       const m = emptyCounts();
       const u = emptyCounts();
-      const perQuery: { pairs: Pair[] }[] = [];
+      const perQuery: { query: LinkageQuery; pairs: Pair[] }[] = [];
       for (const line of lines) {
         const query = linkageQuery(line.request as EnrichmentRequest);
         if (query === null) continue;
@@ -182,21 +188,21 @@ function main(): void {
           if (candidate === null || candidate.household.windfall_id === line.expected.windfall_id) continue;
           for (const field of FIELDS) u[field][candidate.comparison[field]] = (u[field][candidate.comparison[field]] ?? 0) + 1;
         }
-        perQuery.push({ pairs });
+        perQuery.push({ query, pairs });
       }
       const weights = weightsFrom(m, u);
       const weigh = (c: Comparison) => FIELDS.reduce((sum, field) => sum + (weights[field][c[field]] ?? 0), 0);
       const rows: number[][] = [];
       const labels: number[] = [];
-      for (const { pairs } of perQuery) {
+      for (const { query, pairs } of perQuery) {
         const ranked = pairs.map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison })).sort((a, b) => b.weight - a.weight);
         const [best, second] = ranked;
         if (best === undefined) continue;
-        const lead = Math.min(second === undefined ? MARGIN_CAP : best.weight - second.weight, MARGIN_CAP);
-        rows.push([1, best.weight, lead, givenDiffers(best.comparison) ? 1 : 0]);
+        const features = calibrationFeatures(reader, query, best, second ?? null);
+        rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);
       }
-      const [intercept = 0, weight = 0, margin = 0, differs = 0] = logistic(rows, labels);
+      const [intercept = 0, weight = 0, margin = 0, differs = 0, crowd = 0] = logistic(rows, labels);
       const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
       const pairsCount = perQuery.reduce((sum, q) => sum + q.pairs.length, 0);
       const rightCount = perQuery.reduce((sum, q) => sum + q.pairs.filter((p) => p.right).length, 0);
@@ -206,10 +212,12 @@ function main(): void {
 // set and its clean set: ${lines.length.toLocaleString('en-US')} records, ${pairsCount.toLocaleString('en-US')} record–candidate pairs (${rightCount.toLocaleString('en-US')} of them the right
 // household), and ${RANDOM_PAIRS} random households per record for u.
 // WEIGHTS[field][level] = log2(m/u), add-one smoothed, capped at ±${WEIGHT_CAP}; MU holds the counts they come from.
-// CALIBRATION: confidence = 1 / (1 + exp(-(intercept + weight·W + margin·min(lead, marginCap) + givenDiffers·D))),
-// where W is the best candidate's summed weight, lead its margin over the next candidate (marginCap with
-// none), and D 1 when its surname agrees but the given name is no member's (someone the data does not
-// know at a known household's address: the fields' weights, read as independent, overrate that).
+// CALIBRATION: confidence = 1 / (1 + exp(-(intercept + weight·W + margin·min(lead, marginCap) + givenDiffers·D
+// + crowd·log2(1 + C)))), where W is the best candidate's summed weight, lead its margin over the next
+// candidate (marginCap with none), D 1 when its surname agrees but the given name is no member's
+// (someone the data does not know at a known household's address: the fields' weights, read as
+// independent, overrate that), and C, when its address is not the record's exactly, the households
+// of the record's postal code with the surname's sound (linkage.ts, crowd).
 
 export const WEIGHTS = ${JSON.stringify(weights, null, 2)} as const;
 
@@ -218,6 +226,7 @@ export const CALIBRATION = {
   weight: ${round4(weight)},
   margin: ${round4(margin)},
   givenDiffers: ${round4(differs)},
+  crowd: ${round4(crowd)},
   marginCap: ${MARGIN_CAP},
   answerAt: 0.5,
 } as const;
@@ -226,10 +235,12 @@ export const CALIBRATION = {
 export const MU = { m: ${describe(m)}, u: ${describe(u)} } as const;
 `;
       writeFileSync(OUT, fitted);
-      console.error(`round ${round}: ${pairsCount} pairs, calibration ${round4(intercept)} + ${round4(weight)}·W + ${round4(margin)}·lead + ${round4(differs)}·D`);
+      console.error(
+        `round ${round}: ${pairsCount} pairs, calibration ${round4(intercept)} + ${round4(weight)}·W + ${round4(margin)}·lead + ${round4(differs)}·D + ${round4(crowd)}·log2(1+C)`,
+      );
       if (round < Number(values.rounds)) {
         // The comparisons depend on the weights (member and address choice): run again with the new ones.
-        execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/fit-match-weights.ts'), '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--rounds', '1'], {
+        execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/fit-match-weights.ts'), '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--rounds', '1', '--reuse', root], {
           cwd: ROOT,
           stdio: 'inherit',
         });
@@ -239,7 +250,7 @@ export const MU = { m: ${describe(m)}, u: ${describe(u)} } as const;
     reader.close();
     console.error(`wrote ${path.relative(ROOT, OUT)}`);
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    if (values.reuse === undefined) rmSync(root, { recursive: true, force: true });
   }
 }
 

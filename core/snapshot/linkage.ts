@@ -298,10 +298,36 @@ export function givenDiffers(comparison: Comparison): boolean {
   return comparison.given === 'different' && comparison.surname !== 'different';
 }
 
+/**
+ * How many households in the record's postal code carry its surname's sound (up to BLOCK_LIMIT + 1),
+ * counted when the best candidate's address is not the record's exactly: a common name on the same
+ * street is often someone else (two Maria Garcias three doors apart), a rare one seldom is.
+ */
+export function crowd(reader: LinkageReader, query: LinkageQuery, best: Comparison): number {
+  if (best.number === 'exact' && best.street === 'exact') return 0;
+  const postal = query.addresses.find((address) => address.postal !== '')?.postal ?? '';
+  const key = surnameBlockKey(postal, best.surname === 'swapped' ? query.first : query.last);
+  return key === null ? 0 : reader.householdsByBlock(key).length;
+}
+
+/** What the calibration reads of the best candidate: its weight, its lead, D and the crowd (log2(1 + n)). */
+export function calibrationFeatures(reader: LinkageReader, query: LinkageQuery, best: { comparison: Comparison; weight: number }, second: { weight: number } | null) {
+  return {
+    weight: best.weight,
+    lead: Math.min(second === null ? CALIBRATION.marginCap : best.weight - second.weight, CALIBRATION.marginCap),
+    givenDiffers: givenDiffers(best.comparison) ? 1 : 0,
+    crowd: Math.log2(1 + crowd(reader, query, best.comparison)),
+  };
+}
+
 /** The calibrated probability that the best candidate is the record's household (match-weights.ts, CALIBRATION). */
-export function probability(best: Candidate, second: Candidate | null): number {
-  const lead = Math.min(second === null ? CALIBRATION.marginCap : best.weight - second.weight, CALIBRATION.marginCap);
-  const z = CALIBRATION.intercept + CALIBRATION.weight * best.weight + CALIBRATION.margin * lead + CALIBRATION.givenDiffers * (givenDiffers(best.comparison) ? 1 : 0);
+export function probability(features: ReturnType<typeof calibrationFeatures>): number {
+  const z =
+    CALIBRATION.intercept +
+    CALIBRATION.weight * features.weight +
+    CALIBRATION.margin * features.lead +
+    CALIBRATION.givenDiffers * features.givenDiffers +
+    CALIBRATION.crowd * features.crowd;
   return 1 / (1 + Math.exp(-z));
 }
 
@@ -311,11 +337,11 @@ export interface Linked {
 }
 
 /** The best of the candidates and how sure it is, or null when none is left. */
-export function rank(candidates: readonly (Candidate | null)[]): Linked | null {
+export function rank(reader: LinkageReader, query: LinkageQuery, candidates: readonly (Candidate | null)[]): Linked | null {
   const kept = candidates.filter((candidate) => candidate !== null).sort((a, b) => b.weight - a.weight || a.household.hh - b.household.hh);
   const [best, second] = kept;
   if (best === undefined) return null;
-  return { best, probability: probability(best, second ?? null) };
+  return { best, probability: probability(calibrationFeatures(reader, query, best, second ?? null)) };
 }
 
 /** A linked household is answered from this probability on. */
@@ -329,12 +355,12 @@ export const DECIDED_AT = 0.99;
  */
 export function link(reader: LinkageReader, query: LinkageQuery): Linked | null {
   const exact = exactCandidates(reader, query);
-  const first = rank(exact.map((hh) => compareCandidate(reader, query, hh)));
+  const first = rank(reader, query, exact.map((hh) => compareCandidate(reader, query, hh)));
   if (first !== null && first.probability >= DECIDED_AT) return first;
   // A reader fetching in rounds has not sent the exact candidates yet: ask the blocking keys only in
   // a later round, once the exact address has had its say.
   if (reader.pending()) return null;
   const all = new Set([...exact, ...blockedCandidates(reader, query)]);
-  const linked = rank([...all].map((hh) => compareCandidate(reader, query, hh)));
+  const linked = rank(reader, query, [...all].map((hh) => compareCandidate(reader, query, hh)));
   return linked !== null && linked.probability >= ANSWER_AT ? linked : null;
 }

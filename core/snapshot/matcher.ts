@@ -378,7 +378,13 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (household === undefined || !keys.postals.has(household.postal)) return false;
     if (keys.addresses.length === 0) return true;
     const own = new Set(reader.householdAddressKeys(household.hh));
-    return keys.addresses.some((address) => own.has(address.key));
+    // The same building is not the same home when the units differ.
+    const unitFits = (address: AddressKey) => {
+      if (address.unit === '') return true;
+      const known = reader.householdsAtAddress(address.key).find((hit) => hit.hh === household.hh)?.unit ?? '';
+      return known === '' || known === address.unit;
+    };
+    return keys.addresses.some((address) => own.has(address.key) && unitFits(address));
   }
 
   private placeAgrees(household: HouseholdRow, keys: RequestKeys): boolean {
