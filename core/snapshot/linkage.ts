@@ -176,7 +176,12 @@ interface AddressComparison {
   readonly weight: number;
 }
 
-function compareAddress(reader: LinkageReader, query: LinkageQuery, household: HouseholdRow): AddressComparison | null {
+/**
+ * The household's address that agrees best with one of the record's, or null. With `nearOnly`, an
+ * address whose number and street both differ is passed over: one data-entry error leaves at least
+ * one of them, so such a household is not worth reading its members for.
+ */
+function compareAddress(reader: LinkageReader, query: LinkageQuery, household: HouseholdRow, nearOnly: boolean): AddressComparison | null {
   let best: AddressComparison | null = null;
   for (const key of household.address_keys.split('\n')) {
     if (key === '') continue;
@@ -184,6 +189,7 @@ function compareAddress(reader: LinkageReader, query: LinkageQuery, household: H
     for (const address of query.addresses) {
       const number: NumberLevel = address.number === known.number ? 'exact' : 'different';
       const street = compareStreet(address.street, known.street);
+      if (nearOnly && number === 'different' && street === 'different') continue;
       const postal: PostalLevel = address.postal === '' ? 'missing' : address.postal === known.postal ? 'exact' : 'different';
       const city: CityLevel = address.city === '' ? 'missing' : address.city === household.city ? 'exact' : 'different';
       // The household's unit at this address (the address table has it; the key does not).
@@ -222,6 +228,10 @@ export interface Candidate {
 export function compareCandidate(reader: LinkageReader, query: LinkageQuery, hh: number, refuseContradiction = true): Candidate | null {
   const household = reader.household(hh);
   if (household === undefined) return null;
+  const address = compareAddress(reader, query, household, refuseContradiction);
+  if (address === null) return null;
+  // Another apartment of the building is another household, whatever the name.
+  if (refuseContradiction && address.unit === 'different') return null;
   const members = reader.members(hh);
   let bestName: NameComparison | null = null;
   let named: PersonRow[] = [];
@@ -235,10 +245,6 @@ export function compareCandidate(reader: LinkageReader, query: LinkageQuery, hh:
   if (bestName === null) return null;
   if (refuseContradiction && query.last !== '' && bestName.surname === 'different') return null;
   if (refuseContradiction && query.last === '' && bestName.given === 'different') return null;
-  const address = compareAddress(reader, query, household);
-  if (address === null) return null;
-  // Another apartment of the building is another household, whatever the name.
-  if (refuseContradiction && address.unit === 'different') return null;
   const comparison: Comparison = {
     surname: bestName.surname,
     given: bestName.given,
@@ -252,14 +258,38 @@ export function compareCandidate(reader: LinkageReader, query: LinkageQuery, hh:
   return { household, comparison, weight: bestName.weight + address.weight, person: personKnown ? (named[0] ?? null) : null };
 }
 
-/** Households at the record's exact address keys. */
+/** Households at the record's exact address keys; with a unit, only those in it or with none known. */
 export function exactCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
   const found = new Set<number>();
   for (const address of query.addresses) {
     if (address.key === null) continue;
-    for (const hit of reader.householdsAtAddress(address.key)) found.add(hit.hh);
+    for (const hit of reader.householdsAtAddress(address.key)) {
+      if (address.unit === '' || hit.unit === '' || hit.unit === address.unit) found.add(hit.hh);
+    }
   }
   return [...found];
+}
+
+/**
+ * The households of the record's postal codes that carry its surname's sound (or its given name's,
+ * swapped), or null when that cannot be told (no surname, no postal code, or a sound too common).
+ * With one data-entry error, a household found through a wrong number or street has the name right.
+ */
+function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number> | null {
+  if (query.last === '') return null;
+  const named = new Set<number>();
+  let asked = 0;
+  for (const address of query.addresses) {
+    for (const name of [query.last, query.first]) {
+      const key = surnameBlockKey(address.postal, name);
+      if (key === null) continue;
+      const hhs = reader.householdsByBlock(key);
+      if (hhs.length > BLOCK_LIMIT) return null;
+      asked += 1;
+      for (const hh of hhs) named.add(hh);
+    }
+  }
+  return asked === 0 ? null : named;
 }
 
 /** The blocking keys a record asks (keys.ts): each survives one wrong field. */
@@ -279,13 +309,21 @@ export function queryBlockKeys(query: LinkageQuery): string[] {
   return [...keys];
 }
 
-/** Households under the record's blocking keys, a key shared by too many left out, at most MAX_CANDIDATES. */
+/**
+ * Households under the record's blocking keys, a key shared by too many left out, at most
+ * MAX_CANDIDATES. Those found through the postal code and number or street must carry the record's
+ * name's sound (namedHouseholds): a street's other households are never read. The city key, which
+ * survives a wrong postal code, keeps all it finds.
+ */
 export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
+  const named = namedHouseholds(reader, query);
   const found = new Set<number>();
   for (const key of queryBlockKeys(query)) {
     const hhs = reader.householdsByBlock(key);
     if (hhs.length > BLOCK_LIMIT) continue;
+    const narrowed = named !== null && (key.startsWith('pn|') || key.startsWith('ps|'));
     for (const hh of hhs) {
+      if (narrowed && !named.has(hh)) continue;
       if (found.size >= MAX_CANDIDATES) return [...found];
       found.add(hh);
     }
