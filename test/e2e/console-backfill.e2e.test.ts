@@ -3,76 +3,47 @@
 // (read, counted, nothing queued), a cancel and a resume, the confirmation, live progress polled by the
 // page until it finishes by itself, and what reached HubSpot and the enrichment log. A redelivered run
 // resuming at its saved cursor after a failure is test/int/backfill-runs.int.test.ts.
-import { randomBytes, randomUUID } from 'node:crypto';
+// The portal is connected in-process and the admin signs in with a link minted in-process
+// (test/support/console-portal.ts); the log is read in-process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
-import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
-import { tempDir } from '../support/harness.ts';
-import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
+import { screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { type ConsolePortal, PORTAL_ID, startConsolePortal } from '../support/console-portal.ts';
+import type { FakeHubSpot } from '../support/fake-hubspot.ts';
+import { asJson, withFolderRuntime } from '../support/folder-runtime.ts';
 
-const APP_ID = '1160452';
-const PORTAL_ID = '62515';
 const HOUSEHOLD_ID = hubspotPropertyFor('household.windfall_id') ?? 'missing';
 /** Sandbox personas (contract.md), people the sandbox does not know, and names alone (no match key). */
 const PERSONAS = ['amanda.taylor', 'daniel.garcia', 'michelle.robinson', 'jane.doe', 'robert.smith'];
 const STRANGERS = 6;
 const NAME_ONLY = 3;
 
+let portal: ConsolePortal;
 let fake: FakeHubSpot;
-let server: Proc;
-let browser: Browser;
-let publicUrl = '';
-let env: Record<string, string> = {};
 let installationId = '';
 
 beforeAll(async () => {
-  const clientSecret = randomUUID();
-  fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID, clientSecret, subscribedProperties: [] });
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  env = {
-    DATA_DIR: tempDir('enrichbridge-console-backfill-'),
-    ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'),
-    PUBLIC_URL: publicUrl,
-    PORT: String(port),
-    HUBSPOT_API_BASE_URL: fake.url,
-    LOG_LEVEL: 'info',
-  };
   // Four requests a second: the enrichments take a few seconds, so the page shows them moving.
-  await cli(['accounts', 'create', 'e2e', '--career-intelligence', '--rate-limit', '4'], env);
-  await cli(
-    [
-      ...['hubspot', 'connect', '--portal-id', PORTAL_ID, '--access-token', fake.tokens.staticToken, '--client-secret', clientSecret],
-      ...['--app-id', APP_ID, '--account', 'e2e', '--env', 'sandbox', '--api-base-url', fake.url],
-    ],
-    env,
-  );
-  installationId = (await cli(['installations', 'list'], env)).stdout.split('\n').find((line) => line.startsWith('inst_'))?.split(/\s+/)[0] ?? '';
-  // The portal's contacts from before the installation (no webhook reaches anyone: none is set).
+  portal = await startConsolePortal({ folderPrefix: 'enrichbridge-console-backfill-', rateLimit: 4, subscribedProperties: [] });
+  fake = portal.fake;
+  installationId = portal.installationIds.get(PORTAL_ID) ?? '';
+  // The portal's contacts from before the first backfill (no webhook reaches anyone: none is set).
   for (const name of PERSONAS) {
     const [first = '', last = ''] = name.split('.');
     await fake.createContact({ firstname: first, lastname: last, email: `${name}@sandbox.windfall.com` });
   }
   for (let i = 0; i < STRANGERS; i += 1) await fake.createContact({ firstname: 'Pat', lastname: `Nobody${i}`, email: `pat.nobody${i}@example.com` });
   for (let i = 0; i < NAME_ONLY; i += 1) await fake.createContact({ firstname: 'Name', lastname: `Only${i}` });
-  ({ proc: server } = await startServerProcess(env));
-  browser = await launchChromium();
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await fake?.close();
+  await portal?.close();
 });
 
-async function signIn(): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto((await cli(['console-link', '--installation', installationId], env)).stdout.trim());
-  return page;
+function signIn(): Promise<Page> {
+  return portal.signIn(installationId);
 }
 
 const WITH_KEY = PERSONAS.length + STRANGERS;
@@ -129,7 +100,9 @@ describe('console backfill', () => {
     // What reached HubSpot and the log: the personas written, every record with a key logged once.
     const written = [...fake.contacts.values()].filter((c) => (c.properties[HOUSEHOLD_ID] ?? '') !== '');
     expect(written.map((c) => c.properties.email).sort()).toEqual(PERSONAS.map((name) => `${name}@sandbox.windfall.com`).sort());
-    const log = z.array(z.object({ outcome: z.string(), recordId: z.string() })).parse(JSON.parse((await cli(['log', '--installation', installationId, '--json'], env)).stdout));
+    // What `log --installation ID --json` prints (its newest 50), read in-process.
+    const logged = await withFolderRuntime(portal.env, ({ bridge }) => bridge.pipelineStore.listLog({ installationId, limit: 50 }));
+    const log = z.array(z.object({ outcome: z.string(), recordId: z.string() })).parse(asJson(logged));
     expect(new Set(log.map((entry) => entry.recordId)).size).toBe(WITH_KEY);
     expect(log.filter((entry) => entry.outcome === 'enriched')).toHaveLength(PERSONAS.length);
     expect(log.filter((entry) => entry.outcome === 'no_match')).toHaveLength(STRANGERS);

@@ -4,24 +4,24 @@
 // webhook, are enriched from the sandbox, and are written without that field and around a human's
 // value, until the admin picks `always` and an edit brings one back. The overview then shows what the
 // pipeline's log holds, for every outcome. Form errors, pause and resume, another installation and
-// disconnect.
-import { randomBytes, randomUUID } from 'node:crypto';
+// disconnect. The portals are connected in-process and admins sign in with links minted in-process
+// (test/support/console-portal.ts); what the log and the installations hold is read in-process too.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from '../../connectors/hubspot/scopes.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
-import { type FakeHubSpot, type WebhookEvent, startFakeHubSpot } from '../support/fake-hubspot.ts';
-import { tempDir } from '../support/harness.ts';
-import { type Proc, cli, freePort, startServerProcess, until } from '../support/processes.ts';
+import { screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { type ConsolePortal, PORTAL_ID, startConsolePortal } from '../support/console-portal.ts';
+import type { FakeHubSpot, WebhookEvent } from '../support/fake-hubspot.ts';
+import { asJson } from '../support/folder-runtime.ts';
+import { until } from '../support/processes.ts';
 
-const APP_ID = '1160452';
-const PORTAL_ID = '62515';
+const OTHER_PORTAL_ID = '99999';
 const NET_WORTH = hubspotPropertyFor('household.net_worth') ?? 'missing';
 const HOUSEHOLD_ID = hubspotPropertyFor('household.windfall_id') ?? 'missing';
 const JOB_TITLE = hubspotPropertyFor('career.job_title') ?? 'missing';
@@ -29,77 +29,53 @@ const AMANDA = PERSONAS.find((persona) => persona.email === 'amanda.taylor@sandb
 const HUMAN_TITLE = 'Head of Everything (typed by a sales rep)';
 const REFUSAL = 'Contact is locked by a validation rule';
 
+let portal: ConsolePortal;
 let fake: FakeHubSpot;
-let server: Proc;
-let browser: Browser;
 let publicUrl = '';
-let env: Record<string, string> = {};
 let installationId = '';
 let otherId = '';
 /** The contacts the enrichment test creates, one per outcome; the overview test reads their log. */
 const contactIds = { amanda: '', nobody: '', keyless: '', refused: '' };
 
-async function installationIds(): Promise<Map<string, string>> {
-  const out = (await cli(['installations', 'list'], env)).stdout;
-  return new Map(out.split('\n').filter((line) => line.startsWith('inst_')).map((line) => {
-    const [id = '', , account = ''] = line.split(/\s+/);
-    return [account, id];
-  }));
-}
-
 beforeAll(async () => {
-  const clientSecret = randomUUID();
   // Webhooks are sent by the tests (sendEvents), for the properties the app's manifest subscribes to.
-  fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID, clientSecret, subscribedProperties: HUBSPOT_IDENTITY_PROPERTIES });
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  env = {
-    DATA_DIR: tempDir('enrichbridge-console-settings-'),
-    ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'),
-    PUBLIC_URL: publicUrl,
-    PORT: String(port),
-    HUBSPOT_API_BASE_URL: fake.url,
-    LOG_LEVEL: 'info',
-  };
-  await cli(['accounts', 'create', 'e2e', '--career-intelligence', '--rate-limit', '100'], env);
-  const connect = (portal: string) =>
-    cli(
-      [
-        ...['hubspot', 'connect', '--portal-id', portal, '--access-token', fake.tokens.staticToken, '--client-secret', clientSecret],
-        ...['--app-id', APP_ID, '--account', 'e2e', '--env', 'sandbox', '--api-base-url', fake.url],
-      ],
-      env,
-    );
-  await connect(PORTAL_ID);
-  await connect('99999');
-  const ids = await installationIds();
-  installationId = ids.get(PORTAL_ID) ?? '';
-  otherId = ids.get('99999') ?? '';
-  ({ proc: server } = await startServerProcess(env));
-  browser = await launchChromium();
+  portal = await startConsolePortal({
+    folderPrefix: 'enrichbridge-console-settings-',
+    rateLimit: 100,
+    subscribedProperties: HUBSPOT_IDENTITY_PROPERTIES,
+    otherPortals: [OTHER_PORTAL_ID],
+  });
+  ({ fake, publicUrl } = portal);
+  installationId = portal.installationIds.get(PORTAL_ID) ?? '';
+  otherId = portal.installationIds.get(OTHER_PORTAL_ID) ?? '';
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await fake?.close();
+  await portal?.close();
 });
 
-async function signIn(): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto((await cli(['console-link', '--installation', installationId], env)).stdout.trim());
-  return page;
+function signIn(): Promise<Page> {
+  return portal.signIn(installationId);
+}
+
+/** Runs `read` on the pipeline's store in the data folder, beside the running server. */
+async function readStore<T>(read: (store: KyselyPipelineStore) => Promise<T>): Promise<T> {
+  const opened = await openStorage(path.join(portal.env.DATA_DIR ?? '', 'enrichbridge.db'));
+  try {
+    return await read(new KyselyPipelineStore(opened.db));
+  } finally {
+    await opened.store.close();
+  }
+}
+
+/** The installation of each portal, as `installations list` lists them (read in-process). */
+async function installationIds(): Promise<Map<string, string>> {
+  return readStore(async (store) => new Map((await store.listInstallations()).map((i) => [i.externalAccountId, i.id])));
 }
 
 /** The installation's settings as saved (read from the data folder, beside the running server). */
 async function settingsNow(id: string) {
-  const opened = await openStorage(path.join(env.DATA_DIR ?? '', 'enrichbridge.db'));
-  try {
-    return (await new KyselyPipelineStore(opened.db).findInstallation(id))?.settings;
-  } finally {
-    await opened.store.close();
-  }
+  return readStore(async (store) => (await store.findInstallation(id))?.settings);
 }
 
 /** The fake's events about these contacts, delivered to the server's webhook as one signed batch. */
@@ -111,20 +87,16 @@ async function deliver(ids: readonly string[], subscriptionType: WebhookEvent['s
 
 /** Waits until each record has `count` log entries (read from the data folder, beside the running server). */
 async function loggedFor(counts: Readonly<Record<string, number>>): Promise<void> {
-  const opened = await openStorage(path.join(env.DATA_DIR ?? '', 'enrichbridge.db'));
-  try {
-    const store = new KyselyPipelineStore(opened.db);
+  await readStore(async (store) => {
     await until(
       `log entries ${JSON.stringify(counts)}`,
       async () => {
         const log = await store.listLog({ installationId, limit: 1000 });
         return Object.entries(counts).every(([id, n]) => log.filter((entry) => entry.recordId === id).length >= n) ? true : undefined;
       },
-      { timeoutMs: 30_000, intervalMs: 100, context: () => server.output().slice(-4000) },
+      { timeoutMs: 30_000, intervalMs: 100, context: () => portal.server.output().slice(-4000) },
     );
-  } finally {
-    await opened.store.close();
-  }
+  });
 }
 
 /** The contact property values of every batch update the fake received for a contact, in order. */
@@ -210,9 +182,9 @@ describe('console settings', () => {
 
   it("shows on the overview what the pipeline's log holds, for every outcome: totals, days, skip reasons and failures", async () => {
     const LogSchema = z.array(z.object({ recordId: z.string(), at: z.string(), outcome: z.string(), detail: z.string().nullable() }));
-    // The operator's log and the admin's sign-in at once: each is a CLI process of its own.
-    const [logged, page] = await Promise.all([cli(['log', '--installation', installationId, '--json'], env), signIn()]);
-    const log = LogSchema.parse(JSON.parse(logged.stdout));
+    // What `log --installation ID --json` prints (its newest 50), read in-process.
+    const log = LogSchema.parse(asJson(await readStore((store) => store.listLog({ installationId, limit: 50 }))));
+    const page = await signIn();
     // Each contact of the test above ended as it was made to; the refused one was sent and not kept.
     const outcomesOf = (id: string) => log.filter((entry) => entry.recordId === id).map((entry) => entry.outcome);
     expect(outcomesOf(contactIds.amanda)).toEqual(['enriched', 'enriched']);
@@ -265,7 +237,7 @@ describe('console settings', () => {
     expect((await post('disconnect', `csrf=${csrf}`)).status).toBe(404);
     expect((await fetch(`${publicUrl}/console/installations/${otherId}/settings`, { headers: { cookie } })).status).toBe(404);
     expect((await settingsNow(otherId))?.overwriteMode).toBe('tracked');
-    expect((await installationIds()).get('99999')).toBe(otherId);
+    expect((await installationIds()).get(OTHER_PORTAL_ID)).toBe(otherId);
     await page.context().close();
   });
 

@@ -1,14 +1,18 @@
 // The admin console in a real browser (Debian's Chromium through playwright-core) against the server
-// as `npm start` runs it, signed in with links the CLI prints: an installation's overview with the
+// as `npm start` runs it, signed in with one-time links: an installation's overview with the
 // numbers of its enrichment log, the operator's list, one-time and expiring links, one admin kept out
 // of another installation, CSRF and Origin checks, sign-out, and the session ending with its
 // installation. axe-core checks each page; screenshots at 360 and 1440 px go to screenshots/console.
+// `enrichbridge console-link` prints the first test's link and is refused in the last; the other links
+// are minted in-process with the server's key (the command's own consoleLinkUrl): each CLI start costs
+// seconds of CPU.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { createAccount } from '../../core/accounts/admin.ts';
+import { createAccount, describeAccount } from '../../core/accounts/admin.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
+import type { ConsoleScope } from '../../connectors/pipeline/console-sessions.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
 import type { LogEntry } from '../../connectors/pipeline/model.ts';
 import { consoleLinkUrl } from '../../server/http/console/link.ts';
@@ -19,6 +23,7 @@ import path from 'node:path';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { asJson, withFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
 
@@ -117,8 +122,11 @@ beforeAll(async () => {
     await other.close();
   }
   vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', key);
-  ({ proc: server } = await startServerProcess(env));
-  browser = await launchChromium();
+  // The server and the browser start side by side; whichever came up is stopped in afterAll.
+  const [started, launched] = await Promise.allSettled([startServerProcess(env), launchChromium()]);
+  if (started.status === 'fulfilled') server = started.value.proc;
+  if (launched.status === 'fulfilled') browser = launched.value;
+  for (const result of [started, launched]) if (result.status === 'rejected') throw result.reason;
 }, 60_000);
 
 afterAll(async () => {
@@ -127,15 +135,25 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function link(args: string[]): Promise<string> {
+/** The link `enrichbridge console-link` prints, from the command itself. */
+async function cliLink(args: string[]): Promise<string> {
   return (await cli(['console-link', ...args], env)).stdout.trim();
 }
+
+/** A link as `console-link` makes it for the scope, minted in-process with the server's key. */
+function link(scope: ConsoleScope): string {
+  return consoleLinkUrl(loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }), publicUrl, scope);
+}
+/** As `console-link --installation ID` makes it. */
+const adminLink = (installationId: string) => link({ kind: 'installation', installationId });
+/** As `console-link --operator` makes it. */
+const operatorLink = () => link({ kind: 'operator' });
 
 describe('the console in a browser', () => {
   it("signs an installation's admin in with a one-time link and shows its overview with the log's numbers", async () => {
     const context = await browser.newContext({ timezoneId: 'America/Chicago', locale: 'en-US' });
     const page = await context.newPage();
-    const response = await page.goto(await link(['--installation', ids.a]));
+    const response = await page.goto(await cliLink(['--installation', ids.a]));
     expect(response?.status()).toBe(200);
     expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
     expect(await page.textContent('h1')).toBe('hubspot 62515');
@@ -167,7 +185,7 @@ describe('the console in a browser', () => {
   });
 
   it('refuses a link used once already, and one that has expired', async () => {
-    const url = await link(['--installation', ids.a]);
+    const url = adminLink(ids.a);
     const first = await browser.newContext();
     expect((await (await first.newPage()).goto(url))?.status()).toBe(200);
     const second = await browser.newContext();
@@ -189,7 +207,7 @@ describe('the console in a browser', () => {
   it("keeps one installation's admin out of another installation, whatever address they type", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--installation', ids.a]));
+    await page.goto(adminLink(ids.a));
     for (const path of [`/console/installations/${ids.b}`, `/console/installations/${encodeURIComponent(ids.b)}?id=${ids.a}`, '/console/installations/nope']) {
       const response = await page.goto(`${publicUrl}${path}`);
       expect(response?.status()).toBe(404);
@@ -235,7 +253,7 @@ describe('the console in a browser', () => {
     // B is as it was: still there, its settings and its estimate untouched (seen by the operator).
     const operator = await browser.newContext();
     const view = await operator.newPage();
-    await view.goto(await link(['--operator']));
+    await view.goto(operatorLink());
     await view.goto(`${publicUrl}${b}/settings`);
     expect(await view.isChecked('#mode-tracked')).toBe(true);
     await view.goto(`${publicUrl}${b}/backfill/${ofB.run}`);
@@ -247,7 +265,7 @@ describe('the console in a browser', () => {
   it('shows the enrichment log filtered by outcome, record and dates, an entry in detail with its CRM link, and refuses a bad filter beside its field', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--installation', ids.a]));
+    await page.goto(adminLink(ids.a));
     const log = `${publicUrl}/console/installations/${ids.a}/log`;
     await page.goto(log);
     expect(await page.locator('#log tbody tr').count()).toBe(7);
@@ -292,7 +310,7 @@ describe('the console in a browser', () => {
   it("pages the operator through an installation's log, 50 entries at a time", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--operator']));
+    await page.goto(operatorLink());
     await page.goto(`${publicUrl}/console/installations/${ids.b}/log`);
     expect(await page.locator('#log tbody tr').count()).toBe(50);
     expect(await page.textContent('#log tbody tr >> nth=0')).toContain('b-59');
@@ -310,7 +328,7 @@ describe('the console in a browser', () => {
   it("tries the sandbox from the playground with the installation's token and entitlements, the error simulator, and a request of one's own", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--installation', ids.a]));
+    await page.goto(adminLink(ids.a));
     await page.click('nav a:has-text("Sandbox playground")');
     await page.selectOption('#persona', '1');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Send")')]);
@@ -340,7 +358,7 @@ describe('the console in a browser', () => {
   it('refuses a sign-out without the form token or from another origin, and ends the session with the button', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--installation', ids.a]));
+    await page.goto(adminLink(ids.a));
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const noToken = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=wrong' });
     expect(noToken.status).toBe(403);
@@ -363,7 +381,7 @@ describe('the console in a browser', () => {
   it("shows the operator every installation, and ends an admin's session when their installation is disconnected", async () => {
     const operator = await browser.newContext();
     const page = await operator.newPage();
-    await page.goto(await link(['--operator']));
+    await page.goto(operatorLink());
     expect(await page.textContent('h1')).toBe('Installations');
     expect(await page.locator('#installations tbody tr').count()).toBe(3);
     expect(await seriousViolations(page)).toEqual([]);
@@ -374,7 +392,7 @@ describe('the console in a browser', () => {
 
     const admin = await browser.newContext();
     const adminPage = await admin.newPage();
-    await adminPage.goto(await link(['--installation', ids.b]));
+    await adminPage.goto(adminLink(ids.b));
     expect(await adminPage.textContent('h1')).toBe('hubspot 77777');
     const config = loadConfig(env);
     const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
@@ -391,7 +409,7 @@ describe('the console in a browser', () => {
   it('lets the operator create a token, shown once, that works at once, and revoke it; an admin reaches none of it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--operator']));
+    await page.goto(operatorLink());
     await page.click('a:has-text("Accounts")');
     expect(await page.textContent('#accounts')).toContain('acme');
     await page.click('#accounts a:has-text("acme")');
@@ -415,7 +433,7 @@ describe('the console in a browser', () => {
 
     const admin = await browser.newContext();
     const adminPage = await admin.newPage();
-    await adminPage.goto(await link(['--installation', ids.a]));
+    await adminPage.goto(adminLink(ids.a));
     expect((await adminPage.goto(`${publicUrl}/console/accounts`))?.status()).toBe(404);
     expect((await adminPage.goto(`${publicUrl}/console/accounts/acme`))?.status()).toBe(404);
     const csrf = (await adminPage.getAttribute('input[name=csrf]', 'value')) ?? '';
@@ -430,7 +448,7 @@ describe('the console in a browser', () => {
   it("lets the operator create an account and change its entitlements and quota, each refusal beside its field", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--operator']));
+    await page.goto(operatorLink());
     await page.goto(`${publicUrl}/console/accounts`);
     await page.fill('#a-name', 'acme');
     await page.fill('#a-rateLimit', 'fast');
@@ -455,15 +473,16 @@ describe('the console in a browser', () => {
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Save account")')]);
     expect(await page.textContent('[role=status]')).toContain('Saved');
     expect(await page.textContent('main dl')).toContain('50 a day');
-    const shown = (await cli(['accounts', 'show', 'beta', '--json'], env)).stdout;
-    expect(JSON.parse(shown)).toMatchObject({ account: { quotaLimit: 50, quotaPeriod: 'day', careerIntelligence: true, householdFields: ['net_worth'] } });
+    // What `accounts show beta --json` prints, read in-process.
+    const shown = await withFolderRuntime(env, ({ opened }) => describeAccount(opened.store, 'beta'));
+    expect(asJson(shown)).toMatchObject({ account: { quotaLimit: 50, quotaPeriod: 'day', careerIntelligence: true, householdFields: ['net_worth'] } });
     await context.close();
   });
 
   it('lets the operator retry a dead job and roll back the data snapshot; an admin reaches neither', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(await link(['--operator']));
+    await page.goto(operatorLink());
     await page.click('nav a:has-text("Jobs")');
     expect(await page.textContent('#counts strong[data-state=dead]')).toBe('1');
     expect(await page.textContent('#dead')).toContain('HTTP 500 from the CRM');
@@ -484,7 +503,7 @@ describe('the console in a browser', () => {
 
     const admin = await browser.newContext();
     const adminPage = await admin.newPage();
-    await adminPage.goto(await link(['--installation', ids.a]));
+    await adminPage.goto(adminLink(ids.a));
     expect((await adminPage.goto(`${publicUrl}/console/jobs`))?.status()).toBe(404);
     expect((await adminPage.goto(`${publicUrl}/console/snapshots`))?.status()).toBe(404);
     await admin.close();
@@ -492,8 +511,11 @@ describe('the console in a browser', () => {
   });
 
   it('prints no link without PUBLIC_URL, or for an installation that does not exist', async () => {
-    await expect(cli(['console-link', '--operator'], { ...env, PUBLIC_URL: '' })).rejects.toMatchObject({ stderr: expect.stringContaining('PUBLIC_URL') });
-    await expect(cli(['console-link', '--installation', 'nope'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('no installation nope') });
-    await expect(cli(['console-link'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('exactly one') });
+    // Three refusals that change nothing: side by side.
+    await Promise.all([
+      expect(cli(['console-link', '--operator'], { ...env, PUBLIC_URL: '' })).rejects.toMatchObject({ stderr: expect.stringContaining('PUBLIC_URL') }),
+      expect(cli(['console-link', '--installation', 'nope'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('no installation nope') }),
+      expect(cli(['console-link'], env)).rejects.toMatchObject({ stderr: expect.stringContaining('exactly one') }),
+    ]);
   });
 });

@@ -1,10 +1,18 @@
 // The HubSpot connector across processes: the real server (`node server/main.ts`) and the CLI against a
 // stateful fake HubSpot on loopback. Signed webhook batches in, `wf_*` properties out, and what must not
 // happen: loops on our own writes, double work on duplicate deliveries, a human's edit overwritten.
+// The portal is connected with `enrichbridge hubspot connect`; the account before it, and the log, jobs
+// and settings read back while the server runs, are done in-process on the same data folder (what
+// `log`, `jobs list` and `installations show` print is pipeline-cli's and jobs-cli's to test): each CLI
+// start costs seconds of CPU.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { HUBSPOT_EVENTS_JOB } from '../../connectors/hubspot/intake.ts';
+import { createAccount } from '../../core/accounts/admin.ts';
+import type { Runtime } from '../../server/runtime.ts';
+import { asJson, openFolderRuntime, withFolderRuntime } from '../support/folder-runtime.ts';
 import { type FakeContact, type FakeHubSpot, type WebhookDelivery, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startProcess, killProcess, until as untilDone } from '../support/processes.ts';
@@ -25,6 +33,8 @@ let server: Proc;
 let dataDir: string;
 let env: Record<string, string>;
 let installationId: string;
+/** The data folder opened in-process beside the server, for reading back. */
+let folder: Runtime | undefined;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -33,13 +43,15 @@ beforeAll(async () => {
   fake = await startFakeHubSpot({ webhookUrl: `${publicUrl}/webhooks/hubspot`, appId: APP_ID, portalId: PORTAL_ID, clientSecret });
   dataDir = tempDir('enrichbridge-hubspot-e2e-');
   env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'info' };
-  await cli(['accounts', 'create', 'e2e', '--career-intelligence'], env);
+  // As `accounts create e2e --career-intelligence` would.
+  await withFolderRuntime(env, ({ opened }) => createAccount(opened.store, 'e2e', { careerIntelligence: true }));
   const connect = [
     ...['hubspot', 'connect', '--portal-id', PORTAL_ID, '--access-token', fake.tokens.staticToken, '--client-secret', clientSecret],
     ...['--app-id', APP_ID, '--account', 'e2e', '--env', 'sandbox', '--api-base-url', fake.url],
   ];
   installationId = (await cli(connect, env)).stdout.trim();
   expect(installationId).toMatch(/^\S+$/);
+  folder = await openFolderRuntime(env);
   server = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     ...env,
     PORT: String(port),
@@ -54,6 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (server !== undefined) await killProcess(server);
+  await folder?.close();
   await fake?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -83,19 +96,32 @@ function updatesOf(id: string): { status: number; properties: Record<string, str
     });
 }
 
+function opened(): Runtime {
+  if (folder === undefined) throw new Error('the data folder is not open');
+  return folder;
+}
+
+/** What `log --installation ID --record RECORD --json --limit 1000` prints, read in-process. */
 async function logOf(recordId: string): Promise<LogEntries> {
-  const { stdout } = await cli(['log', '--installation', installationId, '--record', recordId, '--json', '--limit', '1000'], env);
-  return LogSchema.parse(JSON.parse(stdout));
+  return LogSchema.parse(asJson(await opened().bridge.pipelineStore.listLog({ installationId, recordId, limit: 1000 })));
 }
 
-async function jobStatesOf(recordId: string): Promise<string[]> {
-  const { stdout } = await cli(['jobs', 'list', '--json'], env);
-  return JobsSchema.parse(JSON.parse(stdout))
-    .filter((job) => job.kind === 'enrich' && job.payload.recordId === recordId)
-    .map((job) => job.state);
+/** The queue as `jobs list --json` shows it (its oldest 1,000), read in-process. */
+async function jobs(): Promise<z.infer<typeof JobsSchema>> {
+  return JobsSchema.parse(asJson(await opened().opened.queue.list({ limit: 1000 })));
 }
 
-/** Polls the log until `done` holds for it (each look is a CLI run, so not too often). */
+const finished = (state: string) => state === 'done' || state === 'dead';
+
+/**
+ * Whether every webhook batch acknowledged so far has been worked: a batch is stored as a job of its
+ * own (hubspot.events), and only working it enqueues enrichments or erases a record.
+ */
+async function batchesWorked(): Promise<boolean> {
+  return (await jobs()).filter((job) => job.kind === HUBSPOT_EVENTS_JOB).every((job) => finished(job.state));
+}
+
+/** Polls the log until `done` holds for it. */
 function logUntil(recordId: string, what: string, done: (entries: LogEntries) => boolean, timeoutMs = 15_000): Promise<LogEntries> {
   return until(
     what,
@@ -107,12 +133,21 @@ function logUntil(recordId: string, what: string, done: (entries: LogEntries) =>
   );
 }
 
-/** The record's job states once none is queued or running (every webhook so far was acknowledged). */
+/**
+ * The record's enrichment job states once every webhook batch acknowledged so far has been worked (so
+ * each has enqueued what it would) and none of the record's jobs is queued or running.
+ */
 function settled(recordId: string): Promise<string[]> {
   return until(`every job of ${recordId} settled`, async () => {
-    const states = await jobStatesOf(recordId);
-    return states.length > 0 && states.every((s) => s === 'done' || s === 'dead') ? states : undefined;
+    if (!(await batchesWorked())) return undefined;
+    const states = (await jobs()).filter((job) => job.kind === 'enrich' && job.payload.recordId === recordId).map((job) => job.state);
+    return states.length > 0 && states.every(finished) ? states : undefined;
   });
+}
+
+/** Once every webhook batch acknowledged so far has been worked. */
+function allBatchesWorked(): Promise<true> {
+  return until('every webhook batch worked', async () => ((await batchesWorked()) ? true : undefined));
 }
 
 /** The first delivery that carried a `type` event for the contact. */
@@ -183,8 +218,9 @@ describe('HubSpot end to end: the server process and a fake HubSpot', () => {
   });
 
   it('re-enriches after a human changes the e-mail, overwriting our values but not a wf_ value a human set', { timeout: 30_000 }, async () => {
+    // As `installations show ID --json` prints it, read in-process.
     const shown = z.object({ settings: z.object({ overwriteMode: z.string() }) }).loose();
-    expect(shown.parse(JSON.parse((await cli(['installations', 'show', installationId, '--json'], env)).stdout)).settings.overwriteMode).toBe('tracked');
+    expect(shown.parse(asJson(await opened().bridge.installations.require(installationId))).settings.overwriteMode).toBe('tracked');
     const michelle = persona('Michelle Robinson');
     const created = await fake.createContact(identity(amanda));
     await propertyReaches(created.id, 'wf_enrichment_status', 'enriched');
@@ -223,6 +259,7 @@ describe('HubSpot end to end: the server process and a fake HubSpot', () => {
 
     await fake.deleteContact(created.id, { privacy: true });
     expect(deliveryOf('contact.privacyDeletion', created.id).status).toBe(200);
+    await allBatchesWorked();
     expect(await logOf(created.id)).toEqual([]);
   });
 
@@ -236,6 +273,7 @@ describe('HubSpot end to end: the server process and a fake HubSpot', () => {
     await until('the write refused with a 429', () => (updatesOf(created.id).some((u) => u.status === 429) ? true : undefined));
     await fake.deleteContact(created.id, { privacy: true });
     expect(deliveryOf('contact.privacyDeletion', created.id).status).toBe(200);
+    await allBatchesWorked();
     expect(await logOf(created.id)).toEqual([]);
 
     await until('the write tried again', () => (updatesOf(created.id).length === 2 ? true : undefined));

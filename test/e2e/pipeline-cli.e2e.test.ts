@@ -1,5 +1,6 @@
 // `enrichbridge log`, `enrichbridge installations …` and `enrichbridge worker` as an operator runs them
-// against a data folder the pipeline has worked on.
+// against a data folder the pipeline has worked on. Commands that only read run side by side: each CLI
+// start costs seconds of CPU.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,10 +90,17 @@ function lines(stdout: string): string[] {
 }
 
 describe('enrichbridge log', () => {
-  it('prints the entries of an installation or of a record, as text or JSON', { timeout: 30_000 }, async () => {
+  it('prints the entries of an installation or of a record, as text or JSON', async () => {
     const { env, enriched, idle } = await setUp();
+    const [all, none, ofRecord, allJson, ofRecordJson] = await Promise.all([
+      cli(['log', '--installation', enriched.id], env),
+      cli(['log', '--installation', idle.id], env),
+      cli(['log', '--record', 'c-1'], env),
+      cli(['log', '--installation', enriched.id, '--json'], env),
+      cli(['log', '--record', 'c-3', '--json'], env),
+    ]);
 
-    const byInstallation = lines((await cli(['log', '--installation', enriched.id], env)).stdout);
+    const byInstallation = lines(all.stdout);
     expect(byInstallation).toHaveLength(3);
     expect(byInstallation).toEqual(
       expect.arrayContaining([
@@ -101,12 +109,12 @@ describe('enrichbridge log', () => {
         expect.stringMatching(new RegExp(`  ${enriched.id}  contact/c-3  skipped:no_match_key$`)),
       ]),
     );
-    expect((await cli(['log', '--installation', idle.id], env)).stdout).toBe('no log entries\n');
+    expect(none.stdout).toBe('no log entries\n');
 
-    const byRecord = lines((await cli(['log', '--record', 'c-1'], env)).stdout);
+    const byRecord = lines(ofRecord.stdout);
     expect(byRecord).toEqual([expect.stringContaining(`${enriched.id}  contact/c-1  enriched`)]);
 
-    const json = LogEntriesSchema.parse(JSON.parse((await cli(['log', '--installation', enriched.id, '--json'], env)).stdout));
+    const json = LogEntriesSchema.parse(JSON.parse(allJson.stdout));
     expect(json.map((e) => [e.recordId, e.outcome]).sort()).toEqual([
       ['c-1', 'enriched'],
       ['c-2', 'no_match'],
@@ -114,38 +122,45 @@ describe('enrichbridge log', () => {
     ]);
     expect(json.every((e) => e.installationId === enriched.id && e.object === OBJECT)).toBe(true);
     expect(json.find((e) => e.recordId === 'c-1')?.fieldsWritten).toEqual(expect.arrayContaining(['wf_household_windfall_id', 'wf_status_enrichment_status']));
-    const oneRecord = LogEntriesSchema.parse(JSON.parse((await cli(['log', '--record', 'c-3', '--json'], env)).stdout));
+    const oneRecord = LogEntriesSchema.parse(JSON.parse(ofRecordJson.stdout));
     expect(oneRecord.map((e) => e.outcome)).toEqual(['skipped:no_match_key']);
   });
 });
 
 describe('enrichbridge installations', () => {
-  it('lists and shows installations, and names a missing one', { timeout: 30_000 }, async () => {
+  it('lists and shows installations, and names a missing one', async () => {
     const { env, enriched, idle } = await setUp();
+    // Four reads, side by side; the last names a missing installation.
+    const [listed, shownText, shownJson] = await Promise.all([
+      cli(['installations', 'list'], env),
+      cli(['installations', 'show', enriched.id], env),
+      cli(['installations', 'show', enriched.id, '--json'], env),
+      expect(cli(['installations', 'show', 'inst_missing'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no installation inst_missing') }),
+    ]);
 
-    expect(lines((await cli(['installations', 'list'], env)).stdout)).toEqual([
+    expect(lines(listed.stdout)).toEqual([
       `${enriched.id}  memcrm portal-1  sandbox  active  tracked`,
       `${idle.id}  memcrm portal-2  sandbox  active  tracked`,
     ]);
-    const shown = (await cli(['installations', 'show', enriched.id], env)).stdout;
+    const shown = shownText.stdout;
     expect(shown).toMatch(new RegExp(`^installation\\s+${enriched.id}$`, 'm'));
     expect(shown).toMatch(/^crm\s+memcrm portal-1$/m);
     expect(shown).toMatch(/^environment\s+sandbox$/m);
     expect(shown).toMatch(/^status\s+active$/m);
     expect(shown).toMatch(/^overwrite mode\s+tracked$/m);
-    const json = InstallationJsonSchema.parse(JSON.parse((await cli(['installations', 'show', enriched.id, '--json'], env)).stdout));
+    const json = InstallationJsonSchema.parse(JSON.parse(shownJson.stdout));
     expect(json).toMatchObject({ id: enriched.id, provider: PROVIDER, externalAccountId: 'portal-1', status: 'active', settings: { overwriteMode: 'tracked' } });
-
-    await expect(cli(['installations', 'show', 'inst_missing'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no installation inst_missing') });
   });
 
-  it('changes settings, pauses and resumes one installation, leaving the other alone', { timeout: 30_000 }, async () => {
+  it('changes settings, pauses and resumes one installation, leaving the other alone', async () => {
     const { env, bridge, enriched, idle } = await setUp();
     expect((await cli(['installations', 'settings', enriched.id, '--overwrite-mode', 'fill_empty'], env)).stdout).toMatch(/^overwrite mode\s+fill_empty$/m);
 
     expect((await cli(['installations', 'pause', enriched.id], env)).stdout).toBe(`paused ${enriched.id}\n`);
-    expect(lines((await cli(['installations', 'list'], env)).stdout)).toContain(`${enriched.id}  memcrm portal-1  sandbox  paused  fill_empty`);
-    expect((await cli(['installations', 'show', enriched.id], env)).stdout).toMatch(/^status\s+paused \(admin\)$/m);
+    // Two reads of the paused installation, side by side.
+    const [listed, shown] = await Promise.all([cli(['installations', 'list'], env), cli(['installations', 'show', enriched.id], env)]);
+    expect(lines(listed.stdout)).toContain(`${enriched.id}  memcrm portal-1  sandbox  paused  fill_empty`);
+    expect(shown.stdout).toMatch(/^status\s+paused \(admin\)$/m);
     expect(await bridge.installations.require(enriched.id)).toMatchObject({ status: 'paused', pauseReason: 'admin' });
 
     expect((await cli(['installations', 'resume', enriched.id], env)).stdout).toBe(`resumed ${enriched.id}\n`);
@@ -155,7 +170,7 @@ describe('enrichbridge installations', () => {
 });
 
 describe('enrichbridge worker', () => {
-  it('works the queue until SIGTERM, then exits 0', { timeout: 30_000 }, async () => {
+  it('works the queue until SIGTERM, then exits 0', async () => {
     const { env, bridge, opened, enriched } = await setUp();
     // A paused installation's job needs no CRM to be worked: the worker logs it as skipped.
     await bridge.installations.pause(enriched.id);

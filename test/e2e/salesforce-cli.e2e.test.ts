@@ -7,9 +7,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAccount } from '../../core/accounts/admin.ts';
+import { createAccount, describeAccount } from '../../core/accounts/admin.ts';
 import { openDataFolder } from '../../server/runtime.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { asJson, withFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { REPO } from '../support/processes.ts';
 
@@ -21,6 +22,8 @@ const AccountJsonSchema = z.object({ tokens: z.array(z.object({ token: z.object(
 interface Folder {
   readonly dataDir: string;
   readonly fake: FakeSalesforce;
+  /** The folder's own settings (data folder, key, any host allowed): what in-process reads open it with. */
+  readonly env: Readonly<Record<string, string>>;
   /** `enrichbridge …` on this folder; `env` adds to the folder's environment (SALESFORCE_ALLOW_ANY_HOST=true unless removed). */
   run(args: readonly string[], env?: Record<string, string | undefined>): Promise<{ stdout: string; stderr: string }>;
   fail(args: readonly string[], env?: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }>;
@@ -40,13 +43,8 @@ async function setUp(): Promise<Folder> {
   cleanups.push(() => fake.close());
   // Whatever the shell running the tests has set must not decide what these commands see.
   const inherited = Object.entries(process.env).filter(([name]) => name !== 'PUBLIC_URL' && !name.startsWith('SALESFORCE_') && !name.startsWith('HUBSPOT_'));
-  const base: Record<string, string | undefined> = {
-    ...Object.fromEntries(inherited),
-    DATA_DIR: dataDir,
-    ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'),
-    LOG_LEVEL: 'warn',
-    SALESFORCE_ALLOW_ANY_HOST: 'true',
-  };
+  const own = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'), SALESFORCE_ALLOW_ANY_HOST: 'true' };
+  const base: Record<string, string | undefined> = { ...Object.fromEntries(inherited), ...own, LOG_LEVEL: 'warn' };
   const envWith = (env: Record<string, string | undefined>) => Object.fromEntries(Object.entries({ ...base, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
   const run = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
     execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: envWith(env), timeout: 20_000 });
@@ -71,7 +69,7 @@ async function setUp(): Promise<Folder> {
     const flags: Record<string, string> = { '--org-id': fake.orgId, '--instance-url': fake.url, '--access-token': fake.accessToken, '--account': 'owner', '--env': 'sandbox', ...overrides };
     return ['salesforce', 'connect', ...Object.entries(flags).flat()];
   };
-  return { dataDir, fake, run, fail, connectArgs };
+  return { dataDir, fake, env: own, run, fail, connectArgs };
 }
 
 /** The installations in the folder's database, read in-process (the commands under test are the processes). */
@@ -84,8 +82,14 @@ async function installations(folder: Folder): Promise<string[]> {
   }
 }
 
+/** The tokens `accounts show owner --json` prints, read in-process (a CLI start costs seconds of CPU). */
 async function tokensOf(folder: Folder) {
-  return AccountJsonSchema.parse(JSON.parse((await folder.run(['accounts', 'show', 'owner', '--json'])).stdout)).tokens.map((t) => t.token);
+  const opened = await openDataFolder(folder.dataDir);
+  try {
+    return AccountJsonSchema.parse(asJson(await describeAccount(opened.store, 'owner'))).tokens.map((t) => t.token);
+  } finally {
+    await opened.store.close();
+  }
 }
 
 describe('enrichbridge salesforce connect', () => {
@@ -104,7 +108,8 @@ describe('enrichbridge salesforce connect', () => {
     expect(fake.requests.map((r) => [r.method, r.path, r.status, r.token, r.headers['sforce-call-options']])).toEqual([
       ['GET', '/services/data/v62.0/', 200, fake.accessToken, 'client=enrichbridge'],
     ]);
-    const shown = InstallationSchema.parse(JSON.parse((await folder.run(['installations', 'show', id, '--json'])).stdout));
+    // What `installations show ID --json` prints, read in-process (pipeline-cli.e2e runs that command).
+    const shown = InstallationSchema.parse(asJson(await withFolderRuntime(folder.env, ({ bridge }) => bridge.installations.require(id))));
     expect(shown).toMatchObject({ id, provider: 'salesforce', externalAccountId: fake.orgId, environment: 'sandbox', status: 'active' });
   });
 

@@ -2,6 +2,10 @@
 // stateful fake org on loopback. Outbound messages (SOAP) and signed JSON callouts in, WF_* fields out on the
 // fake's records, and what must not happen: double work on a redelivered notification, a loop on our own
 // write, a crash on a malformed envelope, work queued for an org that is not connected.
+// `salesforce connect` and `salesforce outbound-url` run as commands; the account before them, the log,
+// jobs and installation read back while the server runs, and the operator's resume, are done in-process
+// on the same data folder (those commands are pipeline-cli's and jobs-cli's to test): each CLI start
+// costs seconds of CPU.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
@@ -10,6 +14,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { signEvents } from '../../connectors/salesforce/events.ts';
+import { createAccount } from '../../core/accounts/admin.ts';
+import type { Runtime } from '../../server/runtime.ts';
+import { asJson, openFolderRuntime, withFolderRuntime } from '../support/folder-runtime.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
 import { type FakeRecord, type FakeSalesforce, type FakeValue, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { tempDir } from '../support/harness.ts';
@@ -30,6 +37,8 @@ let dataDir: string;
 let env: Record<string, string>;
 let installationId: string;
 let signingSecret: string;
+/** The data folder opened in-process beside the server, for reading back. */
+let folder: Runtime | undefined;
 
 /** `enrichbridge …` on this suite's data folder; nothing the shell running the tests set decides what it sees. */
 async function run(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
@@ -45,7 +54,8 @@ beforeAll(async () => {
   fake = await startFakeSalesforce();
   dataDir = tempDir('enrichbridge-salesforce-e2e-');
   env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'), SALESFORCE_ALLOW_ANY_HOST: 'true', LOG_LEVEL: 'info' };
-  await run(['accounts', 'create', 'e2e', '--career-intelligence']);
+  // As `accounts create e2e --career-intelligence` would.
+  await withFolderRuntime(env, ({ opened }) => createAccount(opened.store, 'e2e', { careerIntelligence: true }));
   const connected = await run([
     ...['salesforce', 'connect', '--org-id', fake.orgId, '--instance-url', fake.url, '--access-token', fake.accessToken],
     ...['--account', 'e2e', '--env', 'sandbox'],
@@ -57,14 +67,17 @@ beforeAll(async () => {
   // The outbound-message URL, as `connect` tells the admin (no PUBLIC_URL here: a placeholder host), and as outbound-url prints it.
   const told = /outbound messages go to: https:\/\/YOUR_PUBLIC_HOST(\/webhooks\/salesforce\/outbound-message\/\S+)/.exec(connected.stderr)?.[1] ?? '';
   expect(told).not.toBe('');
-  expect((await run(['salesforce', 'outbound-url', installationId])).stdout.trim()).toBe(`https://YOUR_PUBLIC_HOST${told}`);
   fake.setOutboundUrl(`${serverUrl}${told}`);
   server = startProcess(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], { ...env, PORT: String(port), WORKER_CONCURRENCY: '2' });
-  await server.waitFor(/"msg":"listening"/);
+  // `outbound-url` only reads: it runs while the server starts.
+  const [outboundUrl] = await Promise.all([run(['salesforce', 'outbound-url', installationId]), server.waitFor(/"msg":"listening"/)]);
+  expect(outboundUrl.stdout.trim()).toBe(`https://YOUR_PUBLIC_HOST${told}`);
+  folder = await openFolderRuntime(env);
 });
 
 afterAll(async () => {
   if (server !== undefined) await killProcess(server);
+  await folder?.close();
   await fake?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -78,9 +91,14 @@ function enriched(record: FakeRecord, status = 'enriched'): Promise<FakeRecord> 
   return until(`${record.object} ${record.id} ${status}`, () => (fake.record(record.id).fields['WF_Enrichment_Status__c'] === status ? fake.record(record.id) : undefined));
 }
 
+function opened(): Runtime {
+  if (folder === undefined) throw new Error('the data folder is not open');
+  return folder;
+}
+
+/** What `log --installation ID --record RECORD --json --limit 1000` prints, read in-process. */
 async function logOf(recordId: string): Promise<LogEntries> {
-  const { stdout } = await run(['log', '--installation', installationId, '--record', recordId, '--json', '--limit', '1000']);
-  return LogSchema.parse(JSON.parse(stdout));
+  return LogSchema.parse(asJson(await opened().bridge.pipelineStore.listLog({ installationId, recordId, limit: 1000 })));
 }
 
 function logUntil(recordId: string, what: string, done: (entries: LogEntries) => boolean): Promise<LogEntries> {
@@ -90,9 +108,9 @@ function logUntil(recordId: string, what: string, done: (entries: LogEntries) =>
   });
 }
 
+/** The record's jobs' states, as `jobs list --json` shows them, read in-process. */
 async function jobStatesOf(recordId: string): Promise<string[]> {
-  const { stdout } = await run(['jobs', 'list', '--json']);
-  return JobsSchema.parse(JSON.parse(stdout))
+  return JobsSchema.parse(asJson(await opened().opened.queue.list({ limit: 1000 })))
     .filter((job) => job.payload.recordId === recordId)
     .map((job) => job.state);
 }
@@ -253,13 +271,15 @@ describe('Salesforce end to end: the server process and a fake org', () => {
     // The usage Salesforce reported with the refusal (Sforce-Limit-Info), for the operator.
     expect(log[0]?.detail).toContain(`${fake.apiUsage.max}/${fake.apiUsage.max} calls in 24 h`);
     const ShownSchema = z.object({ status: z.string(), pauseReason: z.string().nullable(), pausedUntil: z.string().nullable() }).loose();
-    const shown = ShownSchema.parse(JSON.parse((await run(['installations', 'show', installationId, '--json'])).stdout));
+    // As `installations show ID --json` prints it, read in-process.
+    const shown = ShownSchema.parse(asJson(await opened().bridge.installations.require(installationId)));
     expect(shown).toMatchObject({ status: 'paused', pauseReason: 'crm_limit', pausedUntil: expect.any(String) });
     expect(fake.updatesOf(lead.id)).toEqual([]);
 
     // The allowance comes back (the 24-hour window rolls); an operator lifts the pause.
     fake.apiUsage.used = 0;
-    await run(['installations', 'resume', installationId]);
+    // As `installations resume ID` does.
+    await opened().bridge.installations.resume(installationId);
     const l = await enriched(lead);
     expect(l.fields['WF_HH_Net_Worth__c']).toBe(robert.household?.net_worth);
     expect(fake.updatesOf(lead.id)).toHaveLength(1);

@@ -1,13 +1,20 @@
 // The service as an operator runs it, across processes: `npm start` on an empty data folder, the
 // printed curl line, the CLI changing tokens under a running server, HTTPS, logs, graceful shutdown.
+// What a test only sets up (an account, a token for the HTTPS server) is done in-process on the same
+// folder, and commands that do not need each other's result run side by side: each CLI start costs
+// seconds of CPU.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { generate } from 'selfsigned';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createAccount, issueToken } from '../../core/accounts/admin.ts';
+import type { Store } from '../../core/storage/port.ts';
+import { openDataFolder } from '../../server/runtime.ts';
 import { post, tempDir } from '../support/harness.ts';
 import { type Proc, cli, startProcess, startServerProcess } from '../support/processes.ts';
 import { sleep } from '../support/requests.ts';
@@ -17,6 +24,30 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((proc) => proc.stop()));
 });
 
+/**
+ * One `npm start` on a fresh data folder, for the tests that only read what such a start prints and
+ * answers (the curl line, the request logs): started by the first that asks, stopped when the file ends.
+ */
+let fresh: Promise<{ proc: Proc; url: string }> | undefined;
+function freshServer(): Promise<{ proc: Proc; url: string }> {
+  fresh ??= startServerProcess({ DATA_DIR: tempDir() });
+  return fresh;
+}
+afterAll(async () => {
+  const started = await fresh?.catch(() => undefined);
+  await started?.proc.stop();
+});
+
+/** Runs `change` on the store of a data folder in-process, as an `accounts` or `tokens` command would. */
+async function inFolder<T>(dataDir: string, change: (store: Store) => Promise<T>): Promise<T> {
+  const { store } = await openDataFolder(dataDir);
+  try {
+    return await change(store);
+  } finally {
+    await store.close();
+  }
+}
+
 async function serve(env: Record<string, string>, how: 'npm' | 'node' = 'npm') {
   const started = await startServerProcess(env, how);
   running.push(started.proc);
@@ -25,7 +56,7 @@ async function serve(env: Record<string, string>, how: 'npm' | 'node' = 'npm') {
 
 describe('npm start on a fresh data folder', () => {
   it('creates a demo account and prints a sandbox token and a curl line that enriches Amanda Taylor', async () => {
-    const { proc } = await serve({ DATA_DIR: tempDir() });
+    const { proc } = await freshServer();
     const line = (await proc.waitFor(/^\s*(curl .+)$/m))[1] ?? '';
     const { stdout } = await promisify(execFile)('sh', ['-c', line]);
     const body = JSON.parse(stdout);
@@ -36,11 +67,21 @@ describe('npm start on a fresh data folder', () => {
 
   it('mints the demo token only once listening: a first start that fails loses nothing', async () => {
     const dataDir = tempDir();
-    const { url } = await serve({ DATA_DIR: tempDir() });
-    const port = new URL(url).port;
-    const clash = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: port });
-    expect(await clash.exited()).toBe(1);
-    expect(clash.output()).toContain('EADDRINUSE');
+    // The port taken, on the address the server listens on (127.0.0.1 outside production).
+    const taken = createServer();
+    await new Promise<void>((resolve, reject) => {
+      taken.once('error', reject);
+      taken.listen(0, '127.0.0.1', () => resolve());
+    });
+    try {
+      const address = taken.address();
+      const port = typeof address === 'object' && address !== null ? String(address.port) : '';
+      const clash = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: port });
+      expect(await clash.exited()).toBe(1);
+      expect(clash.output()).toContain('EADDRINUSE');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
     const { proc } = await serve({ DATA_DIR: dataDir });
     await proc.waitFor(/sandbox token: sandbox_\S+/);
   });
@@ -57,7 +98,8 @@ describe('CLI and a running server share the data folder', () => {
   it('honours a token created, then revoked, by the CLI within a second, without a restart', async () => {
     const dataDir = tempDir();
     const { url } = await serve({ DATA_DIR: dataDir });
-    await cli(['accounts', 'create', 'acme', '--career-intelligence', '--quota', '100', '--quota-period', 'week'], { DATA_DIR: dataDir });
+    // As `accounts create acme --career-intelligence --quota 100 --quota-period week` would.
+    await inFolder(dataDir, (store) => createAccount(store, 'acme', { careerIntelligence: true, quotaLimit: 100, quotaPeriod: 'week' }));
     const created = await cli(['tokens', 'create', 'acme', '--env', 'sandbox'], { DATA_DIR: dataDir });
     const token = created.stdout.trim();
     expect(created.stdout).toBe(`${token}\n`); // the token alone on stdout
@@ -82,18 +124,20 @@ describe('CLI and a running server share the data folder', () => {
 
   it('explains a mistake and exits non-zero', async () => {
     const dataDir = tempDir();
-    await cli(['accounts', 'create', 'acme'], { DATA_DIR: dataDir });
-    await expect(cli(['accounts', 'create', 'acme'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') });
-    await expect(cli(['tokens', 'create', 'nobody', '--env', 'sandbox'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no account named') });
-    await expect(cli(['accounts', 'create', 'x', '--career-fields', 'job_title,shoe_size'], { DATA_DIR: dataDir })).rejects.toMatchObject({ stderr: expect.stringContaining('shoe_size') });
-    await expect(cli(['tokens', 'create', 'acme', '--env', 'staging'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1 });
+    // As `accounts create acme` would; the four mistakes below change nothing, and run side by side.
+    await inFolder(dataDir, (store) => createAccount(store, 'acme', {}));
+    await Promise.all([
+      expect(cli(['accounts', 'create', 'acme'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') }),
+      expect(cli(['tokens', 'create', 'nobody', '--env', 'sandbox'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no account named') }),
+      expect(cli(['accounts', 'create', 'x', '--career-fields', 'job_title,shoe_size'], { DATA_DIR: dataDir })).rejects.toMatchObject({ stderr: expect.stringContaining('shoe_size') }),
+      expect(cli(['tokens', 'create', 'acme', '--env', 'staging'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1 }),
+    ]);
   });
 });
 
 describe('Logs', () => {
   it('write one JSON line per request with no token and no full e-mail address', async () => {
-    const dataDir = tempDir();
-    const { proc, url } = await serve({ DATA_DIR: dataDir });
+    const { proc, url } = await freshServer();
     const token = (await proc.waitFor(/sandbox token: (\S+)/))[1] ?? '';
     await post(`${url}/sandbox/v1`, { emails: ['amanda.taylor@sandbox.windfall.com'] }, { 'X-WF-Auth-Token': token });
     await post(`${url}/sandbox/v1`, '{bad', { 'X-WF-Auth-Token': `${token}x` });
@@ -116,8 +160,11 @@ describe('HTTPS', () => {
     writeFileSync(path.join(dir, 'cert.pem'), pems.cert);
     writeFileSync(path.join(dir, 'key.pem'), pems.private);
     const dataDir = path.join(dir, 'data');
-    await cli(['accounts', 'create', 'tls'], { DATA_DIR: dataDir });
-    const token = (await cli(['tokens', 'create', 'tls', '--env', 'sandbox'], { DATA_DIR: dataDir })).stdout.trim();
+    // As `accounts create tls` and `tokens create tls --env sandbox` would.
+    const token = await inFolder(dataDir, async (store) => {
+      await createAccount(store, 'tls', {});
+      return (await issueToken(store, 'tls', 'sandbox')).token;
+    });
     const { url } = await serve({
       DATA_DIR: dataDir,
       NODE_ENV: 'production',
