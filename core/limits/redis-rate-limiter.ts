@@ -59,8 +59,10 @@ export class InstanceRegistry {
   /** Reports this instance alive now and counts the others alive (seen within three reports). */
   async beat(): Promise<number> {
     const every = this.options.everyMs ?? 2_000;
-    const [seconds] = await this.redis.time();
-    const now = Number(seconds) * 1000;
+    // Redis's clock to the millisecond: whole seconds alone would age a report made late in one
+    // second by up to a second more, enough to drop an instance that reported a moment ago.
+    const [seconds, microseconds] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000);
     const result = await this.redis
       .multi()
       .zadd(this.key, now, this.id)

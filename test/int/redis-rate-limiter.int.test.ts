@@ -90,6 +90,32 @@ describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
     expect(a.switches).toEqual(['down', null]);
   });
 
+  it("counts an instance that reported late in one second of Redis's clock when another reports just after the next begins", async () => {
+    const key = `${freshPrefix()}instances`;
+    const redis = client(url);
+    await ready(redis);
+    const micros = async (): Promise<[number, number]> => {
+      const [seconds, us] = await redis.time();
+      return [Number(seconds), Number(us)];
+    };
+    // Wait for the last tenth of a second, report as a; then for the next second, report as b.
+    let [second, us] = await micros();
+    while (us < 900_000) {
+      await sleep(Math.max(1, Math.floor((900_000 - us) / 1000)));
+      [second, us] = await micros();
+    }
+    const a = new InstanceRegistry(redis, { key, everyMs: 200 });
+    await a.beat();
+    let [now] = await micros();
+    while (now === second) {
+      await sleep(5);
+      [now] = await micros();
+    }
+    const b = new InstanceRegistry(redis, { key, everyMs: 200 });
+    // a reported well within three reports (600 ms) of b, so b sees both.
+    expect(await b.beat()).toBe(2);
+  });
+
   it('Redis unreachable with no instance count ever seen, or a share under one request a second: refused, not guessed', async () => {
     const outage = await RedisOutage.start(url);
     cleanups.push(() => outage.close());
