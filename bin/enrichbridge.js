@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The `enrichbridge` command: loads the TypeScript CLI through tsx, so `npx enrichbridge …` works in
-// a checkout without a build step.
-import { register } from 'tsx/esm/api';
+// The `enrichbridge` command: the CLI from dist/cli.mjs after `npm run build`, or from the TypeScript
+// sources through tsx (bin/launch.js says which), so `npx enrichbridge …` works in a checkout as is.
+import { launch } from './launch.js';
 
-register();
-await import('../server/cli/index.ts');
+await launch('cli.mjs', 'server/cli/index.ts');

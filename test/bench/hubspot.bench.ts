@@ -77,7 +77,7 @@ async function startServer(fake: FakeHubSpot, name: string, workerConcurrency: n
   // NODE_ENV=production would demand HTTPS on this plain-HTTP loopback bench.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
   // The same command line as `npm start` (its larger young generation included).
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], {
     cwd: ROOT,
     env: {
       ...inherited,

@@ -40,7 +40,7 @@ const LogLineSchema = z.object({ msg: z.string(), method: z.string().optional(),
 function startServer(env: Record<string, string>): { child: ChildProcess; lines: () => string[] } {
   // NODE_ENV=production would demand HTTPS on this plain-HTTP loopback bench.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['bin/server.js'], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return { child, lines: () => out.split('\n').filter((line) => line.startsWith('{')) };

@@ -123,7 +123,7 @@ async function startServer(folder: DataFolder, name: string, workers: number | n
   const url = `http://127.0.0.1:${port}`;
   const logFile = path.join(logDir, `server-${name}.log`);
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], {
     cwd: ROOT,
     env: { ...baseEnv(), ...folder.env, PORT: String(port), LOG_LEVEL: 'info', ...(workers === null ? {} : { WORKER_CONCURRENCY: String(workers) }), ...extraEnv },
     stdio: ['ignore', log, log],

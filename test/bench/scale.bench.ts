@@ -48,7 +48,7 @@ async function startInstance(name: string, env: Record<string, string>, logDir: 
   const logFile = path.join(logDir, `${name}.log`);
   const log = openSync(logFile, 'a');
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], {
     cwd: ROOT,
     env: { ...inherited, ...env, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'info' },
     stdio: ['ignore', log, log],

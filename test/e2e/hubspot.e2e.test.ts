@@ -52,7 +52,7 @@ beforeAll(async () => {
   installationId = (await cli(connect, env)).stdout.trim();
   expect(installationId).toMatch(/^\S+$/);
   folder = await openFolderRuntime(env);
-  server = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  server = startProcess(process.execPath, ['bin/server.js'], {
     ...env,
     PORT: String(port),
     PUBLIC_URL: publicUrl,

@@ -68,7 +68,7 @@ beforeAll(async () => {
   const told = /outbound messages go to: https:\/\/YOUR_PUBLIC_HOST(\/webhooks\/salesforce\/outbound-message\/\S+)/.exec(connected.stderr)?.[1] ?? '';
   expect(told).not.toBe('');
   fake.setOutboundUrl(`${serverUrl}${told}`);
-  server = startProcess(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'], { ...env, PORT: String(port), WORKER_CONCURRENCY: '2' });
+  server = startProcess(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], { ...env, PORT: String(port), WORKER_CONCURRENCY: '2' });
   // `outbound-url` only reads: it runs while the server starts.
   const [outboundUrl] = await Promise.all([run(['salesforce', 'outbound-url', installationId]), server.waitFor(/"msg":"listening"/)]);
   expect(outboundUrl.stdout.trim()).toBe(`https://YOUR_PUBLIC_HOST${told}`);

@@ -76,7 +76,7 @@ describe('npm start on a fresh data folder', () => {
     try {
       const address = taken.address();
       const port = typeof address === 'object' && address !== null ? String(address.port) : '';
-      const clash = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: port });
+      const clash = startProcess(process.execPath, ['bin/server.js'], { DATA_DIR: dataDir, PORT: port });
       expect(await clash.exited()).toBe(1);
       expect(clash.output()).toContain('EADDRINUSE');
     } finally {

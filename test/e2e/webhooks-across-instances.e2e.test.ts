@@ -65,7 +65,7 @@ async function deployment(count: number, ratePerSecond = 1000) {
   );
   const ports = [await freePort(), await freePort()];
   const instances = ports.map((port) =>
-    startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, HUBSPOT_API_BASE_URL: fake.url }),
+    startProcess(process.execPath, ['bin/server.js'], { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, HUBSPOT_API_BASE_URL: fake.url }),
   );
   const worker = startProcess(process.execPath, ['bin/enrichbridge.js', 'worker', '--concurrency', '2'], env);
   running.push(...instances, worker);

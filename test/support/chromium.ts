@@ -56,7 +56,23 @@ export async function screenshotAtWidths(page: Page, name: string): Promise<void
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   for (const width of [360, 1440]) {
     await page.setViewportSize({ width, height: 900 });
-    writeFileSync(path.join(SCREENSHOT_DIR, `${name}-${width}.png`), await page.screenshot({ fullPage: true }));
+    writeFileSync(path.join(SCREENSHOT_DIR, `${name}-${width}.png`), await settledScreenshot(page));
+  }
+}
+
+/**
+ * A full-page screenshot, taken again once the page has loaded when it reloaded meanwhile: a live page
+ * (a backfill's progress) reloads itself on a new phase, and a screenshot caught in that reload can
+ * wait for a frame that never comes (seen on a busy machine: 30 s, then a timeout).
+ */
+async function settledScreenshot(page: Page): Promise<Buffer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await page.screenshot({ fullPage: true, timeout: 10_000 });
+    } catch (error) {
+      if (attempt === 3) throw error;
+      await page.waitForLoadState('load');
+    }
   }
 }
 

@@ -75,7 +75,7 @@ export async function startServerProcess(
   const proc =
     how === 'npm'
       ? startProcess('npm', ['start', '--silent'], { PORT: String(port), ...env })
-      : startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], { PORT: String(port), ...env });
+      : startProcess(process.execPath, ['bin/server.js'], { PORT: String(port), ...env });
   try {
     const match = await proc.waitFor(/"url":"(https?:\/\/[^"]+)"/);
     return { proc, url: match[1] ?? '' };

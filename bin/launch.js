@@ -1,0 +1,43 @@
+// How bin/enrichbridge.js and bin/server.js start: from the bundle `npm run build` wrote to dist/
+// while it is newer than every file of core/, connectors/ and server/ (it was built from them), else
+// from the TypeScript sources through tsx. A checkout runs without a build step, and an edit made
+// after a build is never shadowed by it. ENRICHBRIDGE_FROM_SOURCE=1 always runs the sources.
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SOURCE_DIRS = ['core', 'connectors', 'server'];
+
+/** The newest modification time among the files under `dir` (0 when there are none). */
+function newestUnder(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestUnder(file) : statSync(file).mtimeMs);
+  }
+  return newest;
+}
+
+/** Whether `bundle` exists and is at least as new as every source file under `root`. */
+export function bundleIsFresh(root, bundle) {
+  let built;
+  try {
+    built = statSync(bundle).mtimeMs;
+  } catch {
+    return false;
+  }
+  return SOURCE_DIRS.every((dir) => newestUnder(path.join(root, dir)) <= built);
+}
+
+/** Runs the entry point: `dist/<bundle>` when fresh, else `<source>` through tsx. */
+export async function launch(bundle, source) {
+  const bundled = path.join(ROOT, 'dist', bundle);
+  if (process.env.ENRICHBRIDGE_FROM_SOURCE !== '1' && bundleIsFresh(ROOT, bundled)) {
+    await import(pathToFileURL(bundled).href);
+    return;
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(pathToFileURL(path.join(ROOT, source)).href);
+}

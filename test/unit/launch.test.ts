@@ -1,0 +1,63 @@
+// bin/launch.js: the CLI and the server run from dist/ only while the bundle is newer than every
+// source file it was built from; otherwise from the sources through tsx.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error: bin/launch.js is plain JavaScript without declarations.
+import { bundleIsFresh } from '../../bin/launch.js';
+import { REPO } from '../support/processes.ts';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+/** A checkout's shape: one source file in each folder the bundle is built from, all at `at` seconds. */
+function checkout(at: number): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-launch-'));
+  roots.push(root);
+  for (const file of ['core/a.ts', 'connectors/deep/b.ts', 'server/c.ts']) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), '');
+    utimesSync(path.join(root, file), at, at);
+  }
+  return root;
+}
+
+function bundleAt(root: string, at: number): string {
+  const bundle = path.join(root, 'dist/cli.mjs');
+  mkdirSync(path.dirname(bundle), { recursive: true });
+  writeFileSync(bundle, '');
+  utimesSync(bundle, at, at);
+  return bundle;
+}
+
+describe('bin/launch.js', () => {
+  it('runs the bundle when it is newer than every source file', () => {
+    const root = checkout(1_000);
+    expect(bundleIsFresh(root, bundleAt(root, 2_000))).toBe(true);
+  });
+
+  it('runs the sources when any source file, however deep, changed after the build', () => {
+    const root = checkout(1_000);
+    const bundle = bundleAt(root, 2_000);
+    utimesSync(path.join(root, 'connectors/deep/b.ts'), 3_000, 3_000);
+    expect(bundleIsFresh(root, bundle)).toBe(false);
+  });
+
+  it('runs the sources when nothing was built', () => {
+    const root = checkout(1_000);
+    expect(bundleIsFresh(root, path.join(root, 'dist/cli.mjs'))).toBe(false);
+  });
+
+  it('runs the CLI from the sources through tsx with ENRICHBRIDGE_FROM_SOURCE=1', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), '--help'], {
+      cwd: REPO,
+      env: { ...process.env, ENRICHBRIDGE_FROM_SOURCE: '1' },
+    });
+    expect(stdout).toMatch(/^Usage: enrichbridge/);
+  });
+});
