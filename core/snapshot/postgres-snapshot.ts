@@ -297,7 +297,13 @@ const FEW_AT_ADDRESS = 4;
  * elsewhere are passed over in the index and never sent. The statement says which keys it fetched (the *_for columns): the
  * reader fills its cache for exactly those, found or not.
  */
-/** The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. */
+/**
+ * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
+ * come along only for those linkage reads (read_blocks): the name's sound in the postal code (np) and
+ * the city key (cn). A household found through the postal code and number or street (pn, ps) is read
+ * only when the name's sound also found it (linkage.ts, blockedCandidates), so sending every one of
+ * them, up to 200 a key with all their members, was most of a lookup's cost.
+ */
 const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
         CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y)`;
 /** The same for a snapshot loaded before blocking keys existed: none, so only exact keys answer. */
@@ -319,14 +325,15 @@ nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.las
          LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
 a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
 ${BLOCKS_CTE},
+read_blocks AS (SELECT hh FROM b WHERE key LIKE 'np|%' OR key LIKE 'cn|%'),
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
 hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
-       UNION SELECT hh FROM b),
+       UNION SELECT hh FROM read_blocks),
 lone AS (SELECT min(hh) AS hh FROM a GROUP BY key HAVING count(*) = 1),
 ds AS (SELECT unnest($8::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM lone),
 ms AS (SELECT unnest($6::int[]) AS hh UNION SELECT hh FROM owners
        UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})
-       UNION SELECT hh FROM b),
+       UNION SELECT hh FROM read_blocks),
 m AS (SELECT ${PERSON} FROM S.people p WHERE p.hh IN (SELECT hh FROM ms)),
 cs AS (SELECT unnest($7::int[]) AS p UNION SELECT p FROM e WHERE has_career = 1 UNION SELECT p FROM f WHERE has_career = 1
        UNION SELECT p FROM m WHERE has_career = 1 AND hh IN (SELECT hh FROM lone))
