@@ -9,9 +9,12 @@ import { pathToFileURL } from 'node:url';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCE_DIRS = ['core', 'connectors', 'server'];
 
-/** The newest modification time among the files under `dir` (0 when there are none). */
+/**
+ * The newest modification time under `dir`, its folders' own included: a folder's changes when a
+ * file in it is added, removed or renamed, which no remaining file's time shows.
+ */
 function newestUnder(dir) {
-  let newest = 0;
+  let newest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
     newest = Math.max(newest, entry.isDirectory() ? newestUnder(file) : statSync(file).mtimeMs);

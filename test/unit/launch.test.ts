@@ -15,7 +15,7 @@ afterEach(() => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });
 
-/** A checkout's shape: one source file in each folder the bundle is built from, all at `at` seconds. */
+/** A checkout's shape: one source file in each folder the bundle is built from, files and folders at `at` seconds. */
 function checkout(at: number): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-launch-'));
   roots.push(root);
@@ -24,6 +24,8 @@ function checkout(at: number): string {
     writeFileSync(path.join(root, file), '');
     utimesSync(path.join(root, file), at, at);
   }
+  // Folders too: a folder's time counts (a file removed from it shows there only).
+  for (const dir of ['core', 'connectors/deep', 'connectors', 'server']) utimesSync(path.join(root, dir), at, at);
   return root;
 }
 
@@ -45,6 +47,16 @@ describe('bin/launch.js', () => {
     const root = checkout(1_000);
     const bundle = bundleAt(root, 2_000);
     utimesSync(path.join(root, 'connectors/deep/b.ts'), 3_000, 3_000);
+    expect(bundleIsFresh(root, bundle)).toBe(false);
+  });
+
+  it('runs the sources when a source file was removed after the build', () => {
+    const root = checkout(1_000);
+    mkdirSync(path.join(root, 'core/gone'));
+    writeFileSync(path.join(root, 'core/gone/old.ts'), '');
+    for (const item of ['core/gone/old.ts', 'core/gone', 'core']) utimesSync(path.join(root, item), 1_000, 1_000);
+    const bundle = bundleAt(root, 2_000);
+    rmSync(path.join(root, 'core/gone/old.ts'));
     expect(bundleIsFresh(root, bundle)).toBe(false);
   });
 
