@@ -6,10 +6,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { distance } from 'fastest-levenshtein';
+import damerauLevenshtein from 'talisman/metrics/damerau-levenshtein.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HouseholdRecordSchema, PersonRecordSchema, type QueryLine, QueryLineSchema } from '../../core/snapshot/format.ts';
 import { generateSnapshot } from '../../core/snapshot/generate.ts';
-import { CORRUPTIONS, CORRUPTION_SHARES, NEGATIVE_SHARE } from '../../core/snapshot/generator-data/corruption.ts';
+import { CORRUPTIONS, CORRUPTION_SHARES, NEGATIVE_SHARE, NUMBER_ERRORS, wrongNumber } from '../../core/snapshot/generator-data/corruption.ts';
+import { Rng } from '../../core/snapshot/generator-data/random.ts';
 import { tempDir } from '../support/harness.ts';
 
 const PEOPLE = 4000;
@@ -62,6 +64,8 @@ describe('the typo query set', () => {
     const people = new Map(jsonl(path.join(dir, 'people.jsonl'), (v) => PersonRecordSchema.parse(v)).map((p) => [p.person_id, p]));
     const households = new Map(jsonl(path.join(dir, 'households.jsonl'), (v) => HouseholdRecordSchema.parse(v)).map((h) => [h.windfall_id, h]));
     const seen = new Set<string>();
+    // Each wrong house number's distance from the right one.
+    const numbers: number[] = [];
     for (const line of lines) {
       const type = typeOf(line);
       const request = line.request as { first_name: string | null; last_name: string; addresses: { address: string; city: string; zipcode: string }[] };
@@ -106,6 +110,7 @@ describe('the typo query set', () => {
           break;
         case 'street_number':
           expect(got.address.split(' ')[0]).not.toBe((home.address ?? '').split(' ')[0]);
+          numbers.push(damerauLevenshtein(got.address.split(' ')[0] ?? '', (home.address ?? '').split(' ')[0] ?? ''));
           expect(street(got.address)).toBe(street(home.address));
           break;
         case 'street_typo':
@@ -117,6 +122,27 @@ describe('the typo query set', () => {
       }
     }
     expect([...seen].sort()).toEqual([...CORRUPTIONS].sort());
+    // Most wrong numbers are one digit slipped (NUMBER_ERRORS).
+    expect(numbers.length).toBeGreaterThan(50);
+    expect(numbers.filter((d) => d === 1).length / numbers.length).toBeGreaterThan(0.8);
+  });
+
+  it('gets a house number wrong mostly by one slipped digit, at Febrl\'s shares, and otherwise with another number of the street', () => {
+    const rng = new Rng(11, 'wrong-numbers');
+    const kinds = { slipped: 0, other: 0 };
+    const draws = 20_000;
+    for (let i = 0; i < draws; i += 1) {
+      const number = String(1 + rng.int(9999));
+      const wrong = wrongNumber(rng, number);
+      expect(wrong).not.toBe(number);
+      expect(wrong).toMatch(/^[1-9]\d*$/);
+      if (damerauLevenshtein(wrong, number) === 1) kinds.slipped += 1;
+      else kinds.other += 1;
+    }
+    // "other" adds 1..400, which now and then lands one digit off by itself (12 + 10 = 22).
+    const slipped = 1 - NUMBER_ERRORS.other;
+    expect(kinds.slipped / draws).toBeGreaterThanOrEqual(slipped - 0.01);
+    expect(kinds.slipped / draws).toBeLessThan(slipped + 0.03);
   });
 
   it('leaves the data and queries.jsonl as they are without it, and makes the same set for a seed', async () => {
