@@ -29,6 +29,7 @@ import {
   compareCandidate,
   exactCandidates,
   calibrationFeatures,
+  crowd as crowdOf,
   type LinkageQuery,
   linkageQuery,
 } from '../core/snapshot/linkage.ts';
@@ -39,6 +40,8 @@ const OUT = path.join(ROOT, 'core/snapshot/match-weights.ts');
 /** No level's weight goes past this (a level never seen among non-matches would be infinite). */
 const WEIGHT_CAP = 12;
 const MARGIN_CAP = 20;
+/** The household precision every kind of answer is held to (issue 15's target). */
+const PRECISION = 0.995;
 /** Random households each record is compared with, for u. */
 const RANDOM_PAIRS = 20;
 
@@ -194,6 +197,8 @@ function main(): void {
       const weigh = (c: Comparison) => FIELDS.reduce((sum, field) => sum + (weights[field][c[field]] ?? 0), 0);
       const rows: number[][] = [];
       const labels: number[] = [];
+      // Per row: the crowd when the best candidate's house number is far off, else null.
+      const farCrowds: (number | null)[] = [];
       for (const { query, pairs } of perQuery) {
         const ranked = pairs.map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison })).sort((a, b) => b.weight - a.weight);
         const [best, second] = ranked;
@@ -201,8 +206,29 @@ function main(): void {
         const features = calibrationFeatures(reader, query, best, second ?? null);
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);
+        farCrowds.push(best.comparison.number === 'different' ? crowdOf(reader, query, best.comparison) : null);
       }
-      const [intercept = 0, weight = 0, margin = 0, differs = 0, crowd = 0] = logistic(rows, labels);
+      const beta = logistic(rows, labels);
+      const [intercept = 0, weight = 0, margin = 0, differs = 0, crowd = 0] = beta;
+      // The far-number limit (linkage.ts, likelyNamesake): the largest power of two such that the
+      // answers a far-off house number leads to, for names fewer households of the postal code share,
+      // are still right PRECISION of the time. Past it, a namesake down the street is too likely.
+      const far: { crowd: number; right: boolean }[] = [];
+      rows.forEach((row, i) => {
+        const z = row.reduce((sum, x, k) => sum + x * (beta[k] ?? 0), 0);
+        const crowdAt = farCrowds[i];
+        if (1 / (1 + Math.exp(-z)) >= 0.5 && crowdAt !== null && crowdAt !== undefined) far.push({ crowd: crowdAt, right: labels[i] === 1 });
+      });
+      let farNumberCrowd = 1;
+      for (let limit = 1; limit <= 2 ** 10; limit *= 2) {
+        const kept = far.filter((answer) => answer.crowd < limit);
+        if (kept.length > 0 && kept.filter((answer) => answer.right).length / kept.length < PRECISION) break;
+        farNumberCrowd = limit;
+      }
+      for (let low = 0, high = 1; low <= 2 ** 10; low = high, high *= 2) {
+        const band = far.filter((answer) => answer.crowd >= low && answer.crowd < high);
+        if (band.length > 0) console.error(`far-off number, crowd ${low}–${high - 1}: ${band.filter((answer) => answer.right).length} right, ${band.filter((answer) => !answer.right).length} wrong`);
+      }
       const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
       const pairsCount = perQuery.reduce((sum, q) => sum + q.pairs.length, 0);
       const rightCount = perQuery.reduce((sum, q) => sum + q.pairs.filter((p) => p.right).length, 0);
@@ -217,7 +243,9 @@ function main(): void {
 // candidate (marginCap with none), D 1 when its surname agrees but the given name is no member's
 // (someone the data does not know at a known household's address: the fields' weights, read as
 // independent, overrate that), and C, when its address is not the record's exactly, the households
-// of the record's postal code with the surname's sound (linkage.ts, crowd).
+// of the record's postal code with the surname's sound (linkage.ts, crowd). A best candidate whose house
+// number is far off is not answered from farNumberCrowd households of the name's sound on (linkage.ts,
+// likelyNamesake): below it, such answers were right ${PRECISION * 100} % of the time or more in training.
 
 export const WEIGHTS = ${JSON.stringify(weights, null, 2)} as const;
 
@@ -227,6 +255,7 @@ export const CALIBRATION = {
   margin: ${round4(margin)},
   givenDiffers: ${round4(differs)},
   crowd: ${round4(crowd)},
+  farNumberCrowd: ${farNumberCrowd},
   marginCap: ${MARGIN_CAP},
   answerAt: 0.5,
 } as const;
@@ -236,7 +265,7 @@ export const MU = { m: ${describe(m)}, u: ${describe(u)} } as const;
 `;
       writeFileSync(OUT, fitted);
       console.error(
-        `round ${round}: ${pairsCount} pairs, calibration ${round4(intercept)} + ${round4(weight)}·W + ${round4(margin)}·lead + ${round4(differs)}·D + ${round4(crowd)}·log2(1+C)`,
+        `round ${round}: ${pairsCount} pairs, calibration ${round4(intercept)} + ${round4(weight)}·W + ${round4(margin)}·lead + ${round4(differs)}·D + ${round4(crowd)}·log2(1+C); far-off numbers answered below ${farNumberCrowd} households of the name`,
       );
       if (round < Number(values.rounds)) {
         // The comparisons depend on the weights (member and address choice): run again with the new ones.

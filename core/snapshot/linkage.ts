@@ -15,7 +15,7 @@ import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from 
 
 export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'different' | 'swapped' | 'missing';
 export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing';
-export type NumberLevel = 'exact' | 'different';
+export type NumberLevel = 'exact' | 'near' | 'different';
 export type StreetLevel = 'exact' | 'core' | 'close' | 'different';
 export type PostalLevel = 'exact' | 'different' | 'missing';
 export type CityLevel = 'exact' | 'different' | 'missing';
@@ -39,7 +39,7 @@ export type Field = (typeof FIELDS)[number];
 export const LEVELS: { readonly [F in Field]: readonly Comparison[F][] } = {
   surname: ['exact', 'edit1', 'phonetic', 'similar', 'different', 'swapped', 'missing'],
   given: ['exact', 'close', 'different', 'swapped', 'missing'],
-  number: ['exact', 'different'],
+  number: ['exact', 'near', 'different'],
   street: ['exact', 'core', 'close', 'different'],
   postal: ['exact', 'different', 'missing'],
   city: ['exact', 'different', 'missing'],
@@ -167,6 +167,16 @@ function compareName(query: LinkageQuery, member: PersonRow): NameComparison {
   return straight;
 }
 
+/**
+ * A house number's agreement: 'near' is one digit slipped (one substitution, insertion, deletion or
+ * swap of neighbours: 597 for 587, 5997, 57 or 579), which is most of how data entry gets a number
+ * wrong; another number of the street is 'different', and is also what a namesake down the street has.
+ */
+export function compareNumber(query: string, known: string): NumberLevel {
+  if (query === known) return 'exact';
+  return damerauLevenshtein(query, known) === 1 ? 'near' : 'different';
+}
+
 interface AddressComparison {
   readonly number: NumberLevel;
   readonly street: StreetLevel;
@@ -187,7 +197,7 @@ function compareAddress(reader: LinkageReader, query: LinkageQuery, household: H
     if (key === '') continue;
     const known = addressKeyParts(key);
     for (const address of query.addresses) {
-      const number: NumberLevel = address.number === known.number ? 'exact' : 'different';
+      const number = compareNumber(address.number, known.number);
       const street = compareStreet(address.street, known.street);
       if (nearOnly && number === 'different' && street === 'different') continue;
       const postal: PostalLevel = address.postal === '' ? 'missing' : address.postal === known.postal ? 'exact' : 'different';
@@ -382,6 +392,18 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
   return { best, probability: probability(calibrationFeatures(reader, query, best, second ?? null)) };
 }
 
+/**
+ * A best candidate whose house number is far off (neither the household's nor one digit slipped from
+ * it) for a name that CALIBRATION.farNumberCrowd or more households of the postal code carry: as
+ * likely a namesake down the street (a Patricia Torres at 866 S High Ln when one lives at 597) as the
+ * same person with a wrong number, which data entry seldom makes. Such a record is not answered,
+ * however sure its calibrated probability: the fit picks the limit below which these answers stay as
+ * precise as the rest (scripts/fit-match-weights.ts).
+ */
+export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best: Comparison): boolean {
+  return best.number === 'different' && crowd(reader, query, best) >= CALIBRATION.farNumberCrowd;
+}
+
 /** A linked household is answered from this probability on. */
 export const ANSWER_AT = CALIBRATION.answerAt;
 /** An exact-address candidate this sure needs no blocking keys looked up. */
@@ -400,5 +422,5 @@ export function link(reader: LinkageReader, query: LinkageQuery): Linked | null 
   if (reader.pending()) return null;
   const all = new Set([...exact, ...blockedCandidates(reader, query)]);
   const linked = rank(reader, query, [...all].map((hh) => compareCandidate(reader, query, hh)));
-  return linked !== null && linked.probability >= ANSWER_AT ? linked : null;
+  return linked !== null && linked.probability >= ANSWER_AT && !likelyNamesake(reader, query, linked.best.comparison) ? linked : null;
 }

@@ -22,6 +22,10 @@ const lees = household([{ address: '9 Elm Court', city: 'Austin', state: 'TX', z
 // Issue 15: a household for typo-tolerant linkage, and a neighbour on its street with another surname.
 const stephensons = household([{ address: '310 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }], { net_worth: 2_500_000 });
 const okafors = household([{ address: '316 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
+// A common name in the Stephensons' postal code: Maria Garcia on their street, and 40 more Garcia
+// households around (a crowd past any fitted limit; BLOCK_LIMIT is 200).
+const garcias = household([{ address: '330 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
+const otherGarcias = Array.from({ length: 40 }, (_, i) => household([{ address: `${100 + i * 4} Lakeview Drive`, city: 'Springfield', state: 'IL', zipcode: '62704' }]));
 const LANDLINE = '(404) 555-0101';
 
 const people = [
@@ -53,6 +57,8 @@ const people = [
   person('meredith-stephenson', 'Meredith', 'Stephenson', stephensons, { career: career({ linkedin_url: 'linkedin.com/in/meredith-stephenson' }) }),
   person('gordon-stephenson', 'Gordon', 'Stephenson', stephensons),
   person('adaeze-okafor', 'Adaeze', 'Okafor', okafors),
+  person('maria-garcia', 'Maria', 'Garcia', garcias),
+  ...otherGarcias.map((home, i) => person(`garcia-${i}`, ['Jose', 'Ana', 'Luis', 'Rosa'][i % 4] ?? 'Jose', 'Garcia', home)),
 ];
 
 for (const database of TEST_DATABASES) {
@@ -64,7 +70,7 @@ let source: string;
 
 beforeAll(async () => {
   snapshots = await openTestSnapshots(database);
-  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors], people });
+  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, ...otherGarcias], people });
   const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
   location = snapshots.storage.locationFor(result.id);
   matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
@@ -271,6 +277,21 @@ describe('Matching: records with a data-entry error (issue 15)', () => {
     expect(exact.household?.confidence).toBeGreaterThanOrEqual(0.99);
     expect(typo.household?.confidence).toBeLessThanOrEqual(exact.household?.confidence ?? 0);
     expect(typo.household?.confidence).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('takes a house number one digit slipped for a mistyped one, whether a digit is changed, added, dropped or swapped', async () => {
+    for (const number of ['311', '3100', '30', '301']) await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at(`${number} Ridgewood Avenue`) });
+    // The same for a common name: one slipped digit is seldom a namesake.
+    for (const number of ['331', '3300', '30', '303']) {
+      expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at(`${number} Ridgewood Avenue`) })).household?.windfall_id).toBe(garcias.windfall_id);
+    }
+  });
+
+  it('takes a far-off house number on the street for a mistyped one for a rare name, not for a common one, whose namesake down the street is as likely', async () => {
+    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('388 Ridgewood Avenue') });
+    expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('866 Ridgewood Avenue') })).household).toBeNull();
+    // The exact address still answers, however common the name.
+    expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('330 Ridgewood Avenue') })).household?.windfall_id).toBe(garcias.windfall_id);
   });
 
   it('refuses the household when the supplied surname contradicts every member, at the exact address', async () => {
