@@ -382,6 +382,12 @@ export function probability(features: ReturnType<typeof calibrationFeatures>): n
 export interface Linked {
   readonly best: Candidate;
   readonly probability: number;
+  /**
+   * Another candidate agrees with the record exactly as well (two Mary Gomezes in one building, the
+   * unit left out): the calibration, which reads only the lead, cannot see a coin toss, so a tie is
+   * never answered.
+   */
+  readonly tied: boolean;
 }
 
 /** The best of the candidates and how sure it is, or null when none is left. */
@@ -389,7 +395,7 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
   const kept = candidates.filter((candidate) => candidate !== null).sort((a, b) => b.weight - a.weight || a.household.hh - b.household.hh);
   const [best, second] = kept;
   if (best === undefined) return null;
-  return { best, probability: probability(calibrationFeatures(reader, query, best, second ?? null)) };
+  return { best, probability: probability(calibrationFeatures(reader, query, best, second ?? null)), tied: second !== undefined && second.weight === best.weight };
 }
 
 /**
@@ -416,11 +422,11 @@ export const DECIDED_AT = 0.99;
 export function link(reader: LinkageReader, query: LinkageQuery): Linked | null {
   const exact = exactCandidates(reader, query);
   const first = rank(reader, query, exact.map((hh) => compareCandidate(reader, query, hh)));
-  if (first !== null && first.probability >= DECIDED_AT) return first;
+  if (first !== null && !first.tied && first.probability >= DECIDED_AT) return first;
   // A reader fetching in rounds has not sent the exact candidates yet: ask the blocking keys only in
   // a later round, once the exact address has had its say.
   if (reader.pending()) return null;
   const all = new Set([...exact, ...blockedCandidates(reader, query)]);
   const linked = rank(reader, query, [...all].map((hh) => compareCandidate(reader, query, hh)));
-  return linked !== null && linked.probability >= ANSWER_AT && !likelyNamesake(reader, query, linked.best.comparison) ? linked : null;
+  return linked !== null && !linked.tied && linked.probability >= ANSWER_AT && !likelyNamesake(reader, query, linked.best.comparison) ? linked : null;
 }

@@ -26,6 +26,9 @@ const okafors = household([{ address: '316 Ridgewood Avenue', city: 'Springfield
 // households around (a crowd past any fitted limit; BLOCK_LIMIT is 200).
 const garcias = household([{ address: '330 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 const otherGarcias = Array.from({ length: 40 }, (_, i) => household([{ address: `${100 + i * 4} Lakeview Drive`, city: 'Springfield', state: 'IL', zipcode: '62704' }]));
+// Two apartments of one building, each with an Ana Lopez.
+const lopezes2 = household([{ address: '500 Harbor Way Apt 2', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
+const lopezes5 = household([{ address: '500 Harbor Way Apt 5', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 const LANDLINE = '(404) 555-0101';
 
 const people = [
@@ -58,6 +61,8 @@ const people = [
   person('gordon-stephenson', 'Gordon', 'Stephenson', stephensons),
   person('adaeze-okafor', 'Adaeze', 'Okafor', okafors),
   person('maria-garcia', 'Maria', 'Garcia', garcias),
+  person('ana-lopez-2', 'Ana', 'Lopez', lopezes2),
+  person('ana-lopez-5', 'Ana', 'Lopez', lopezes5),
   ...otherGarcias.map((home, i) => person(`garcia-${i}`, ['Jose', 'Ana', 'Luis', 'Rosa'][i % 4] ?? 'Jose', 'Garcia', home)),
 ];
 
@@ -70,7 +75,7 @@ let source: string;
 
 beforeAll(async () => {
   snapshots = await openTestSnapshots(database);
-  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, ...otherGarcias], people });
+  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, lopezes2, lopezes5, ...otherGarcias], people });
   const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
   location = snapshots.storage.locationFor(result.id);
   matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
@@ -144,6 +149,13 @@ describe('Matching: household through the address (number + street + zip)', () =
 
   it('does not guess between households in one building when neither unit nor name says which', async () => {
     expect((await match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household).toBeNull();
+  });
+
+  it('does not guess between two households of one building that each have a person of the record\'s name, the unit left out', async () => {
+    const at = (address: string) => [{ address, city: 'Springfield', state: 'IL', zipcode: '62704' }];
+    expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way') })).household).toBeNull();
+    // The unit says which.
+    expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way Apt 5') })).household?.windfall_id).toBe(lopezes5.windfall_id);
   });
 
   it('lets the name decide between households in one building', async () => {
