@@ -12,7 +12,8 @@ import { type SettledCallback } from '../pipeline/pipeline.ts';
 import { enrichJob } from '../pipeline/enrich-job.ts';
 import { hubspotActionOutputs } from './action-fields.ts';
 import { CrmError } from '../pipeline/connector.ts';
-import { HubSpotApiError } from './api.ts';
+import { HubSpotApiError, Ignored } from './api.ts';
+import { HUBSPOT_PATHS } from './version.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
 import type { HubSpotCredentials } from './auth.ts';
 import { verifyHubSpotRequest } from './signature.ts';
@@ -47,9 +48,45 @@ function retryableCompletion(error: unknown): boolean {
   return error instanceof CrmError && (error.kind === 'rate_limited' || error.kind === 'limit_exhausted' || error.kind === 'transient');
 }
 
-async function completeCallback(api: Awaited<ReturnType<typeof hubspotApiFor>>, callbackId: string, outputFields: Record<string, string>): Promise<void> {
-  // https://developers.hubspot.com/docs/api-reference/legacy/automation/workflow-actions/callbacks/complete-callback
-  await api.call('complete workflow callback', (client, sdk) => client.automation.actions.callbacksApi.complete(callbackId, { outputFields }, sdk));
+/** HubSpot's batch completion takes at most 100 callbacks. */
+const CALLBACK_BATCH_LIMIT = 100;
+
+/** One enrollment to complete, and what became of it. */
+interface Completion {
+  readonly callbackId: string;
+  readonly outputFields: Record<string, string>;
+}
+
+const completionInput = (c: Completion) => ({ callbackId: c.callbackId, outputFields: c.outputFields, typedOutputs: {} });
+
+/**
+ * Completes BLOCKed enrollments, 100 to a call. A chunk HubSpot refuses with a 4xx (one expired or
+ * unknown callback refuses the whole call) is completed one by one, so the others are not left to
+ * expire; a chunk refused at that moment (429, 5xx, no answer) fails as a whole, to be tried again.
+ * Returns the error of each completion that did not go through, by callback id.
+ * Docs: https://developers.hubspot.com/docs/api-reference/latest/automation/actions-v4/callbacks/complete-batch
+ */
+async function completeCallbacks(api: Awaited<ReturnType<typeof hubspotApiFor>>, completions: readonly Completion[]): Promise<Map<string, unknown>> {
+  const failed = new Map<string, unknown>();
+  for (let start = 0; start < completions.length; start += CALLBACK_BATCH_LIMIT) {
+    const chunk = completions.slice(start, start + CALLBACK_BATCH_LIMIT);
+    try {
+      await api.call('complete workflow callbacks', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: chunk.map(completionInput) } }, Ignored);
+    } catch (error) {
+      if (retryableCompletion(error) || chunk.length === 1) {
+        for (const c of chunk) failed.set(c.callbackId, error);
+        continue;
+      }
+      for (const c of chunk) {
+        try {
+          await api.call('complete workflow callback', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: [completionInput(c)] } }, Ignored);
+        } catch (one) {
+          failed.set(c.callbackId, one);
+        }
+      }
+    }
+  }
+  return failed;
 }
 
 /**
@@ -59,16 +96,16 @@ async function completeCallback(api: Awaited<ReturnType<typeof hubspotApiFor>>, 
  */
 export async function retryHubSpotCallbacks(installation: Installation, installations: Installations, jobs: readonly Job[], queue: JobQueue, now: Date = new Date()): Promise<void> {
   const api = await hubspotApiFor(installation, installations);
-  for (const job of jobs) {
-    const retry = CallbackRetrySchema.safeParse(job.payload);
-    if (!retry.success || now.getTime() >= new Date(retry.data.deadline).getTime()) continue;
-    try {
-      await completeCallback(api, retry.data.callbackId, retry.data.outputFields);
-    } catch (error) {
-      const next = { ...retry.data, attempt: retry.data.attempt + 1 };
-      if (retryableCompletion(error) && now.getTime() + CALLBACK_RETRY_BASE_MS * 2 ** retry.data.attempt < new Date(next.deadline).getTime()) {
-        await queue.enqueue(callbackRetryJob(installation.id, next, now));
-      }
+  const due = jobs
+    .map((job) => CallbackRetrySchema.safeParse(job.payload))
+    .flatMap((retry) => (retry.success && now.getTime() < new Date(retry.data.deadline).getTime() ? [retry.data] : []));
+  const failed = await completeCallbacks(api, due);
+  for (const retry of due) {
+    const error = failed.get(retry.callbackId);
+    if (error === undefined) continue;
+    const next = { ...retry, attempt: retry.attempt + 1 };
+    if (retryableCompletion(error) && now.getTime() + CALLBACK_RETRY_BASE_MS * 2 ** retry.attempt < new Date(next.deadline).getTime()) {
+      await queue.enqueue(callbackRetryJob(installation.id, next, now));
     }
   }
 }
@@ -266,22 +303,19 @@ export async function completeHubSpotCallbacks(
   const late = settled.filter((callback) => !waiters.deliver(callback.callbackId, settledOutputs(callback)));
   if (late.length === 0) return;
   const api = await hubspotApiFor(installation, installations);
-  // Each completion on its own: one HubSpot refuses (an expired callback, the daily limit) must not
-  // leave the other enrollments of the batch waiting until they expire.
+  const completions = late.map((callback) => ({ callbackId: callback.callbackId, outputFields: settledOutputs(callback) }));
+  const failed = await completeCallbacks(api, completions);
   const failures: unknown[] = [];
   const deadline = new Date((context.now ?? new Date()).getTime() + ACTION_EXPIRATION_MS);
-  for (const callback of late) {
-    const outputFields = settledOutputs(callback);
-    try {
-      await completeCallback(api, callback.callbackId, outputFields);
-    } catch (error) {
-      // Refused at this moment (429, 5xx, no answer): a job of its own tries again with backoff until
-      // the enrollment's deadline, rather than leaving the enrollment to expire.
-      if (context.queue !== undefined && retryableCompletion(error)) {
-        await context.queue.enqueue(callbackRetryJob(installation.id, { callbackId: callback.callbackId, outputFields, deadline: deadline.toISOString(), attempt: 1 }, context.now));
-      } else {
-        failures.push(error);
-      }
+  for (const { callbackId, outputFields } of completions) {
+    const error = failed.get(callbackId);
+    if (error === undefined) continue;
+    // Refused at this moment (429, 5xx, no answer): a job of its own tries again with backoff until
+    // the enrollment's deadline, rather than leaving the enrollment to expire.
+    if (context.queue !== undefined && retryableCompletion(error)) {
+      await context.queue.enqueue(callbackRetryJob(installation.id, { callbackId, outputFields, deadline: deadline.toISOString(), attempt: 1 }, context.now));
+    } else {
+      failures.push(error);
     }
   }
   if (failures.length > 0) {

@@ -1,17 +1,16 @@
-// The HubSpot API as the connector uses it, through @hubspot/api-client built without its own limiter
-// or retries: pacing is ours (one Bottleneck per portal), and so is the reading of HubSpot's answers:
-// TEN_SECONDLY_ROLLING 429s are waited out, DAILY 429s pause the installation, a 401 refreshes the
-// token once, 207s are split per record.
-import http from 'node:http';
-import https from 'node:https';
-import { Client } from '@hubspot/api-client';
+// The HubSpot API as the connector uses it: plain fetch on the one date-based version (version.ts), each
+// call with our timeout and its answer parsed with zod. Pacing is ours (one Bottleneck per portal), and so
+// is the reading of HubSpot's answers: TEN_SECONDLY_ROLLING 429s are waited out, DAILY 429s pause the
+// installation, a 401 refreshes the token once, and 207s and validation refusals are split per record.
 import Bottleneck from 'bottleneck';
-import { type Pacer, pacer } from '../../core/limits/pacing.ts';
-import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
+import { type Pacer, pacer } from '../../core/limits/pacing.ts';
+import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
 import type { CrmValue } from '../pipeline/model.ts';
+import { type HubSpotErrorBody, HubSpotErrorSchema, errorIds, hubspotErrorBody, refusalOf, refusalSentence } from './refusals.ts';
+import { HUBSPOT_PATHS } from './version.ts';
 
 export const DEFAULT_HUBSPOT_API_BASE = 'https://api.hubapi.com';
 /** HubSpot's batch endpoints take at most 100 records. */
@@ -37,74 +36,38 @@ export function portalLimiter(portalId: string, requestsPer10s: number = DEFAULT
   return pacer(limiter, `hubspot:${portalId}`, minTime);
 }
 
-/**
- * The options every SDK call is given as its last argument. The SDK (v13) applies its configured
- * middleware, the one that puts our per-attempt agent on the request among them, only to calls that
- * bring middleware of their own ("append": none more). Without them the agent is never used and a
- * timed-out call's socket stays open.
- */
-export interface SdkOptions {
-  readonly middleware: never[];
-  readonly middlewareMergeStrategy: 'append';
-}
-
-/** Runs one SDK call with the client of the attempt; it must pass `sdk` as the call's options. */
-export type SdkCall<T> = (client: Client, sdk: SdkOptions) => Promise<T>;
-
-/** What an ApiException of the SDK carries, as far as we read it. */
-interface SdkError {
-  readonly code: number;
-  readonly body: unknown;
-  readonly headers: Record<string, string>;
-}
-
-function sdkError(error: unknown): SdkError | null {
-  if (typeof error !== 'object' || error === null || !('code' in error) || typeof error.code !== 'number') return null;
-  const headers = 'headers' in error && typeof error.headers === 'object' && error.headers !== null ? (error.headers as Record<string, string>) : {};
-  return { code: error.code, body: 'body' in error ? error.body : undefined, headers };
-}
-
-const ErrorBodySchema = z
-  .object({
-    message: z.string().optional(),
-    category: z.string().optional(),
-    policyName: z.string().optional(),
-    errorType: z.string().optional(),
-    context: z.object({ ids: z.array(z.string()).optional() }).loose().optional(),
-  })
-  .loose();
-
-function errorBody(body: unknown): z.infer<typeof ErrorBodySchema> {
-  let value = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body);
-    } catch {
-      return { message: body.slice(0, 300) };
-    }
+/** Joins a base URL and a path by appending: a base with a path of its own (a proxy, a fake) keeps it. */
+export function hubspotUrl(apiBaseUrl: string, path: string, query: Readonly<Record<string, string | readonly string[] | undefined>> = {}): URL {
+  const url = new URL(`${apiBaseUrl.replace(/\/+$/, '')}${path}`);
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const one of typeof value === 'string' ? [value] : value) url.searchParams.append(key, one);
   }
-  const parsed = ErrorBodySchema.safeParse(value);
-  return parsed.success ? parsed.data : {};
+  return url;
 }
 
-function retryAfterMs(headers: Record<string, string>): number | null {
-  const raw = headers['retry-after'] ?? headers['Retry-After'];
-  if (raw === undefined || !/^\d+$/.test(raw.trim())) return null;
+/** One HTTP request of the API: its method, path (from HUBSPOT_PATHS), query and JSON body. */
+export interface HubSpotRequest {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | readonly string[] | undefined>>;
+  readonly body?: unknown;
+}
+
+/** An answer other than 2xx, before it is read into what the pipeline acts on. */
+class HttpAnswer extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: HubSpotErrorBody,
+    readonly retryAfter: string | null,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+function retryAfterMs(raw: string | null): number | null {
+  if (raw === null || !/^\d+$/.test(raw.trim())) return null;
   return Number(raw.trim()) * 1000;
-}
-
-const BatchErrorSchema = z
-  .object({
-    status: z.string().optional(),
-    category: z.string().optional(),
-    message: z.string().optional(),
-    context: z.record(z.string(), z.unknown()).optional(),
-  })
-  .loose();
-
-function idsOf(error: z.infer<typeof BatchErrorSchema>): string[] {
-  const ids = error.context?.ids;
-  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }
 
 export interface HubSpotApiOptions {
@@ -128,6 +91,13 @@ export interface ContactPage {
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+// The answers we read, as HubSpot's OpenAPI documents give them (only the fields we use; the rest pass).
+const ObjectSchema = z.object({ id: z.string(), properties: z.record(z.string(), z.string().nullable()).default({}) }).loose();
+const BatchObjectsSchema = z.object({ results: z.array(ObjectSchema), errors: z.array(HubSpotErrorSchema).optional() }).loose();
+const PageSchema = z.object({ results: z.array(ObjectSchema), paging: z.object({ next: z.object({ after: z.string() }).loose().optional() }).loose().optional() }).loose();
+/** Any 2xx whose body we do not read (a 204, or one we only need to have succeeded). */
+export const Ignored = z.unknown();
+
 export class HubSpotApi {
   private readonly limiter: Pacer;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -141,66 +111,82 @@ export class HubSpotApi {
     this.now = options.now ?? (() => new Date());
   }
 
-  private client(token: string, agent: http.Agent): Client {
-    // No limiterOptions and no retries: the SDK then adds no decorators, so its process-wide decorator
-    // list cannot leak another portal's limiter into this client. The agent is per-client too.
-    return new Client({ accessToken: token, basePath: this.basePath(), numberOfApiCallRetries: 0, httpAgent: agent });
-  }
-
   private basePath(): string {
     return this.options.apiBaseUrl ?? DEFAULT_HUBSPOT_API_BASE;
   }
 
-  /**
-   * One attempt, given up after the timeout or when `signal` aborts. The SDK (node-fetch) takes no
-   * signal and sets no timeout, so each attempt gets an agent of its own, destroyed when the attempt
-   * is given up: that closes its socket, and the SDK's request fails instead of waiting forever.
-   */
-  private async attempt<T>(what: string, token: string, run: SdkCall<T>, signal: AbortSignal | undefined): Promise<T> {
+  /** One attempt, given up after the timeout (the body included) or when `signal` aborts. */
+  private async attempt<T>(what: string, token: string, request: HubSpotRequest, schema: z.ZodType<T>, signal: AbortSignal | undefined): Promise<T> {
     const timeoutMs = this.options.timeoutMs ?? outboundTimeouts().hubspotMs;
     const timeout = AbortSignal.timeout(timeoutMs);
-    const agent = this.basePath().startsWith('https:') ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
+    let status: number;
+    let text: string;
+    let retryAfter: string | null;
     try {
-      const result = await abortable(run(this.client(token, agent), { middleware: [], middlewareMergeStrategy: 'append' }), signal === undefined ? timeout : AbortSignal.any([timeout, signal]));
-      crmCalls.inc({ provider: 'hubspot', status: '2xx' });
-      return result;
+      const response = await fetch(hubspotUrl(this.basePath(), request.path, request.query), {
+        method: request.method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+        signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
+      });
+      status = response.status;
+      retryAfter = response.headers.get('retry-after');
+      text = await response.text();
     } catch (error) {
       if (timeout.aborted && !(signal?.aborted ?? false)) {
         crmCalls.inc({ provider: 'hubspot', status: 'timeout' });
         throw new CrmTimeoutError(`HubSpot ${what}: no answer within ${timeoutMs} ms`);
       }
-      const code = sdkError(error)?.code;
-      crmCalls.inc({ provider: 'hubspot', status: code === undefined ? 'error' : String(code) });
-      if (code === 429) rateLimited.inc({ direction: 'received', peer: 'hubspot' });
-      throw error;
-    } finally {
-      agent.destroy();
+      if (signal?.aborted === true) throw signal.reason as Error;
+      crmCalls.inc({ provider: 'hubspot', status: 'error' });
+      // The cause's text only (never the request: it carries the token in a header).
+      throw new CrmError('transient', `HubSpot ${what}: ${error instanceof Error ? error.message : 'no answer'}`);
     }
+    if (status < 200 || status >= 300) {
+      crmCalls.inc({ provider: 'hubspot', status: String(status) });
+      if (status === 429) rateLimited.inc({ direction: 'received', peer: 'hubspot' });
+      throw new HttpAnswer(status, hubspotErrorBody(text), retryAfter);
+    }
+    crmCalls.inc({ provider: 'hubspot', status: '2xx' });
+    let json: unknown = undefined;
+    if (text !== '') {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new CrmError('transient', `HubSpot ${what}: ${status} with a body that is not JSON`);
+      }
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new CrmError('transient', `HubSpot ${what}: ${status} with an answer not in HubSpot's documented shape`);
+    // A 207's errors travel with its results; callers that split per record read them.
+    return parsed.data;
   }
 
   /**
    * One API call: paced, each attempt with a timeout, with HubSpot's answers turned into what the
    * pipeline acts on. `signal` gives it up at once, waiting in the limiter or in flight.
    */
-  async call<T>(what: string, run: SdkCall<T>, options: CallOptions = {}): Promise<T> {
+  async call<T>(what: string, request: HubSpotRequest, schema: z.ZodType<T>, options: CallOptions = {}): Promise<T> {
     const { signal } = options;
-    return abortable(this.callPaced(what, run, signal), signal);
+    return abortable(this.callPaced(what, request, schema, signal), signal);
   }
 
-  private async callPaced<T>(what: string, run: SdkCall<T>, signal: AbortSignal | undefined): Promise<T> {
+  private async callPaced<T>(what: string, request: HubSpotRequest, schema: z.ZodType<T>, signal: AbortSignal | undefined): Promise<T> {
     let token = await this.options.accessToken();
     let refreshed = false;
     for (let burst = 0; ; ) {
       if (signal?.aborted) throw signal.reason as Error;
       try {
         this.calls += 1;
-        return await this.limiter.schedule(() => this.attempt(what, token, run, signal));
+        return await this.limiter.schedule(() => this.attempt(what, token, request, schema, signal));
       } catch (error) {
-        if (error instanceof CrmError || signal?.aborted) throw error;
-        const e = sdkError(error);
-        if (e === null) throw new CrmError('transient', `HubSpot ${what}: ${error instanceof Error ? error.message : String(error)}`);
-        const body = errorBody(e.body);
-        if (e.code === 401 && !refreshed && this.options.refreshAccessToken !== undefined) {
+        if (!(error instanceof HttpAnswer) || signal?.aborted) throw error;
+        const { status, body } = error;
+        if (status === 401 && !refreshed && this.options.refreshAccessToken !== undefined) {
           const next = await this.options.refreshAccessToken();
           if (next !== null) {
             token = next;
@@ -208,12 +194,12 @@ export class HubSpotApi {
             continue;
           }
         }
-        if (e.code === 429) {
+        if (status === 429) {
           if (body.policyName === 'DAILY') {
             throw new CrmError('limit_exhausted', `HubSpot ${what}: daily API limit reached`, new Date(this.now().getTime() + DAILY_LIMIT_PROBE_MS));
           }
           // TEN_SECONDLY_ROLLING (or the search's secondly limit): wait and go on.
-          const wait = retryAfterMs(e.headers) ?? (body.policyName === undefined ? 1_000 : 10_000);
+          const wait = retryAfterMs(error.retryAfter) ?? (body.policyName === undefined ? 1_000 : 10_000);
           if (burst < BURST_RETRIES) {
             burst += 1;
             await this.sleep(wait);
@@ -221,20 +207,32 @@ export class HubSpotApi {
           }
           throw new CrmError('rate_limited', `HubSpot ${what}: rate limited`, new Date(this.now().getTime() + wait));
         }
-        if (e.code === 401 || e.code === 403) {
-          throw new CrmError('auth', `HubSpot ${what}: ${e.code} ${body.message ?? 'unauthorized'}`);
+        // A property the portal marked sensitive is refused with a 403 naming a sensitive-data scope:
+        // that is about the record's values, not our credentials (the caller splits it per record).
+        if (status === 403 && refusalOf(body).kind === 'sensitive') throw new HubSpotApiError(what, status, body);
+        if (status === 401 || status === 403) {
+          throw new CrmError('auth', `HubSpot ${what}: ${status} ${body.message ?? 'unauthorized'}`);
         }
-        throw new HubSpotApiError(what, e.code, body.message ?? `HTTP ${e.code}`, body.category ?? null, body.context?.ids ?? []);
+        throw new HubSpotApiError(what, status, body);
       }
     }
   }
 
-  /** Batch-reads contacts (≤ 100) with exactly `properties`; ids HubSpot does not return are missing. */
+  /**
+   * Batch-reads contacts (≤ 100) with exactly `properties`; ids HubSpot does not return are missing.
+   * Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/objects/contacts/batch/read-contacts
+   */
   async readContacts(ids: readonly string[], properties: readonly string[], options: CallOptions = {}): Promise<Map<string, Record<string, CrmValue>>> {
     if (ids.length > HUBSPOT_BATCH_LIMIT) throw new Error(`at most ${HUBSPOT_BATCH_LIMIT} contacts per batch read`);
     const response = await this.call(
       'batch read contacts',
-      (client, sdk) => client.crm.contacts.batchApi.read({ inputs: ids.map((id) => ({ id })), properties: [...properties], propertiesWithHistory: [] }, false, sdk),
+      {
+        method: 'POST',
+        path: HUBSPOT_PATHS.contactsBatchRead,
+        query: { archived: 'false' },
+        body: { inputs: ids.map((id) => ({ id })), properties: [...properties], propertiesWithHistory: [] },
+      },
+      BatchObjectsSchema,
       options,
     );
     const requested = new Set(ids);
@@ -250,8 +248,10 @@ export class HubSpotApi {
 
   /**
    * Batch-updates contacts (≤ 100), one result per update. A 207's errors are matched to their
-   * records; when HubSpot refuses a whole batch for records that no longer exist, those are reported
-   * not_found and the rest are sent again.
+   * records. A whole-batch 4xx that names records (gone, refused by a validation rule) ends those and
+   * sends the rest again; a validation refusal that names none is narrowed down by halves, so one
+   * record a portal's rule refuses never keeps the others of its batch unwritten.
+   * Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/objects/contacts/batch/update-contacts
    */
   async updateContacts(updates: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
     if (updates.length > HUBSPOT_BATCH_LIMIT) throw new Error(`at most ${HUBSPOT_BATCH_LIMIT} contacts per batch update`);
@@ -262,32 +262,39 @@ export class HubSpotApi {
     }));
     let response;
     try {
-      response = await this.call('batch update contacts', (client, sdk) => client.crm.contacts.batchApi.update({ inputs }, sdk), options);
+      response = await this.call('batch update contacts', { method: 'POST', path: HUBSPOT_PATHS.contactsBatchUpdate, body: { inputs } }, BatchObjectsSchema, options);
     } catch (error) {
-      if (error instanceof HubSpotApiError && error.ids.length > 0 && error.status >= 400 && error.status < 500) {
-        const gone = new Set(error.ids);
-        const rest = updates.filter((u) => !gone.has(u.id));
-        const missing: WriteResult[] = updates
-          .filter((u) => gone.has(u.id))
-          .map((u) => ({ id: u.id, ok: false, reason: 'not_found', message: error.message }));
-        if (rest.length === updates.length) throw error;
-        return [...missing, ...(await this.updateContacts(rest, options))];
+      if (!(error instanceof HubSpotApiError)) throw error;
+      if (error.status >= 500) return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: error.message }));
+      const refusal = refusalOf(error.body);
+      const named = new Set(error.ids);
+      if (named.size > 0) {
+        const rest = updates.filter((u) => !named.has(u.id));
+        if (rest.length < updates.length) {
+          const refused = updates.filter((u) => named.has(u.id)).map((u) => refusedResult(u.id, refusal, error.message));
+          return [...refused, ...(await this.updateContacts(rest, options))];
+        }
       }
-      if (error instanceof HubSpotApiError) {
-        const reason = error.status >= 500 ? 'transient' : 'rejected';
-        return updates.map((u) => ({ id: u.id, ok: false, reason, message: error.message }));
+      if ((refusal.kind === 'sensitive' || (refusal.kind === 'validation' && refusal.everyRecord)) && refusal.properties.length > 0) {
+        // Refused wherever they are written, and named: the records that write one are refused, the others sent again.
+        const writes = (u: RecordUpdate) => refusal.properties.some((p) => p in u.properties);
+        const rest = updates.filter((u) => !writes(u));
+        if (rest.length < updates.length) {
+          const refused = updates.filter(writes).map((u) => refusedResult(u.id, refusal, error.message));
+          return [...refused, ...(await this.updateContacts(rest, options))];
+        }
       }
-      throw error;
+      if ((refusal.kind === 'validation' || refusal.kind === 'sensitive') && updates.length > 1) {
+        // Which record(s) the rule refused is not said: halves, each written or narrowed again.
+        const middle = Math.ceil(updates.length / 2);
+        return [...(await this.updateContacts(updates.slice(0, middle), options)), ...(await this.updateContacts(updates.slice(middle), options))];
+      }
+      return updates.map((u) => refusedResult(u.id, refusal, error.message));
     }
     const failed = new Map<string, WriteResult>();
-    const errors = 'errors' in response && Array.isArray(response.errors) ? (response.errors as unknown[]) : [];
-    for (const raw of errors) {
-      const parsed = BatchErrorSchema.safeParse(raw);
-      if (!parsed.success) continue;
-      const notFound = parsed.data.category === 'OBJECT_NOT_FOUND';
-      for (const id of idsOf(parsed.data)) {
-        failed.set(id, { id, ok: false, reason: notFound ? 'not_found' : 'rejected', message: parsed.data.message ?? parsed.data.category ?? 'error' });
-      }
+    for (const entry of response.errors ?? []) {
+      const refusal = refusalOf(entry);
+      for (const id of errorIds(entry)) failed.set(id, refusedResult(id, refusal, entry.message ?? entry.category ?? 'error'));
     }
     const written = new Set(response.results.map((r) => r.id));
     return updates.map((u): WriteResult => {
@@ -298,10 +305,19 @@ export class HubSpotApi {
     });
   }
 
-  /** One page of contacts, oldest id first (the list endpoint: no 10,000 cap, unlike search). */
+  /**
+   * One page of contacts, oldest id first (the list endpoint: no 10,000 cap, unlike search).
+   * Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/objects/contacts/basic/list-contacts
+   */
   async listContacts(after: string | null, properties: readonly string[], limit = HUBSPOT_BATCH_LIMIT): Promise<ContactPage> {
-    const page = await this.call('list contacts', (client, sdk) =>
-      client.crm.contacts.basicApi.getPage(limit, after ?? undefined, [...properties], undefined, undefined, false, sdk),
+    const page = await this.call(
+      'list contacts',
+      {
+        method: 'GET',
+        path: HUBSPOT_PATHS.contacts,
+        query: { limit: String(limit), after: after ?? undefined, properties: properties.length === 0 ? undefined : [...properties], archived: 'false' },
+      },
+      PageSchema,
     );
     return {
       contacts: page.results.map((r) => ({ id: r.id, properties: Object.fromEntries(properties.map((p) => [p, r.properties[p] ?? null])) })),
@@ -310,17 +326,27 @@ export class HubSpotApi {
   }
 }
 
+/** A record HubSpot did not take, as the pipeline acts on it: gone, refused for good (with the admin's sentence), or rejected. */
+function refusedResult(id: string, refusal: ReturnType<typeof refusalOf>, fallback: string): WriteResult {
+  if (refusal.kind === 'not_found') return { id, ok: false, reason: 'not_found', message: fallback };
+  if (refusal.kind === 'validation' || refusal.kind === 'sensitive') return { id, ok: false, reason: refusal.kind, message: refusalSentence(refusal) };
+  return { id, ok: false, reason: 'rejected', message: fallback };
+}
+
 /** A HubSpot answer other than 401/403/429, with what it says about which records. */
 export class HubSpotApiError extends CrmError {
+  readonly category: string | null;
+  readonly ids: readonly string[];
+
   constructor(
     what: string,
     readonly status: number,
-    message: string,
-    readonly category: string | null,
-    readonly ids: readonly string[],
+    readonly body: HubSpotErrorBody,
   ) {
     // Retried by the queue with backoff, then dead-lettered: a 4xx that persists ends there for an operator.
-    super('transient', `HubSpot ${what}: ${status} ${message}`);
+    super('transient', `HubSpot ${what}: ${status} ${body.message ?? `HTTP ${status}`}`);
     this.name = 'HubSpotApiError';
+    this.category = body.category ?? null;
+    this.ids = errorIds(body);
   }
 }

@@ -7,7 +7,8 @@ import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
 import type { Installations } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
-import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
+import { DEFAULT_HUBSPOT_API_BASE, hubspotUrl } from './api.ts';
+import { HUBSPOT_PATHS } from './version.ts';
 
 export const HubSpotCredentialsSchema = z.object({
   /** oauth: a public app's tokens, refreshed. static: a private/static app token, used as is. */
@@ -55,50 +56,46 @@ const TokenResponseSchema = z.object({
   refresh_token: z.string().min(1).optional(),
   expires_in: z.number().int().positive(),
   hub_id: z.union([z.number(), z.string()]).optional(),
+  user_id: z.union([z.number(), z.string()]).optional(),
   scopes: z.array(z.string()).optional(),
 });
 export type TokenResponse = z.infer<typeof TokenResponseSchema>;
 
 /**
- * The date-versioned token endpoint first; the deprecated v1 path (which stops working on 2027-02-16)
- * only when the versioned one is not there (404), so a HubSpot fake or an older environment still works.
+ * A form POST to one of HubSpot's OAuth endpoints (token, introspection): the credentials and the
+ * token travel in the body, never in the URL. Its status and JSON body, within TOKEN_TIMEOUT_MS.
+ * Docs: https://developers.hubspot.com/docs/api-reference/latest/authentication/oauth-tokens/exchange-oauth-tokens
  */
-export const TOKEN_PATHS = ['/oauth/2026-03/token', '/oauth/v1/token'] as const;
-
-export async function requestToken(apiBaseUrl: string, form: Record<string, string>): Promise<TokenResponse> {
-  let lastStatus: number | null = null;
-  for (const path of TOKEN_PATHS) {
-    // One signal for the request and its body: a token endpoint that stalls is given up (TOKEN_TIMEOUT_MS).
-    const timeoutMs = outboundTimeouts().tokenMs;
-    const signal = AbortSignal.timeout(timeoutMs);
-    let response: Response;
-    let body: unknown;
-    try {
-      // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK's basePath does.
-      response = await fetch(new URL(`${apiBaseUrl.replace(/\/+$/, '')}${path}`), {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams(form).toString(),
-        signal,
-      });
-      body = response.status === 404 ? null : await response.json().catch(() => null);
-    } catch (error) {
-      if (signal.aborted) throw new HubSpotAuthError(`HubSpot token endpoint: no answer within ${timeoutMs} ms`, null, 'transient');
-      throw error;
-    }
-    if (signal.aborted) throw new HubSpotAuthError(`HubSpot token endpoint: no answer within ${timeoutMs} ms`, null, 'transient');
-    lastStatus = response.status;
-    if (response.status === 404) continue;
-    if (!response.ok) {
-      const detail = z.object({ error: z.string().optional(), error_description: z.string().optional(), message: z.string().optional() }).safeParse(body);
-      const why = detail.success ? (detail.data.error_description ?? detail.data.message ?? detail.data.error ?? '') : '';
-      throw new HubSpotAuthError(`HubSpot token endpoint answered ${response.status}${why === '' ? '' : `: ${why}`}`, response.status);
-    }
-    const parsed = TokenResponseSchema.safeParse(body);
-    if (!parsed.success) throw new HubSpotAuthError('HubSpot token endpoint answered 200 without a usable token', response.status);
-    return parsed.data;
+export async function postOAuthForm(apiBaseUrl: string, path: string, form: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  // One signal for the request and its body: an endpoint that stalls is given up.
+  const timeoutMs = outboundTimeouts().tokenMs;
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(hubspotUrl(apiBaseUrl, path), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(form).toString(),
+      signal,
+    });
+    const body: unknown = await response.json().catch(() => null);
+    return { status: response.status, body };
+  } catch {
+    // Neither the address nor the cause (which may quote the body, with its secrets) goes into the error.
+    throw new HubSpotAuthError(`HubSpot OAuth endpoint: no answer${signal.aborted ? ` within ${timeoutMs} ms` : ''}`, null, 'transient');
   }
-  throw new HubSpotAuthError('HubSpot has no token endpoint at this base URL', lastStatus);
+}
+
+/** The token endpoint: an authorization code or a refresh token exchanged for tokens. */
+export async function requestToken(apiBaseUrl: string, form: Record<string, string>): Promise<TokenResponse> {
+  const { status, body } = await postOAuthForm(apiBaseUrl, HUBSPOT_PATHS.token, form);
+  if (status < 200 || status >= 300) {
+    const detail = z.object({ error: z.string().optional(), error_description: z.string().optional(), message: z.string().optional() }).safeParse(body);
+    const why = detail.success ? (detail.data.error_description ?? detail.data.message ?? detail.data.error ?? '') : '';
+    throw new HubSpotAuthError(`HubSpot token endpoint answered ${status}${why === '' ? '' : `: ${why}`}`, status);
+  }
+  const parsed = TokenResponseSchema.safeParse(body);
+  if (!parsed.success) throw new HubSpotAuthError(`HubSpot token endpoint answered ${status} without a usable token`, status);
+  return parsed.data;
 }
 
 /** One refresh per portal at a time, in this process and across processes (connectors/kit/credential-refresh.ts). */

@@ -7,7 +7,7 @@ import type { CrmBackfill } from '../pipeline/crm-module.ts';
 import type { HubSpotApi } from './api.ts';
 import { CONTACT, HubSpotConnector, hubspotApiFor, readProperties } from './connector.ts';
 
-/** Docs: https://developers.hubspot.com/docs/api-reference/crm-contacts-v3/basic/get-crm-v3-objects-contacts */
+/** Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/objects/contacts/basic/list-contacts */
 export function hubspotRecordSource(options: { readonly api: HubSpotApi }): RecordSource {
   const properties = readProperties();
   return async (cursor) => {

@@ -30,7 +30,7 @@ export interface HubSpotPropertyOption {
   readonly hidden: boolean;
 }
 
-/** A `POST /crm/v3/properties/contacts` body (a subset of the SDK's PropertyCreate). */
+/** A `POST /crm/properties/{version}/contacts` body (a subset of HubSpot's PropertyCreate). */
 export interface HubSpotPropertyDefinition {
   readonly name: string;
   readonly label: string;

@@ -8,7 +8,8 @@ import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type Installations, type TargetInput } from '../pipeline/installations.ts';
 import type { Installation } from '../pipeline/model.ts';
-import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi } from './api.ts';
+import { DEFAULT_HUBSPOT_API_BASE, HubSpotApi, hubspotUrl } from './api.ts';
+import { HUBSPOT_PATHS } from './version.ts';
 import { type HubSpotCredentials, HubSpotAuthError, requestToken } from './auth.ts';
 import { HUBSPOT_PROVIDER, hubspotApiFor } from './connector.ts';
 import { type ProvisionReport, provisionHubSpotProperties, removeHubSpotProperties } from './provision.ts';
@@ -125,8 +126,8 @@ const AccountDetailsSchema = z.object({ portalId: z.union([z.number(), z.string(
 /** The portal a token belongs to: from the token response, or else from account-info. */
 async function portalIdFor(apiBaseUrl: string, accessToken: string, hubId: string | number | undefined): Promise<string> {
   if (hubId !== undefined) return String(hubId);
-  // Appended, not resolved: a base URL with a path (a proxy, a fake) keeps it, as the SDK does.
-  const response = await fetch(`${apiBaseUrl.replace(/\/+$/, '')}/account-info/v3/details`, {
+  // Docs: https://developers.hubspot.com/docs/api-reference/latest/account/account-info/get-account-details
+  const response = await fetch(hubspotUrl(apiBaseUrl, HUBSPOT_PATHS.accountDetails), {
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
     // An API call like the others (HUBSPOT_TIMEOUT_MS), the body included.
     signal: AbortSignal.timeout(outboundTimeouts().hubspotMs),

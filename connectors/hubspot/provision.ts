@@ -2,8 +2,10 @@
 // idempotently. What exists is left alone when it matches and updated when its label, description
 // or options drifted; what is missing is created in one batch call; a 409 (created meanwhile by
 // another install attempt) counts as "exists". Nothing is ever duplicated.
-import { HubSpotApi, HubSpotApiError } from './api.ts';
+import { z } from 'zod';
+import { HubSpotApi, HubSpotApiError, Ignored } from './api.ts';
 import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from './fields.ts';
+import { HUBSPOT_PATHS } from './version.ts';
 
 export interface ProvisionReport {
   readonly groupCreated: boolean;
@@ -30,11 +32,7 @@ function sameOptions(definition: HubSpotPropertyDefinition, existing: ExistingPr
   return wanted.length === have.length && wanted.every((w, i) => w === have[i]);
 }
 
-/**
- * The property as HubSpot's create and update calls take it. Our definitions use HubSpot's own type
- * and fieldType strings; the SDK declares them as TypeScript enums with the same values, hence the
- * `as never` at the two call sites (the strings are exactly what goes over the wire).
- */
+/** The property as HubSpot's create and update calls take it (`PropertyCreate`), in HubSpot's own type and fieldType strings. */
 function input(definition: HubSpotPropertyDefinition) {
   return {
     name: definition.name,
@@ -51,23 +49,35 @@ function input(definition: HubSpotPropertyDefinition) {
   };
 }
 
-/** The portal's contact properties (not archived), by name. */
+// `Property` and its list, batch and group answers, as far as provisioning reads them.
+const PropertySchema = z
+  .object({
+    name: z.string(),
+    label: z.string(),
+    description: z.string().default(''),
+    type: z.string(),
+    fieldType: z.string(),
+    groupName: z.string(),
+    options: z.array(z.object({ label: z.string(), value: z.string() }).loose()).default([]),
+  })
+  .loose();
+const PropertiesSchema = z.object({ results: z.array(PropertySchema) }).loose();
+const GroupsSchema = z.object({ results: z.array(z.object({ name: z.string() }).loose()) }).loose();
+
+/**
+ * The portal's contact properties (not archived), by name. HubSpot lists only non-sensitive ones by
+ * default: one of ours that the portal marked sensitive is missing here, and its create answers 409,
+ * which counts as "exists".
+ * Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/core/list-properties
+ */
 async function existingProperties(api: HubSpotApi): Promise<Map<string, ExistingProperty>> {
-  const all = await api.call('list properties', (client, sdk) => client.crm.properties.coreApi.getAll('contacts', false, undefined, sdk));
-  return new Map<string, ExistingProperty>(
-    all.results.map((p) => [
-      p.name,
-      {
-        name: p.name,
-        label: p.label,
-        description: p.description,
-        type: String(p.type),
-        fieldType: String(p.fieldType),
-        groupName: p.groupName,
-        options: p.options.map((o) => ({ label: o.label, value: o.value })),
-      },
-    ]),
-  );
+  const list = await api.call('list properties', { method: 'GET', path: HUBSPOT_PATHS.properties, query: { archived: 'false' } }, PropertiesSchema);
+  return new Map<string, ExistingProperty>(list.results.map((p) => [p.name, { ...p, options: p.options.map((o) => ({ label: o.label, value: o.value })) }]));
+}
+
+/** Creates one property: POST …/properties/{version}/contacts. */
+async function createProperty(api: HubSpotApi, definition: HubSpotPropertyDefinition): Promise<void> {
+  await api.call(`create property ${definition.name}`, { method: 'POST', path: HUBSPOT_PATHS.properties, body: input(definition) }, Ignored);
 }
 
 /** Same name, another type: someone else's property, which we neither change nor archive. */
@@ -76,13 +86,12 @@ function isConflicting(definition: HubSpotPropertyDefinition, existing: Existing
 }
 
 export async function provisionHubSpotProperties(api: HubSpotApi): Promise<ProvisionReport> {
-  const groups = await api.call('list property groups', (client, sdk) => client.crm.properties.groupsApi.getAll('contacts', sdk));
+  // Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/groups/list-property-groups
+  const groups = await api.call('list property groups', { method: 'GET', path: HUBSPOT_PATHS.groups }, GroupsSchema);
   let groupCreated = false;
   if (!groups.results.some((g) => g.name === HUBSPOT_PROPERTY_GROUP.name)) {
     try {
-      await api.call('create property group', (client) =>
-        client.crm.properties.groupsApi.create('contacts', { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label }),
-      );
+      await api.call('create property group', { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label } }, Ignored);
       groupCreated = true;
     } catch (error) {
       if (!(error instanceof HubSpotApiError && error.status === 409)) throw error;
@@ -116,21 +125,21 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       formField: definition.formField,
       ...(definition.options === undefined ? {} : { options: input(definition).options }),
     };
-    await api.call(`update property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.update('contacts', definition.name, changes as never, sdk));
+    // Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/core/update-property
+    await api.call(`update property ${definition.name}`, { method: 'PATCH', path: HUBSPOT_PATHS.property(definition.name), body: changes }, Ignored);
     updated.push(definition.name);
   }
   if (missing.length > 0) {
     try {
-      const response = await api.call('create properties', (client, sdk) =>
-        client.crm.properties.batchApi.create('contacts', { inputs: missing.map((d) => input(d)) as never }, sdk),
-      );
+      // Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/batch/create-properties
+      const response = await api.call('create properties', { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: missing.map((d) => input(d)) } }, PropertiesSchema);
       const made = new Set(response.results.map((p) => p.name));
       created.push(...missing.filter((d) => made.has(d.name)).map((d) => d.name));
       // A 207: the ones HubSpot did not create exist already (a concurrent install) or were refused;
       // one by one, a 409 says which, and any other refusal stops the install with its reason.
       for (const definition of missing.filter((d) => !made.has(d.name))) {
         try {
-          await api.call(`create property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.create('contacts', input(definition) as never, sdk));
+          await createProperty(api, definition);
           created.push(definition.name);
         } catch (inner) {
           if (!(inner instanceof HubSpotApiError && inner.status === 409)) throw inner;
@@ -142,7 +151,7 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       // Some exist already (a concurrent install): create the rest one by one, 409 meaning "exists".
       for (const definition of missing) {
         try {
-          await api.call(`create property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.create('contacts', input(definition) as never, sdk));
+          await createProperty(api, definition);
           created.push(definition.name);
         } catch (inner) {
           if (!(inner instanceof HubSpotApiError && inner.status === 409)) throw inner;
@@ -166,14 +175,15 @@ export async function removeHubSpotProperties(api: HubSpotApi): Promise<number> 
     const have = existing.get(definition.name);
     if (have === undefined || isConflicting(definition, have)) continue;
     try {
-      await api.call(`archive property ${definition.name}`, (client, sdk) => client.crm.properties.coreApi.archive('contacts', definition.name, sdk));
+      // Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/core/archive-property
+      await api.call(`archive property ${definition.name}`, { method: 'DELETE', path: HUBSPOT_PATHS.property(definition.name) }, Ignored);
       removed += 1;
     } catch (error) {
       if (!(error instanceof HubSpotApiError && error.status === 404)) throw error;
     }
   }
   try {
-    await api.call('archive property group', (client, sdk) => client.crm.properties.groupsApi.archive('contacts', HUBSPOT_PROPERTY_GROUP.name, sdk));
+    await api.call('archive property group', { method: 'DELETE', path: HUBSPOT_PATHS.group(HUBSPOT_PROPERTY_GROUP.name) }, Ignored);
   } catch (error) {
     if (!(error instanceof HubSpotApiError && error.status === 404)) throw error;
   }

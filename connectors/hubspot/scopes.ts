@@ -19,7 +19,7 @@ export const HUBSPOT_REQUIRED_SCOPES = [
 /**
  * Scopes granted when the portal has them (app-hsmeta.json `optionalScopes`, the `optional_scope`
  * parameter); HubSpot drops one the portal's subscription lacks instead of refusing the install.
- * - `automation`: `POST /automation/v4/actions/callbacks/{callbackId}/complete`, which finishes a
+ * - `automation`: `POST /automation/actions/callbacks/{version}/complete`, which finishes a
  *   workflow action that answered BLOCK. Workflows (and so custom workflow actions) exist only on
  *   Professional and Enterprise hubs; as a required scope it would keep Free and Starter portals
  *   from installing the app at all, though contact enrichment needs nothing from it.
@@ -30,7 +30,7 @@ export const HUBSPOT_OPTIONAL_SCOPES = ['automation'] as const;
  * Scopes asked for (as optional, `optional_scope`) only when an admin signs in to the console, never
  * at install: the installation's own tokens do not need them. Declared in app-hsmeta.json's
  * `optionalScopes` beside HUBSPOT_OPTIONAL_SCOPES, since HubSpot grants only scopes the app declares.
- * - `settings.users.read`: `GET /settings/v3/users/{userId}`, whose `superAdmin` says whether the user
+ * - `settings.users.read`: `GET /settings/users/{version}/{userId}`, whose `superAdmin` says whether the user
  *   who signed in is a Super Admin of the portal (connectors/hubspot/console-signin.ts).
  */
 export const HUBSPOT_SIGN_IN_SCOPES = ['settings.users.read'] as const;

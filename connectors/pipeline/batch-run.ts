@@ -4,7 +4,7 @@
 import type { EnrichOutcome } from '../../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import type { Job } from './job-queue.ts';
-import type { CrmRecord } from './connector.ts';
+import type { CrmRecord, WriteRefusal } from './connector.ts';
 import { ENRICH_JOB, EnrichJobPayloadSchema } from './enrich-job.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState, StoredAnswer } from './model.ts';
 import { newLogId } from './store.ts';
@@ -49,7 +49,7 @@ export interface PlannedWrite extends Enriched {
 }
 
 /** What the CRM said about one record's write. */
-export type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly message: string };
+export type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason: WriteRefusal; readonly message: string };
 
 /** What became of a slice's enrichments: those answered, and why the rest of the slice must wait, if it must. */
 export interface EnrichRound {

@@ -18,9 +18,14 @@ export type WriteResult =
   | { readonly id: string; readonly ok: true }
   /**
    * not_found: deleted (or converted) since it was read. rejected: the CRM refused this record's
-   * values; retrying will not help. transient: try again later.
+   * values; retrying will not help. validation: a rule of the CRM account's own (a required or
+   * conditionally required property) refused it, and `message` tells the admin what to change.
+   * sensitive: a property the account marked as sensitive data, which we may not write. transient:
+   * try again later. Only transient is retried.
    */
-  | { readonly id: string; readonly ok: false; readonly reason: 'not_found' | 'rejected' | 'transient'; readonly message: string };
+  | { readonly id: string; readonly ok: false; readonly reason: WriteRefusal; readonly message: string };
+
+export type WriteRefusal = 'not_found' | 'rejected' | 'validation' | 'sensitive' | 'transient';
 
 /** A value of the enrichment before a connector formats it for its CRM. */
 export type FieldValue = string | number | boolean | readonly string[];

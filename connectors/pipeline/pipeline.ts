@@ -29,7 +29,7 @@ import {
   holdTheRest,
   quotaPerLookup,
 } from './batch-run.ts';
-import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate } from './connector.ts';
+import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type RecordUpdate, type WriteRefusal } from './connector.ts';
 import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, Outcome, StoredAnswer } from './model.ts';
@@ -647,7 +647,7 @@ export class Pipeline {
     run.dispose(work, { kind: 'complete' });
   }
 
-  /** A record the CRM did not take: gone (done), refused for good, or to try again. */
+  /** A record the CRM did not take: gone (done), refused for good (its reason logged), or to try again. */
   private recordRefused(run: BatchRun, object: string, item: PlannedWrite, result: Extract<WriteResult, { ok: false }>): void {
     const extra = { latencyMs: item.latencyMs, quotaConsumed: item.reusedFrom === undefined ? quotaPerLookup(run.installation) : 0 };
     if (result.reason === 'not_found') {
@@ -655,8 +655,8 @@ export class Pipeline {
       run.dispose(item.work, { kind: 'complete' });
       return;
     }
-    const retryable = result.reason !== 'rejected';
-    run.log(object, item.work, retryable ? 'failed:crm_write' : 'failed:crm_rejected', { ...extra, detail: result.message });
+    const retryable = result.reason === 'transient';
+    run.log(object, item.work, REFUSAL_OUTCOMES[result.reason], { ...extra, detail: result.message });
     run.dispose(item.work, { kind: 'fail', error: `CRM write ${result.reason}: ${result.message}`, retryable });
   }
 
@@ -701,6 +701,14 @@ export class Pipeline {
 }
 
 /** The SecretBox context kept answers are sealed under: they open nowhere else. */
+/** The log's outcome for a record the CRM did not take (not_found is logged as skipped:record_deleted). */
+const REFUSAL_OUTCOMES: Record<Exclude<WriteRefusal, 'not_found'>, Outcome> = {
+  rejected: 'failed:crm_rejected',
+  validation: 'failed:crm_validation',
+  sensitive: 'failed:crm_sensitive',
+  transient: 'failed:crm_write',
+};
+
 const ANSWER_CONTEXT = 'reusable-answer';
 
 const KeptResponseSchema = z.looseObject({});

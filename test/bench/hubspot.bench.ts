@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { ROOT, freePort, latencyStats, machine, signedCreationBatch, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
@@ -26,7 +27,7 @@ const EVENTS_PER_BATCH = 100;
 const CONCURRENT_DELIVERIES = 10;
 const WARM_UP_BATCHES = 20;
 const BASELINE_BATCHES = 50;
-const UPDATE_PATH = '/crm/v3/objects/contacts/batch/update';
+const UPDATE_PATH = HUBSPOT_PATHS.contactsBatchUpdate;
 const TARGETS = { ackP99Ms: 50, writeBackP50Ms: 2_000 } as const;
 /** The account's default enrichment rate (5/s per token): creations are spaced to stay under it. */
 const CREATION_SPACING_MS = 250;

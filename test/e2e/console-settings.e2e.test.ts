@@ -20,6 +20,7 @@ import { type ConsolePortal, PORTAL_ID, startConsolePortal } from '../support/co
 import type { FakeHubSpot, WebhookEvent } from '../support/fake-hubspot.ts';
 import { asJson } from '../support/folder-runtime.ts';
 import { until } from '../support/processes.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const OTHER_PORTAL_ID = '99999';
 const NET_WORTH = hubspotPropertyFor('household.net_worth') ?? 'missing';
@@ -103,7 +104,7 @@ async function loggedFor(counts: Readonly<Record<string, number>>): Promise<void
 function writesTo(id: string): Record<string, string>[] {
   const Body = z.object({ inputs: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.string()) })) });
   return fake.requests
-    .filter((request) => request.method === 'POST' && request.path === '/crm/v3/objects/contacts/batch/update')
+    .filter((request) => request.method === 'POST' && request.path === HUBSPOT_PATHS.contactsBatchUpdate)
     .flatMap((request) => Body.parse(request.body).inputs)
     .filter((input) => input.id === id)
     .map((input) => input.properties);

@@ -20,6 +20,7 @@ import { withRuntime } from '../../server/runtime.ts';
 import { type FakeHubSpot, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { REPO } from '../support/processes.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const execFileAsync = promisify(execFile);
 const NAMES = hubspotProperties().map((p) => p.name);
@@ -199,7 +200,7 @@ describe('enrichbridge hubspot connect', () => {
     expect(ours(fake).sort()).toEqual([...NAMES].sort());
     expect(fake.groups.has('enrichbridge')).toBe(true);
     // The token was checked with one list call before anything was stored.
-    expect(fake.requests[0]).toMatchObject({ method: 'GET', path: '/crm/v3/objects/contacts', token: fake.tokens.staticToken, status: 200 });
+    expect(fake.requests[0]).toMatchObject({ method: 'GET', path: HUBSPOT_PATHS.contacts, token: fake.tokens.staticToken, status: 200 });
     const shown = await folder.installation(id);
     expect(shown).toEqual({ id, provider: 'hubspot', externalAccountId: fake.portalId, environment: 'sandbox', status: 'active' });
     expect(await folder.tokensOf('owner')).toEqual([expect.objectContaining({ environment: 'sandbox', revokedAt: null })]);
@@ -239,7 +240,7 @@ describe('enrichbridge hubspot connect', () => {
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toMatch(/^enrichbridge: .*HubSpot.*401/m);
     expect(failed.stderr).not.toMatch(/\n\s+at /);
-    expect(fake.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /crm/v3/objects/contacts 401']);
+    expect(fake.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([`GET ${HUBSPOT_PATHS.contacts} 401`]);
     expect(ours(fake)).toEqual([]);
     expect(await folder.installations()).toEqual([]);
     expect(await folder.tokensOf('owner')).toEqual([]);

@@ -17,10 +17,11 @@ import { type FakeContact, type FakeHubSpot, type WebhookDelivery, startFakeHubS
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, startProcess, killProcess, until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
-const UPDATE_PATH = '/crm/v3/objects/contacts/batch/update';
+const UPDATE_PATH = HUBSPOT_PATHS.contactsBatchUpdate;
 
 const LogSchema = z.array(z.object({ recordId: z.string(), outcome: z.string(), fieldsWritten: z.array(z.string()) }));
 type LogEntries = z.infer<typeof LogSchema>;

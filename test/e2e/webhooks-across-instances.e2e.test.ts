@@ -13,10 +13,11 @@ import { type Proc, cli, freePort, killProcess, startProcess, until } from '../s
 import { TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { workerProcess } from '../../connectors/pipeline/worker.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
-const UPDATE_PATH = '/crm/v3/objects/contacts/batch/update';
+const UPDATE_PATH = HUBSPOT_PATHS.contactsBatchUpdate;
 const UpdateBodySchema = z.object({ inputs: z.array(z.object({ id: z.string() })) });
 
 const running: Proc[] = [];

@@ -13,6 +13,7 @@ import { MemoryCrmConnector, type Properties } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 /** The database of the block running now: every block below runs once per test database (SQLite, and PostgreSQL when TEST_DATABASE_URL is set). */
 let database: TestDatabase | undefined;
@@ -313,7 +314,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       expect(result).toMatchObject({ scanned: total, withMatchKey: total - keyless, toEnrich: total - keyless, quotaUnits: 0 });
       expect(new Set(result.pages.flatMap((p) => p.ids)).size).toBe(total - keyless);
       const calls = hub.requests.filter((r) => r.path.startsWith('/crm/'));
-      expect(calls.every((r) => r.method === 'GET' && r.path === '/crm/v3/objects/contacts' && r.status === 200)).toBe(true);
+      expect(calls.every((r) => r.method === 'GET' && r.path === HUBSPOT_PATHS.contacts && r.status === 200)).toBe(true);
       expect(calls).toHaveLength(Math.ceil(total / 100));
       expect(calls[0]?.query.after).toBeUndefined();
       expect(calls.slice(1).every((r) => r.query.after?.length === 1)).toBe(true);

@@ -3,10 +3,10 @@
 // fake's token endpoint, and signed webhook batches (checked with @hubspot/api-client's Signature).
 import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
 import { Signature } from '@hubspot/api-client';
-import { PropertyCreateFieldTypeEnum, PropertyCreateTypeEnum } from '@hubspot/api-client/lib/codegen/crm/properties/models/PropertyCreate.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HubSpotApi, HubSpotApiError } from '../../connectors/hubspot/api.ts';
+import { HubSpotApi, HubSpotApiError, Ignored } from '../../connectors/hubspot/api.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 import { requestToken } from '../../connectors/hubspot/auth.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
@@ -21,6 +21,8 @@ let receiver: Server;
 let targetUrl: string;
 const received: Received[] = [];
 let portals = 0;
+/** A list or batch answer, as far as these tests read it. */
+const Results = z.object({ results: z.array(z.looseObject({ name: z.string() })), errors: z.array(z.unknown()).optional() }).loose();
 
 function api(token: () => Promise<string> = () => Promise.resolve(fake.tokens.staticToken), refresh?: () => Promise<string | null>) {
   const sleeps: number[] = [];
@@ -105,30 +107,30 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     const contact = await fake.createContact({ email: 'p@example.com' }, { notify: false });
     const { client } = api();
     const refused = await client.updateContacts([{ id: contact.id, properties: { wf_household_matched: 'true' } }]);
-    expect(refused).toEqual([{ id: contact.id, ok: false, reason: 'rejected', message: expect.stringContaining('PROPERTY_DOESNT_EXIST') }]);
+    expect(refused).toEqual([{ id: contact.id, ok: false, reason: 'validation', message: expect.stringContaining('PROPERTY_DOESNT_EXIST') }]);
 
-    await client.call('create group', (c) => c.crm.properties.groupsApi.create('contacts', { name: 'enrichbridge', label: 'Windfall enrichment' }));
+    await client.call('create group', { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: 'enrichbridge', label: 'Windfall enrichment' } }, Ignored);
     const definition = {
       name: 'wf_household_matched',
       label: 'Windfall: Household matched',
       groupName: 'enrichbridge',
-      type: PropertyCreateTypeEnum.Bool,
-      fieldType: PropertyCreateFieldTypeEnum.Booleancheckbox,
+      type: 'bool',
+      fieldType: 'booleancheckbox',
       options: [
         { label: 'Yes', value: 'true', displayOrder: 0, hidden: false },
         { label: 'No', value: 'false', displayOrder: 1, hidden: false },
       ],
     };
-    await client.call('create property', (c) => c.crm.properties.coreApi.create('contacts', definition));
-    const again = await client.call('create property', (c) => c.crm.properties.coreApi.create('contacts', definition)).catch((error: unknown) => error);
+    await client.call('create property', { method: 'POST', path: HUBSPOT_PATHS.properties, body: definition }, Ignored);
+    const again = await client.call('create property', { method: 'POST', path: HUBSPOT_PATHS.properties, body: definition }, Ignored).catch((error: unknown) => error);
     expect(again).toBeInstanceOf(HubSpotApiError);
     expect(again).toMatchObject({ status: 409, category: 'OBJECT_ALREADY_EXISTS' });
 
     expect(await client.updateContacts([{ id: contact.id, properties: { wf_household_matched: 'yes' } }])).toEqual([
-      { id: contact.id, ok: false, reason: 'rejected', message: expect.stringContaining('INVALID_OPTION') },
+      { id: contact.id, ok: false, reason: 'validation', message: expect.stringContaining('INVALID_OPTION') },
     ]);
     expect(await client.updateContacts([{ id: contact.id, properties: { wf_household_matched: true } }])).toEqual([{ id: contact.id, ok: true }]);
-    const all = await client.call('list properties', (c) => c.crm.properties.coreApi.getAll('contacts'));
+    const all = await client.call('list properties', { method: 'GET', path: HUBSPOT_PATHS.properties }, Results);
     expect(all.results.find((p) => p.name === 'wf_household_matched')).toMatchObject({ type: 'bool', fieldType: 'booleancheckbox', groupName: 'enrichbridge' });
   });
 
@@ -214,24 +216,24 @@ describe('the HubSpot fake, through HubSpotApi', () => {
 
   it('serves the rest of what install, provisioning and workflow actions call: batch create, update, archive, groups, account info, callbacks, scopes', async () => {
     const { client } = api();
-    await client.call('create group', (c) => c.crm.properties.groupsApi.create('contacts', { name: 'extra', label: 'Extra' }));
-    const text = (name: string) => ({ name, label: name, groupName: 'extra', type: PropertyCreateTypeEnum.String, fieldType: PropertyCreateFieldTypeEnum.Text });
-    await client.call('create', (c) => c.crm.properties.coreApi.create('contacts', text('wf_one')));
-    const batch = await client.call('batch create', (c) => c.crm.properties.batchApi.create('contacts', { inputs: [text('wf_one'), text('wf_two')] }));
+    await client.call('create group', { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: 'extra', label: 'Extra' } }, Ignored);
+    const text = (name: string) => ({ name, label: name, groupName: 'extra', type: 'string', fieldType: 'text' });
+    await client.call('create', { method: 'POST', path: HUBSPOT_PATHS.properties, body: text('wf_one') }, Ignored);
+    const batch = await client.call('batch create', { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: [text('wf_one'), text('wf_two')] } }, Results);
     expect(batch.results.map((p) => p.name)).toEqual(['wf_two']);
-    expect('errors' in batch ? batch.errors : []).toEqual([expect.objectContaining({ category: 'OBJECT_ALREADY_EXISTS', context: { name: ['wf_one'] } })]);
-    expect(await client.call('update', (c) => c.crm.properties.coreApi.update('contacts', 'wf_two', { label: 'Two' }))).toMatchObject({ name: 'wf_two', label: 'Two' });
-    await client.call('archive', (c) => c.crm.properties.coreApi.archive('contacts', 'wf_two'));
-    const gone = await client.call('archive', (c) => c.crm.properties.coreApi.archive('contacts', 'wf_two')).catch((e: unknown) => e);
+    expect(batch.errors).toEqual([expect.objectContaining({ category: 'OBJECT_ALREADY_EXISTS', context: { name: ['wf_one'] } })]);
+    expect(await client.call('update', { method: 'PATCH', path: HUBSPOT_PATHS.property('wf_two'), body: { label: 'Two' } }, z.unknown())).toMatchObject({ name: 'wf_two', label: 'Two' });
+    await client.call('archive', { method: 'DELETE', path: HUBSPOT_PATHS.property('wf_two') }, Ignored);
+    const gone = await client.call('archive', { method: 'DELETE', path: HUBSPOT_PATHS.property('wf_two') }, Ignored).catch((e: unknown) => e);
     expect(gone).toMatchObject({ status: 404 });
-    expect((await client.call('groups', (c) => c.crm.properties.groupsApi.getAll('contacts'))).results.map((g) => g.name)).toContain('extra');
-    await client.call('archive group', (c) => c.crm.properties.groupsApi.archive('contacts', 'extra'));
+    expect((await client.call('groups', { method: 'GET', path: HUBSPOT_PATHS.groups }, Results)).results.map((g) => g.name)).toContain('extra');
+    await client.call('archive group', { method: 'DELETE', path: HUBSPOT_PATHS.group('extra') }, Ignored);
     expect(fake.groups.has('extra')).toBe(false);
 
-    const details = await fetch(`${fake.url}/account-info/v3/details`, { headers: { authorization: `Bearer ${fake.tokens.staticToken}` } });
+    const details = await fetch(`${fake.url}${HUBSPOT_PATHS.accountDetails}`, { headers: { authorization: `Bearer ${fake.tokens.staticToken}` } });
     expect(await details.json()).toMatchObject({ portalId: Number(fake.portalId) });
 
-    await client.call('complete', (c) => c.automation.actions.callbacksApi.complete('cb-42', { outputFields: { hs_execution_state: 'SUCCESS' } }));
+    await client.call('complete', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: [{ callbackId: 'cb-42', outputFields: { hs_execution_state: 'SUCCESS' }, typedOutputs: {} }] } }, Ignored);
     expect(fake.callbacks).toEqual([{ callbackId: 'cb-42', body: { outputFields: { hs_execution_state: 'SUCCESS' } } }]);
 
     const narrow = fake.tokens.issue({ scopes: ['oauth', 'crm.objects.contacts.read'] });
@@ -261,15 +263,18 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     expect(again.events.map((e) => e.eventId)).toEqual(last.events.map((e) => e.eventId));
   });
 
-  it('can hide the versioned token path, so a client must fall back to /oauth/v1/token', async () => {
-    const legacy = await startFakeHubSpot({ versionedTokenPath: false });
-    try {
-      const code = legacy.tokens.authorizationCode();
-      const token = await requestToken(legacy.url, { grant_type: 'authorization_code', client_id: legacy.clientId, client_secret: legacy.clientSecret, code });
-      expect(legacy.tokens.isValid(token.access_token)).toBe(true);
-      expect(legacy.requests.map((r) => `${r.path} ${r.status}`)).toEqual(['/oauth/2026-03/token 404', '/oauth/v1/token 200']);
-    } finally {
-      await legacy.close();
+  it('answers 410 to every numbered (legacy) API path, as HubSpot will once they are retired', async () => {
+    for (const [method, path] of [
+      ['POST', '/oauth/v1/token'],
+      ['GET', '/oauth/v1/access-tokens/CNa1-x'],
+      ['POST', '/crm/v3/objects/contacts/batch/update'],
+      ['GET', '/crm/v3/properties/contacts'],
+      ['POST', '/automation/v4/actions/callbacks/complete'],
+      ['GET', '/settings/v3/users/1'],
+      ['GET', '/account-info/v3/details'],
+    ] as const) {
+      const response = await fetch(`${fake.url}${path}`, { method, headers: { authorization: `Bearer ${fake.tokens.staticToken}` } });
+      expect([path, response.status]).toEqual([path, 410]);
     }
   });
 });

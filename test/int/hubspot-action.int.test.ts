@@ -28,13 +28,14 @@ import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support
 import { tempDir } from '../support/harness.ts';
 import { until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const CLIENT_SECRET = '7d0c9b8a-1e2f-4a3b-9c4d-5e6f7a8b9c0d';
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
 const PUBLIC_URL = 'https://enrich.example.com';
 const ACTION_ROUTE = '/webhooks/hubspot/actions/enrich';
-const CALLBACK_PATH = /^\/automation\/v4\/actions\/callbacks\//;
+const CALLBACK_PATH = new RegExp(`^${HUBSPOT_PATHS.callbacksComplete}$`);
 const logger = createLogger('silent');
 
 const amanda = persona('Amanda Taylor');
@@ -290,7 +291,7 @@ async function outcomesOf(rig: Rig, inst: Installation, recordId: string): Promi
   return entries.map((entry) => entry.outcome).sort();
 }
 
-const updateWrites = (fake: FakeHubSpot) => fake.requests.filter((r) => r.method === 'POST' && r.path === '/crm/v3/objects/contacts/batch/update');
+const updateWrites = (fake: FakeHubSpot) => fake.requests.filter((r) => r.method === 'POST' && r.path === HUBSPOT_PATHS.contactsBatchUpdate);
 const callbackRequests = (fake: FakeHubSpot) => fake.requests.filter((r) => CALLBACK_PATH.test(r.path));
 
 function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
@@ -581,7 +582,7 @@ describe('POST /webhooks/hubspot/actions/enrich: not settled in time, BLOCK and 
 
     expect(fake.callbacks).toEqual([{ callbackId: request.callbackId, body: { outputFields: successOutputsOf(contact(fake, created.id)) } }]);
     expect(fake.callbacks[0]?.body).toEqual({ outputFields: AMANDA_OUTPUTS });
-    expect(callbackRequests(fake).map((r) => [r.method, r.path, r.status])).toEqual([['POST', `/automation/v4/actions/callbacks/${request.callbackId}/complete`, 204]]);
+    expect(callbackRequests(fake).map((r) => [r.method, r.path, r.status])).toEqual([['POST', HUBSPOT_PATHS.callbacksComplete, 204]]);
     expect(await jobsOf(rig)).toEqual([{ state: 'done', recordId: created.id, trigger: 'action', callbackId: request.callbackId }]);
     expect(await outcomesOf(rig, inst, created.id)).toEqual(['enriched']);
   });
@@ -653,32 +654,36 @@ describe('POST /webhooks/hubspot/actions/enrich: what HubSpot hears when the com
     expect(fake.callbacks).toEqual([{ callbackId: request.callbackId, body: { outputFields: { hs_execution_state: 'FAIL_CONTINUE' } } }]);
   });
 
-  it('still completes the other callbacks of a batch when HubSpot refuses one completion', async () => {
+  it('completes a batch of callbacks in one call, and still completes the others when HubSpot refuses one of them', async () => {
     const rig = await startRig({ worker: 'manual' });
     const fake = await startFake();
     const inst = await install(rig, fake);
-    const first = await createPersonaContact(fake, amanda);
-    const second = await createPersonaContact(fake, daniel);
-    const requests = [ActionRequestSchema.parse(actionRequest(first.id)), ActionRequestSchema.parse(actionRequest(second.id))];
+    const contacts = [await createPersonaContact(fake, amanda), await createPersonaContact(fake, daniel), await createPersonaContact(fake, amanda)];
+    const requests = contacts.map((c) => ActionRequestSchema.parse(actionRequest(c.id)));
     for (const request of requests) {
       const answer = await acceptAction(request, inst, rig.runtime.opened.queue, { waitMs: 20 });
       expect(answer.outputFields).toMatchObject({ hs_execution_state: 'BLOCK' });
     }
-    // The first completion HubSpot is asked for is refused (the portal's daily limit).
-    fake.failNext(1, 'DAILY', { path: CALLBACK_PATH });
+    // The first enrollment expired in HubSpot: a batch naming it is refused whole (400).
+    const [expired] = requests;
+    if (expired === undefined) throw new Error('no request');
+    fake.expireCallback(expired.callbackId);
 
     rig.startWorker().wake();
-    await until('both jobs done', async () => ((await jobsOf(rig)).every((job) => job.state === 'done') ? true : undefined));
+    await until('every job done', async () => ((await jobsOf(rig)).every((job) => job.state === 'done') ? true : undefined));
     // Stopping waits for the batch in flight, its callback hook included.
     await rig.stopWorker();
 
-    expect(callbackRequests(fake).map((r) => r.status)).toEqual([429, 204]);
-    expect(fake.callbacks).toHaveLength(1);
-    const [completed] = fake.callbacks;
-    const index = requests.findIndex((r) => r.callbackId === completed?.callbackId);
-    const completedContact = [first, second][index];
-    expect(completedContact).toBeDefined();
-    if (completedContact !== undefined) expect(completed?.body).toEqual({ outputFields: successOutputsOf(contact(fake, completedContact.id)) });
+    // One batch call for the three, refused; then each alone: the expired one refused, the others completed.
+    const calls = callbackRequests(fake);
+    expect(calls[0]).toMatchObject({ status: 400, body: { inputs: expect.arrayContaining(requests.map((r) => expect.objectContaining({ callbackId: r.callbackId, typedOutputs: {} }))) } });
+    expect(calls.slice(1).map((r) => r.status).sort()).toEqual([204, 204, 400]);
+    expect(fake.callbacks.map((c) => c.callbackId).sort()).toEqual(requests.slice(1).map((r) => r.callbackId).sort());
+    for (const completed of fake.callbacks) {
+      const index = requests.findIndex((r) => r.callbackId === completed.callbackId);
+      const completedContact = contacts[index];
+      if (completedContact !== undefined) expect(completed.body).toEqual({ outputFields: successOutputsOf(contact(fake, completedContact.id)) });
+    }
   });
 });
 

@@ -13,13 +13,13 @@ import { CrmError, type WriteResult } from '../../connectors/pipeline/connector.
 import type { Installations } from '../../connectors/pipeline/installations.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { caught } from '../support/harness.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const BASE = 'https://api.hubapi.com';
-const READ = '/crm/v3/objects/contacts/batch/read';
-const UPDATE = '/crm/v3/objects/contacts/batch/update';
-const LIST = '/crm/v3/objects/contacts';
-const TOKEN = '/oauth/2026-03/token';
-const TOKEN_V1 = '/oauth/v1/token';
+const READ = HUBSPOT_PATHS.contactsBatchRead;
+const UPDATE = HUBSPOT_PATHS.contactsBatchUpdate;
+const LIST = HUBSPOT_PATHS.contacts;
+const TOKEN = HUBSPOT_PATHS.token;
 
 const FixtureSchema = z.object({
   status: z.number().int(),
@@ -85,7 +85,7 @@ afterAll(() => {
   nock.enableNetConnect();
 });
 
-describe('readContacts (POST /crm/v3/objects/contacts/batch/read)', () => {
+describe('readContacts (POST /crm/objects/{version}/contacts/batch/read)', () => {
   it('sends {inputs:[{id}], properties, propertiesWithHistory: []} with archived=false and the bearer token, and keeps exactly the properties asked for', async () => {
     const scope = nock(BASE)
       .matchHeader('authorization', 'Bearer tok-1')
@@ -137,7 +137,7 @@ describe('readContacts (POST /crm/v3/objects/contacts/batch/read)', () => {
   });
 });
 
-describe('updateContacts (POST /crm/v3/objects/contacts/batch/update)', () => {
+describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', () => {
   const updates = [
     { id: '75310501', properties: { wf_enrichment_status: 'enriched', wf_hh_net_worth: 2500000, wf_household_matched: 'true' } },
     { id: '75310502', properties: { wf_enrichment_status: 'no_match', wf_hh_net_worth: null, wf_household_matched: 'false' } },
@@ -199,11 +199,13 @@ describe('updateContacts (POST /crm/v3/objects/contacts/batch/update)', () => {
     expect(api.calls).toBe(2);
   });
 
-  it('on a whole-batch 400 that names no record (a property that does not exist), rejects every record', async () => {
+  it('on a whole-batch 400 for a property that does not exist, refuses every record that writes it (crm validation), in one call', async () => {
     const scope = nock(BASE).post(UPDATE, { inputs: sent }).reply(...reply('batch-update-400-property.json'));
-    const results = await apiWith().api.updateContacts(updates);
+    const { api } = apiWith();
+    const results = await api.updateContacts(updates);
     scope.done();
-    expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['rejected', 'rejected']);
+    expect(api.calls).toBe(1);
+    expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['validation', 'validation']);
     expect(results[0]).toMatchObject({ message: expect.stringContaining('PROPERTY_DOESNT_EXIST') });
   });
 
@@ -344,7 +346,7 @@ describe('401 and 403', () => {
   });
 });
 
-describe('listContacts (GET /crm/v3/objects/contacts)', () => {
+describe('listContacts (GET /crm/objects/{version}/contacts)', () => {
   it('pages with `after` until HubSpot sends no paging', async () => {
     const scope = nock(BASE)
       .get(LIST)
@@ -499,19 +501,19 @@ describe('OAuth tokens', () => {
     scope.done();
   });
 
-  it('falls back to /oauth/v1/token when the versioned path answers 404', async () => {
+  it('refreshes on the date-based token endpoint only: a 404 there is an error, with no legacy fallback', async () => {
     const id = await install(oauth(60_000));
     const scope = nock(BASE)
       .post(TOKEN, refreshForm)
-      .reply(404, { status: 'error', message: 'Resource not found', correlationId: 'c0ffee00-0000-4000-8000-000000000404', category: 'OBJECT_NOT_FOUND' })
-      .post(TOKEN_V1, refreshForm)
-      .reply(...reply('token-200.json'));
-    expect(await new HubSpotTokenSource(id, installations, () => NOW).accessToken()).toBe('CNa1-fresh-access-token-0002');
+      .reply(404, { status: 'error', message: 'Resource not found', correlationId: 'c0ffee00-0000-4000-8000-000000000404', category: 'OBJECT_NOT_FOUND' });
+    const error = await caught(new HubSpotTokenSource(id, installations, () => NOW).accessToken());
     scope.done();
+    expect(error).toBeInstanceOf(HubSpotAuthError);
+    expect(error).toMatchObject({ status: 404, message: expect.stringContaining('answered 404') });
   });
 
   it('keeps the path of a base URL (a proxy or a fake) for the token endpoint, as the SDK does for API calls', async () => {
-    const scope = nock('https://egress.example.test').post('/hubspot/oauth/2026-03/token', refreshForm).reply(...reply('token-200.json'));
+    const scope = nock('https://egress.example.test').post(`/hubspot${HUBSPOT_PATHS.token}`, refreshForm).reply(...reply('token-200.json'));
     const token = await requestToken('https://egress.example.test/hubspot/', refreshForm);
     scope.done();
     expect(token).toMatchObject({ access_token: 'CNa1-fresh-access-token-0002', hub_id: 62515, expires_in: 1800 });

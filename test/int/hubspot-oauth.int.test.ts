@@ -21,6 +21,7 @@ import { type Runtime, crmModules, routeContext, openRuntime, startServer } from
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { type Page, browserGet } from '../support/browser.ts';
 import { tempDir } from '../support/harness.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const PUBLIC_URL = 'https://enrich.example.com';
 const APP_ID = '1160452';
@@ -312,7 +313,7 @@ describe('GET /oauth/hubspot/callback: the install', () => {
     // The state cookie has done its job.
     expect(page.setCookies.find((c) => c.startsWith(`${COOKIE}=`))).toMatch(/Max-Age=0/i);
     // The date-versioned token endpoint, not the deprecated v1 path.
-    expect(tokenRequests(rig.fake).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /oauth/2026-03/token']);
+    expect(tokenRequests(rig.fake).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${HUBSPOT_PATHS.token}`]);
     expect(rig.fake.tokens.grants).toEqual(['authorization_code']);
 
     const [installation, ...others] = await installations(rig);
@@ -407,7 +408,7 @@ describe('GET /oauth/hubspot/callback: the install', () => {
   it('leaves no installation behind when the properties cannot be provisioned', async () => {
     const rig = await startRig();
     const { state, cookie } = await beginInstall(rig);
-    rig.fake.failNext(5, 'UNAUTHORIZED', { path: '/crm/v3/properties' });
+    rig.fake.failNext(5, 'UNAUTHORIZED', { path: HUBSPOT_PATHS.properties });
 
     const page = await callback(rig, { code: grant(rig), state }, cookie);
 
@@ -422,14 +423,14 @@ describe('GET /oauth/hubspot/callback: the install', () => {
     // The fake's tokens, answered without hub_id (older token responses carry none).
     const tokens = rig.fake.tokens.issue();
     const scope = nock(rig.fake.url, { allowUnmocked: true })
-      .post('/oauth/2026-03/token', (body: Record<string, string>) => body.grant_type === 'authorization_code' && body.code === 'code-without-hub-id')
+      .post(HUBSPOT_PATHS.token, (body: Record<string, string>) => body.grant_type === 'authorization_code' && body.code === 'code-without-hub-id')
       .reply(200, { token_type: 'bearer', access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_in: 1800 });
 
     const page = await callback(rig, { code: 'code-without-hub-id', state }, cookie);
 
     scope.done();
     expect(page.status).toBe(200);
-    expect(rig.fake.requests.some((r) => r.path === '/account-info/v3/details' && r.token === tokens.accessToken)).toBe(true);
+    expect(rig.fake.requests.some((r) => r.path === HUBSPOT_PATHS.accountDetails && r.token === tokens.accessToken)).toBe(true);
     expect(await installations(rig)).toEqual([expect.objectContaining({ externalAccountId: PORTAL_ID })]);
   });
 });

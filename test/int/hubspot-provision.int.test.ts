@@ -4,7 +4,9 @@
 // a concurrent install's properties (207 or 409 on batch create) counted as existing, and removal.
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HubSpotApi, HubSpotApiError, type SdkCall } from '../../connectors/hubspot/api.ts';
+import { z } from 'zod';
+import { HubSpotApi, HubSpotApiError, type HubSpotRequest } from '../../connectors/hubspot/api.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 import type { CallOptions } from '../../connectors/pipeline/connector.ts';
 import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { provisionHubSpotProperties, removeHubSpotProperties } from '../../connectors/hubspot/provision.ts';
@@ -12,7 +14,7 @@ import { type FakeHubSpot, type FakeProperty, type FakeRequest, startFakeHubSpot
 
 const DEFINITIONS = hubspotProperties();
 const NAMES = DEFINITIONS.map((d) => d.name);
-const PROPERTIES_PATH = '/crm/v3/properties/contacts';
+const PROPERTIES_PATH = HUBSPOT_PATHS.properties;
 const BATCH_CREATE_PATH = `${PROPERTIES_PATH}/batch/create`;
 
 const fakes: FakeHubSpot[] = [];
@@ -57,15 +59,15 @@ class RacedApi extends HubSpotApi {
     super(apiOptions(fake));
   }
 
-  override call<T>(what: string, run: SdkCall<T>, options?: CallOptions): Promise<T> {
+  override call<T>(what: string, request: HubSpotRequest, schema: z.ZodType<T>, options?: CallOptions): Promise<T> {
     if (what === this.before) this.race();
-    return super.call(what, run, options);
+    return super.call(what, request, schema, options);
   }
 }
 
 /** Requests that change the portal's properties or groups (anything but reads). */
 function propertyWrites(fake: FakeHubSpot): FakeRequest[] {
-  return fake.requests.filter((r) => r.path.startsWith('/crm/v3/properties/') && r.method !== 'GET');
+  return fake.requests.filter((r) => r.path.startsWith(PROPERTIES_PATH) && r.method !== 'GET');
 }
 
 function definition(name: string): HubSpotPropertyDefinition {
@@ -310,7 +312,7 @@ describe('removeHubSpotProperties against the fake HubSpot', () => {
 const BASE = 'https://api.hubapi.com';
 const CORRELATION = { 'content-type': 'application/json;charset=utf-8', 'x-hubspot-correlation-id': '2dea5219-07f2-40ce-82ec-9c2e302317a4' };
 
-/** A property as GET /crm/v3/properties/contacts returns it (the fields HubSpot sends, in its order). */
+/** A property as GET /crm/properties/{version}/contacts returns it (the fields HubSpot sends, in its order). */
 function listed(d: HubSpotPropertyDefinition) {
   return {
     updatedAt: '2026-05-04T14:00:00.000Z',
@@ -381,16 +383,16 @@ describe('provisionHubSpotProperties against HubSpot’s answer shapes (nock)', 
     };
     const scope = nock(BASE)
       .matchHeader('authorization', 'Bearer pat-na1-test')
-      .get('/crm/v3/properties/contacts/groups')
+      .get(HUBSPOT_PATHS.groups)
       .reply(200, { results: [{ name: 'contactinformation', label: 'Contact information', displayOrder: 0, archived: false }, { name: 'enrichbridge', label: 'Windfall enrichment', displayOrder: 5, archived: false }] }, CORRELATION)
-      .get('/crm/v3/properties/contacts')
+      .get(HUBSPOT_PATHS.properties)
       .query({ archived: 'false' })
       .reply(200, { results: [email, ...present.map(listed)] }, CORRELATION)
-      .post('/crm/v3/properties/contacts/batch/create', { inputs: [createBody(first), createBody(second)] })
+      .post(HUBSPOT_PATHS.propertiesBatchCreate, { inputs: [createBody(first), createBody(second)] })
       .reply(409, exists(first.name), CORRELATION)
-      .post('/crm/v3/properties/contacts', createBody(first))
+      .post(HUBSPOT_PATHS.properties, createBody(first))
       .reply(409, exists(first.name), CORRELATION)
-      .post('/crm/v3/properties/contacts', createBody(second))
+      .post(HUBSPOT_PATHS.properties, createBody(second))
       .reply(201, listed(second), CORRELATION);
 
     const api = new HubSpotApi({ portalId: 'nock-provision', accessToken: () => Promise.resolve('pat-na1-test'), requestsPer10s: 100_000 });

@@ -17,6 +17,7 @@ import { startPipeline } from '../support/pipeline-harness.ts';
 import { RedisOutage, TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
 import { byEmail, persona } from '../support/requests.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const logger = createLogger('silent');
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -103,8 +104,8 @@ describe('GET /metrics', () => {
     const api = new HubSpotApi({ portalId: 'metrics-portal', accessToken: () => Promise.resolve('tok'), sleep: () => Promise.resolve() });
     const fixture = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../fixtures/hubspot/batch-read-200.json'), 'utf8')) as { body: unknown };
     const tenSecondly = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../fixtures/hubspot/429-ten-secondly.json'), 'utf8')) as { body: unknown; headers: Record<string, string> };
-    nock('https://api.hubapi.com').post('/crm/v3/objects/contacts/batch/read').query(true).reply(429, JSON.stringify(tenSecondly.body), tenSecondly.headers);
-    nock('https://api.hubapi.com').post('/crm/v3/objects/contacts/batch/read').query(true).reply(200, JSON.stringify(fixture.body), { 'content-type': 'application/json' });
+    nock('https://api.hubapi.com').post(HUBSPOT_PATHS.contactsBatchRead).query(true).reply(429, JSON.stringify(tenSecondly.body), tenSecondly.headers);
+    nock('https://api.hubapi.com').post(HUBSPOT_PATHS.contactsBatchRead).query(true).reply(200, JSON.stringify(fixture.body), { 'content-type': 'application/json' });
     const before = await metricsText();
     await api.readContacts(['1'], ['email']);
     const text = await metricsText();

@@ -83,8 +83,9 @@ describe('the sign-in authorize URLs', () => {
 });
 
 describe("HubSpot's answer: a Super Admin of the token's portal", () => {
-  // Shape of GET /oauth/v1/access-tokens/{token} (HubSpot's reference page), values scrubbed.
+  // Shape of POST /oauth/{version}/token/introspect for an access token (PublicAccessTokenInfoResponse), values scrubbed.
   const metadata = {
+    active: true,
     token: 'CNa1-scrubbed',
     user: 'ada@example.com',
     hub_domain: 'example.hubspot.com',
@@ -94,15 +95,26 @@ describe("HubSpot's answer: a Super Admin of the token's portal", () => {
     app_id: 1160452,
     expires_in: 1799,
     user_id: 4701001,
-    token_type: 'access',
+    token_type: 'bearer',
+    token_use: 'access_token',
+    client_id: 'client-0001',
+    is_private_distribution: false,
   };
   const info = parseTokenInfo(metadata);
-  // Shape of GET /settings/v3/users/{userId}.
+  // Shape of GET /settings/users/{version}/{userId} (PublicUser).
   const user = (superAdmin?: boolean) => ({ id: '4701001', email: 'ada@example.com', roleIds: [], primaryTeamId: '1', secondaryTeamIds: [], ...(superAdmin === undefined ? {} : { superAdmin }) });
 
   it('reads the portal and the user from the token metadata', () => {
     expect(info).toMatchObject({ hub_id: '62515', user_id: '4701001', user: 'ada@example.com' });
-    expect(() => parseTokenInfo({ ...metadata, user_id: undefined })).toThrow('without a portal and a user');
+    expect(() => parseTokenInfo({ ...metadata, user_id: undefined })).toThrow('without an active token, a portal and a user');
+    // An inactive token (expired, revoked) is no sign-in.
+    expect(() => parseTokenInfo({ active: false })).toThrow('without an active token');
+  });
+
+  it('names the user by the users API e-mail address when introspection gives no user name', () => {
+    const unnamed = parseTokenInfo({ ...metadata, user: undefined });
+    expect(hubspotVerdict(unnamed, { status: 200, body: user(true) })).toMatchObject({ userLabel: 'ada@example.com', isAdmin: true });
+    expect(hubspotVerdict(unnamed, null)).toMatchObject({ userLabel: 'user 4701001', isAdmin: false });
   });
 
   it('lets a Super Admin in, and no one else', () => {

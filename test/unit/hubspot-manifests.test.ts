@@ -143,7 +143,7 @@ describe('src/app/app-hsmeta.json', () => {
     expect(HUBSPOT_REQUIRED_SCOPES).toEqual(
       expect.arrayContaining(['oauth', 'crm.objects.contacts.read', 'crm.objects.contacts.write', 'crm.schemas.contacts.read', 'crm.schemas.contacts.write']),
     );
-    // POST /automation/v4/actions/callbacks/{callbackId}/complete requires `automation`.
+    // POST /automation/actions/callbacks/{version}/complete requires `automation`.
     expect([...HUBSPOT_REQUIRED_SCOPES, ...HUBSPOT_OPTIONAL_SCOPES]).toContain('automation');
   });
 
