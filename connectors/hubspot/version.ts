@@ -32,5 +32,5 @@ export const HUBSPOT_PATHS = {
   accountDetails: `/account-info/${V}/details`,
 } as const;
 
-/** A numbered (legacy) HubSpot API path: `/crm/v3/…`, `/oauth/v1/…`, `/automation/v4/…`. */
+/** A numbered (legacy) HubSpot API path, such as `/crm/v3` or `/oauth/v1` and what follows them. */
 export const NUMBERED_HUBSPOT_PATH = /^\/[a-z-]+(?:\/[a-z-]+)*?\/v\d+(?:\/|$)/;

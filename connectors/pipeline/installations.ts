@@ -13,6 +13,7 @@ import {
   InstallationSecretsSchema,
   type InstallationSettings,
   InstallationSettingsSchema,
+  SPECIAL_CATEGORY_FIELDS,
 } from './model.ts';
 import type { PipelineStore } from './store.ts';
 
@@ -73,7 +74,8 @@ export class Installations {
   ) {}
 
   async create(input: NewInstallation): Promise<Installation> {
-    const settings = InstallationSettingsSchema.parse(input.settings ?? {});
+    // A new installation writes no special-category field until an admin chooses to.
+    const settings = InstallationSettingsSchema.parse({ excludedFields: [...SPECIAL_CATEGORY_FIELDS], ...input.settings });
     const id = `inst_${randomUUID().replaceAll('-', '')}`;
     const existing = await this.pipeline.findInstallationByAccount(input.provider, input.externalAccountId);
     if (existing !== undefined) {

@@ -18,6 +18,13 @@ export type PauseReason = (typeof PAUSE_REASONS)[number];
 
 export const DEFAULT_REENRICH_AFTER_DAYS = 30;
 
+/**
+ * Fields that reveal political opinions, special-category data in the EU (GDPR art. 9): a new
+ * installation starts with them excluded, and an admin turns them on explicitly. Installations made
+ * before this rule keep the settings they have.
+ */
+export const SPECIAL_CATEGORY_FIELDS = ['household.political_party', 'household.political_donor', 'household.top_political_donor'] as const;
+
 /** The settings a CRM admin or operator can change; every one has a default. */
 export const InstallationSettingsSchema = z
   .object({

@@ -3,7 +3,7 @@
 // are made. A call that never answers must not hold a worker, its lease or a shutdown forever.
 
 export interface OutboundTimeouts {
-  /** One HubSpot API call (@hubspot/api-client sets none of its own). */
+  /** One HubSpot API call, the answer's body included. */
   readonly hubspotMs: number;
   /** One Salesforce REST call (jsforce's own default is 30 minutes). */
   readonly salesforceMs: number;

@@ -191,7 +191,7 @@ describe('console settings', () => {
     expect(outcomesOf(contactIds.amanda)).toEqual(['enriched', 'enriched']);
     expect(outcomesOf(contactIds.nobody)).toEqual(['no_match']);
     expect(outcomesOf(contactIds.keyless)).toEqual(['skipped:no_match_key']);
-    expect(outcomesOf(contactIds.refused)).toEqual(['failed:crm_rejected']);
+    expect(outcomesOf(contactIds.refused)).toEqual(['failed:crm_validation']);
     expect(log).toHaveLength(5);
     expect(writesTo(contactIds.refused)).toHaveLength(1);
     expect(fake.contacts.get(contactIds.refused)?.properties[HOUSEHOLD_ID]).toBeUndefined();
@@ -218,6 +218,8 @@ describe('console settings', () => {
     const failed = log.filter((entry) => kind(entry.outcome) === 'failed').reverse();
     expect(failures).toEqual(failed.map((entry) => ({ at: entry.at, cells: [`contact ${entry.recordId}`, `${entry.outcome.slice('failed:'.length)}: ${entry.detail ?? ''}`] })));
     expect(failures[0]?.cells[1]).toContain(REFUSAL);
+    // A portal's validation rule: the admin reads what refused it and what to change, and that it is not retried.
+    expect(failures[0]?.cells[1]).toMatch(/^crm_validation: HubSpot's validation rules for this portal refused .*Change the rule in HubSpot .*not retried\.$/);
     await page.context().close();
   });
 

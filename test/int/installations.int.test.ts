@@ -14,7 +14,7 @@ import { SecretBoxError } from '../../core/secrets/secret-box.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../connectors/pipeline/installations.ts';
-import type { InstallationSettings } from '../../connectors/pipeline/model.ts';
+import { type InstallationSettings, SPECIAL_CATEGORY_FIELDS } from '../../connectors/pipeline/model.ts';
 import { DuplicateInstallationError, KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
 import { PROVIDER, type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 
@@ -135,7 +135,7 @@ describe('installation secrets', () => {
 });
 
 describe('installation settings', () => {
-  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects and fields, answers reused, no budget, no scheduled refresh', async () => {
+  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects, every field but the political ones, answers reused, no budget, no scheduled refresh', async () => {
     const h = await start();
     const inst = await h.bridge.installations.create(remote('portal-a'));
     const defaults = {
@@ -144,7 +144,7 @@ describe('installation settings', () => {
       reenrichAfterDays: 30,
       minConfidence: 0,
       objects: [],
-      excludedFields: [],
+      excludedFields: ['household.political_party', 'household.political_donor', 'household.top_political_donor'],
       reuseAnswers: true,
       monthlyBudget: null,
       refreshAfterDays: null,
@@ -154,6 +154,18 @@ describe('installation settings', () => {
     expect((await h.bridge.installations.require(inst.id)).settings).toEqual(defaults);
     const partial = await h.bridge.installations.create(remote('portal-b', { settings: { minConfidence: 0.5 } }));
     expect(partial.settings).toEqual({ ...defaults, minConfidence: 0.5 });
+  });
+
+  it('start a new installation with the political fields off (special-category data in the EU), and keep them on once an admin turns them on', async () => {
+    const h = await start();
+    const inst = await h.bridge.installations.create(remote('portal-political'));
+    expect(inst.settings.excludedFields).toEqual([...SPECIAL_CATEGORY_FIELDS]);
+    const on = await h.bridge.installations.updateSettings(inst.id, { excludedFields: [] });
+    expect(on.settings.excludedFields).toEqual([]);
+    expect((await h.bridge.installations.require(inst.id)).settings.excludedFields).toEqual([]);
+    // An installation made with settings of its own names what it excludes itself.
+    const chosen = await h.bridge.installations.create(remote('portal-chosen', { settings: { excludedFields: ['career.job_title'] } }));
+    expect(chosen.settings.excludedFields).toEqual(['career.job_title']);
   });
 
   const invalid: [string, unknown][] = [

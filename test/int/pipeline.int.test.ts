@@ -296,7 +296,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
   describe('overwrite modes', () => {
     it('fill_empty never overwrites a non-empty value, fills the empty ones, and still writes status', async () => {
       const h = await start();
-      const inst = await h.install({ settings: { overwriteMode: 'fill_empty' } });
+      const inst = await h.install({ settings: { overwriteMode: 'fill_empty', excludedFields: [] } });
       await add(h, inst, 'c1', {
         ...contact(AMANDA),
         [p('household.net_worth')]: 5,
@@ -320,7 +320,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
 
     it('tracked overwrites our own previous value and fills empties, but never a human edit or a value it did not write', async () => {
       const h = await start();
-      const inst = await h.install();
+      const inst = await h.install({ settings: { excludedFields: [] } });
       await add(h, inst, 'c1', { ...contact(AMANDA), [p('career.job_level')]: 'Director' });
       await h.drain();
       expect(ours(h, 'c1')[p('household.net_worth')]).toBe(AMANDA.household?.net_worth);
@@ -521,7 +521,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
 
     it('the log records the value each write replaced: a human value overwritten in always mode, null where the property was empty', async () => {
       const h = await start();
-      const inst = await h.install({ settings: { overwriteMode: 'always' } });
+      const inst = await h.install({ settings: { overwriteMode: 'always', excludedFields: [] } });
       await add(h, inst, 'c1', { ...contact(AMANDA), [p('household.net_worth')]: 5, [p('household.political_party')]: '' });
       await h.drain();
       const [first] = await logOf(h, inst, 'c1');

@@ -147,6 +147,11 @@ describe('src/app/app-hsmeta.json', () => {
     expect([...HUBSPOT_REQUIRED_SCOPES, ...HUBSPOT_OPTIONAL_SCOPES]).toContain('automation');
   });
 
+  it('never requests a sensitive-data scope (they forbid hubspot.fetch, which the record card needs)', () => {
+    const all = [...app.config.auth.requiredScopes, ...app.config.auth.optionalScopes, ...app.config.auth.conditionallyRequiredScopes];
+    expect(all.filter((scope) => /sensitive/i.test(scope))).toEqual([]);
+  });
+
   it('redirects OAuth to the callback route, on the placeholder host', () => {
     expect(app.config.auth.redirectUrls).toEqual([`${PUBLIC_BASE_PLACEHOLDER}${HUBSPOT_OAUTH_CALLBACK_ROUTE}`]);
     expect(app.config.auth.redirectUrls[0]?.endsWith(HUBSPOT_OAUTH_CALLBACK_ROUTE)).toBe(true);
