@@ -1,8 +1,10 @@
 // A small stateful fake of the HubSpot endpoints enrichbridge calls, as a real HTTP server on 127.0.0.1,
 // for cross-process end-to-end tests and QA: contacts (batch read/update, list, get), contact properties
-// and groups, OAuth (the authorize page, tokens, token metadata), the portal's users, account info and
-// workflow-action callbacks, with bearer-token and scope checks, fault injection, a request log, and
-// signed webhook batches for every change made in it.
+// and groups, OAuth (the authorize page, tokens, token introspection), the portal's users, account info
+// and workflow-action callbacks, with bearer-token and scope checks, the portal's validation rules and
+// sensitive properties, fault injection, a request log, and signed webhook batches for every change made
+// in it. It serves the date-based paths of HUBSPOT_API_VERSION only: any numbered path (`/crm/v3`,
+// `/oauth/v1`, …) answers 410, as HubSpot will once they are retired, so a legacy call fails its test.
 //
 // Shapes follow test/fixtures/hubspot/ (HubSpot's documented and captured responses). Where HubSpot's
 // exact answer is not on record, the fake says so next to the code; see also the notes on merges.
