@@ -21,6 +21,12 @@ export const DEFAULT_REQUESTS_PER_10S = 110;
 export const DAILY_LIMIT_PROBE_MS = 60 * 60_000;
 /** TEN_SECONDLY_ROLLING 429s waited out in one call before the batch is handed back to the queue. */
 const BURST_RETRIES = 3;
+/**
+ * Calls one batch may spend finding which records a whole-request validation refusal meant: enough to
+ * find one or two refused records among 100 (about 2 log2 n each), far from the 2n − 1 of a rule that
+ * refuses every record.
+ */
+const NARROWING_CALLS = 24;
 
 /**
  * One limiter per portal in this process: every API call of an installation goes through it. minTime
@@ -93,7 +99,8 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 // The answers we read, as HubSpot's OpenAPI documents give them (only the fields we use; the rest pass).
 const ObjectSchema = z.object({ id: z.string(), properties: z.record(z.string(), z.string().nullable()).default({}) }).loose();
-const BatchObjectsSchema = z.object({ results: z.array(ObjectSchema), errors: z.array(HubSpotErrorSchema).optional() }).loose();
+/** Each error of a 207 is read on its own (`entries`): one HubSpot wrote differently must not cost the others. */
+const BatchObjectsSchema = z.object({ results: z.array(ObjectSchema), errors: z.array(z.unknown()).optional() }).loose();
 const PageSchema = z.object({ results: z.array(ObjectSchema), paging: z.object({ next: z.object({ after: z.string() }).loose().optional() }).loose().optional() }).loose();
 /** Any 2xx whose body we do not read (a 204, or one we only need to have succeeded). */
 export const Ignored = z.unknown();
@@ -255,6 +262,15 @@ export class HubSpotApi {
    */
   async updateContacts(updates: readonly RecordUpdate[], options: CallOptions = {}): Promise<WriteResult[]> {
     if (updates.length > HUBSPOT_BATCH_LIMIT) throw new Error(`at most ${HUBSPOT_BATCH_LIMIT} contacts per batch update`);
+    return this.writeContacts(updates, options, { narrowingCalls: NARROWING_CALLS });
+  }
+
+  /**
+   * One batch update and what its answer says of each record. `budget` bounds the calls spent finding
+   * which records a whole-request refusal meant: past it, the records not yet told apart are handed
+   * back as transient (tried again later, in other batches).
+   */
+  private async writeContacts(updates: readonly RecordUpdate[], options: CallOptions, budget: { narrowingCalls: number }): Promise<WriteResult[]> {
     if (updates.length === 0) return [];
     const inputs = updates.map((u) => ({
       id: u.id,
@@ -265,36 +281,16 @@ export class HubSpotApi {
       response = await this.call('batch update contacts', { method: 'POST', path: HUBSPOT_PATHS.contactsBatchUpdate, body: { inputs } }, BatchObjectsSchema, options);
     } catch (error) {
       if (!(error instanceof HubSpotApiError)) throw error;
-      if (error.status >= 500) return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: error.message }));
-      const refusal = refusalOf(error.body);
-      const named = new Set(error.ids);
-      if (named.size > 0) {
-        const rest = updates.filter((u) => !named.has(u.id));
-        if (rest.length < updates.length) {
-          const refused = updates.filter((u) => named.has(u.id)).map((u) => refusedResult(u.id, refusal, error.message));
-          return [...refused, ...(await this.updateContacts(rest, options))];
-        }
-      }
-      if ((refusal.kind === 'sensitive' || (refusal.kind === 'validation' && refusal.everyRecord)) && refusal.properties.length > 0) {
-        // Refused wherever they are written, and named: the records that write one are refused, the others sent again.
-        const writes = (u: RecordUpdate) => refusal.properties.some((p) => p in u.properties);
-        const rest = updates.filter((u) => !writes(u));
-        if (rest.length < updates.length) {
-          const refused = updates.filter(writes).map((u) => refusedResult(u.id, refusal, error.message));
-          return [...refused, ...(await this.updateContacts(rest, options))];
-        }
-      }
-      if ((refusal.kind === 'validation' || refusal.kind === 'sensitive') && updates.length > 1) {
-        // Which record(s) the rule refused is not said: halves, each written or narrowed again.
-        const middle = Math.ceil(updates.length / 2);
-        return [...(await this.updateContacts(updates.slice(0, middle), options)), ...(await this.updateContacts(updates.slice(middle), options))];
-      }
-      return updates.map((u) => refusedResult(u.id, refusal, error.message));
+      return this.refusedWhole(updates, error, options, budget);
     }
     const failed = new Map<string, WriteResult>();
-    for (const entry of response.errors ?? []) {
-      const refusal = refusalOf(entry);
-      for (const id of errorIds(entry)) failed.set(id, refusedResult(id, refusal, entry.message ?? entry.category ?? 'error'));
+    for (const raw of response.errors ?? []) {
+      const entry = HubSpotErrorSchema.safeParse(raw);
+      if (!entry.success) continue;
+      const refusal = refusalOf(entry.data);
+      const ids = errorIds(entry.data);
+      // An error without ids is no record's: those records end transient below, as with no answer.
+      for (const id of ids) failed.set(id, refusedResult(id, refusal, entry.data.message ?? entry.data.category ?? 'error'));
     }
     const written = new Set(response.results.map((r) => r.id));
     return updates.map((u): WriteResult => {
@@ -303,6 +299,55 @@ export class HubSpotApi {
       if (written.has(u.id)) return { id: u.id, ok: true };
       return { id: u.id, ok: false, reason: 'transient', message: 'HubSpot returned neither a result nor an error for the record' };
     });
+  }
+
+  /**
+   * A batch HubSpot refused as a whole (4xx/5xx other than 401/403/429): the records it names end with
+   * its reason and the rest are sent again; a validation refusal that names none is narrowed down by
+   * halves; anything else ends every record alike.
+   */
+  private async refusedWhole(updates: readonly RecordUpdate[], error: HubSpotApiError, options: CallOptions, budget: { narrowingCalls: number }): Promise<WriteResult[]> {
+    if (error.status >= 500) return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: error.message }));
+    const refusal = refusalOf(error.body);
+    const named = new Set(error.ids);
+    const sendAgain = async (refused: readonly RecordUpdate[], rest: readonly RecordUpdate[]) => [
+      ...refused.map((u) => refusedResult(u.id, refusal, error.message)),
+      ...(await this.settle(rest, options, budget)),
+    ];
+    if (named.size > 0 && updates.some((u) => named.has(u.id))) {
+      return sendAgain(updates.filter((u) => named.has(u.id)), updates.filter((u) => !named.has(u.id)));
+    }
+    const byProperty = refusal.kind === 'sensitive' || (refusal.kind === 'validation' && refusal.cause !== 'rule');
+    if (byProperty && refusal.properties.length > 0) {
+      // Refused wherever they are written, and named: the records that write one are refused, the others sent again.
+      const writes = (u: RecordUpdate) => refusal.properties.some((p) => p in u.properties);
+      if (updates.some(writes)) return sendAgain(updates.filter(writes), updates.filter((u) => !writes(u)));
+    }
+    if ((refusal.kind === 'validation' || refusal.kind === 'sensitive') && updates.length > 1) {
+      if (budget.narrowingCalls < 2) {
+        return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: `${error.message} (not yet told apart from the other records of its batch; tried again later)` }));
+      }
+      // Which record(s) the rule refused is not said: halves, each written or narrowed again.
+      budget.narrowingCalls -= 2;
+      const middle = Math.ceil(updates.length / 2);
+      return [...(await this.settle(updates.slice(0, middle), options, budget)), ...(await this.settle(updates.slice(middle), options, budget))];
+    }
+    // Not about any one record (a 404 for the whole request, …): every record alike, and gone only when named.
+    return updates.map((u) => (refusal.kind === 'not_found' ? { id: u.id, ok: false, reason: 'rejected', message: error.message } : refusedResult(u.id, refusal, error.message)));
+  }
+
+  /**
+   * Writes records found while answering a refusal; a call that then fails (a 429, a timeout) hands
+   * these back as transient, so what was already learnt of the others is kept.
+   */
+  private async settle(updates: readonly RecordUpdate[], options: CallOptions, budget: { narrowingCalls: number }): Promise<WriteResult[]> {
+    try {
+      return await this.writeContacts(updates, options, budget);
+    } catch (error) {
+      if (options.signal?.aborted === true) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message }));
+    }
   }
 
   /**

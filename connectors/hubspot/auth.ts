@@ -78,8 +78,11 @@ export async function postOAuthForm(apiBaseUrl: string, path: string, form: Reco
       signal,
     });
     const body: unknown = await response.json().catch(() => null);
+    // A body that stopped coming is a timeout, not an answer without a token.
+    if (signal.aborted) throw new HubSpotAuthError(`HubSpot OAuth endpoint: no answer within ${timeoutMs} ms`, null, 'transient');
     return { status: response.status, body };
-  } catch {
+  } catch (error) {
+    if (error instanceof HubSpotAuthError) throw error;
     // Neither the address nor the cause (which may quote the body, with its secrets) goes into the error.
     throw new HubSpotAuthError(`HubSpot OAuth endpoint: no answer${signal.aborted ? ` within ${timeoutMs} ms` : ''}`, null, 'transient');
   }

@@ -13,7 +13,8 @@ export const HubSpotErrorSchema = z
     status: z.string().optional(),
     message: z.string().optional(),
     category: z.string().optional(),
-    subCategory: z.string().optional(),
+    /** A string on most answers; HubSpot's `StandardError` documents it as an object, so it is read only as a string. */
+    subCategory: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)).optional(),
     policyName: z.string().optional(),
     errorType: z.string().optional(),
     context: z.record(z.string(), z.unknown()).optional(),
@@ -23,7 +24,7 @@ export const HubSpotErrorSchema = z
           .object({
             message: z.string().optional(),
             code: z.string().optional(),
-            subCategory: z.string().optional(),
+            subCategory: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)).optional(),
             in: z.string().optional(),
             context: z.record(z.string(), z.unknown()).optional(),
           })
@@ -32,11 +33,12 @@ export const HubSpotErrorSchema = z
       .optional(),
   })
   .loose();
-export type HubSpotErrorBody = z.infer<typeof HubSpotErrorSchema>;
+export type HubSpotErrorBody = z.output<typeof HubSpotErrorSchema>;
 
 /** Parses an error body (JSON text or a value); an answer that is not HubSpot's shape gives `{}`. */
 export function hubspotErrorBody(body: unknown): HubSpotErrorBody {
   let value = body;
+  if (body === '' || body === null || body === undefined) return {};
   if (typeof body === 'string') {
     try {
       value = JSON.parse(body);
@@ -79,12 +81,15 @@ function ruleOf(error: HubSpotErrorBody): string | null {
 
 /** Why HubSpot will not take a record's values, as the pipeline acts on it. */
 export type HubSpotRefusal =
-  /**
-   * A portal's own rule (required or conditionally required property, a form rule), or a value it
-   * refused. `everyRecord`: the named properties are refused wherever they are written (one missing or
-   * read-only), so no record's own values are at fault.
-   */
-  | { readonly kind: 'validation'; readonly rule: string | null; readonly properties: readonly string[]; readonly message: string; readonly everyRecord: boolean }
+  /** A portal's own rule (required or conditionally required property, a form rule), or a value or property it refused. */
+  | {
+      readonly kind: 'validation';
+      readonly rule: string | null;
+      readonly properties: readonly string[];
+      readonly message: string;
+      /** `rule`: the portal's own; `value`: a value of ours the property does not take (an option, a number); `property`: the property is missing or read-only. */
+      readonly cause: 'rule' | 'value' | 'property';
+    }
   /** A property the portal marked sensitive, which an app without sensitive-data scopes may not write. */
   | { readonly kind: 'sensitive'; readonly properties: readonly string[]; readonly message: string }
   | { readonly kind: 'not_found'; readonly message: string }
@@ -103,6 +108,11 @@ function valueErrorCodes(message: string): string[] {
 /** Codes that say our request is wrong for every record alike (a property missing or read-only): no record's own rule. */
 const DEFINITION_ERRORS = new Set(['PROPERTY_DOESNT_EXIST', 'READ_ONLY_VALUE']);
 
+/** Whether the sub-errors name scopes, and every one of them is a sensitive-data scope. */
+function onlySensitiveScopes(scopes: readonly string[]): boolean {
+  return scopes.length > 0 && scopes.every((scope) => SENSITIVE.test(scope));
+}
+
 /** Reads one error's category and structured fields into a refusal. */
 export function refusalOf(error: HubSpotErrorBody): HubSpotRefusal {
   const message = error.message ?? error.category ?? 'refused';
@@ -111,13 +121,13 @@ export function refusalOf(error: HubSpotErrorBody): HubSpotRefusal {
   const labels = [category, error.subCategory, ...details.flatMap((e) => [e.subCategory, e.code])].filter((s): s is string => s !== undefined);
   const scopes = details.flatMap((e) => strings(e.context?.requiredGranularScopes)).concat(strings(error.context?.requiredGranularScopes));
   if (category === 'OBJECT_NOT_FOUND') return { kind: 'not_found', message };
-  if (labels.some((label) => SENSITIVE.test(label)) || scopes.some((scope) => SENSITIVE.test(scope))) {
+  if (labels.some((label) => SENSITIVE.test(label)) || onlySensitiveScopes(scopes)) {
     return { kind: 'sensitive', properties: errorProperties(error), message };
   }
   if (category === 'VALIDATION_ERROR') {
     const codes = valueErrorCodes(message);
-    const everyRecord = codes.some((code) => DEFINITION_ERRORS.has(code));
-    return { kind: 'validation', rule: ruleOf(error) ?? codes[0] ?? null, properties: errorProperties(error), message, everyRecord };
+    const cause = codes.some((code) => DEFINITION_ERRORS.has(code)) ? 'property' : codes.length > 0 ? 'value' : 'rule';
+    return { kind: 'validation', rule: ruleOf(error) ?? codes[0] ?? null, properties: errorProperties(error), message, cause };
   }
   return { kind: 'other', message };
 }
@@ -128,16 +138,22 @@ export function refusalOf(error: HubSpotErrorBody): HubSpotRefusal {
  */
 export function refusalSentence(refusal: HubSpotRefusal): string {
   const named = (properties: readonly string[]) => (properties.length === 0 ? 'a property' : properties.map((p) => `"${p}"`).join(', '));
-  if (refusal.kind === 'validation' && refusal.everyRecord) {
+  const code = refusal.kind === 'validation' && refusal.rule !== null ? ` (${refusal.rule})` : '';
+  if (refusal.kind === 'validation' && refusal.cause === 'property') {
     return (
-      `HubSpot refused ${named(refusal.properties)}${refusal.rule === null ? '' : ` (${refusal.rule})`}: the property is missing or read-only in this portal. ` +
+      `HubSpot refused ${named(refusal.properties)}${code}: the property is missing or read-only in this portal. ` +
       'Reconnect the app (it provisions its properties again) or turn the field off in this installation\'s settings; the record is not retried.'
     );
   }
-  if (refusal.kind === 'validation') {
-    const rule = refusal.rule === null ? '' : ` (${refusal.rule})`;
+  if (refusal.kind === 'validation' && refusal.cause === 'value') {
     return (
-      `HubSpot's validation rules for this portal refused ${named(refusal.properties)}${rule}: ${refusal.message}. ` +
+      `HubSpot refused the value written to ${named(refusal.properties)}${code}: ${refusal.message}. ` +
+      'The property\'s definition in HubSpot (its options or type) was changed: reconnect the app to restore it, or turn the field off in this installation\'s settings; the record is not retried.'
+    );
+  }
+  if (refusal.kind === 'validation') {
+    return (
+      `HubSpot's validation rules for this portal refused ${named(refusal.properties)}${code}: ${refusal.message}. ` +
       'Change the rule in HubSpot (Settings › Properties or the contact form rules), or turn the field off in this installation\'s settings; the record is not retried.'
     );
   }

@@ -1,5 +1,5 @@
 // The HubSpot API version enrichbridge speaks, and every HubSpot path it calls, in one place: the API
-// client, the OAuth client, the console sign-in and the Webhooks Journal build their URLs from here.
+// client, the OAuth client, the console sign-in and the install build their URLs from here.
 //
 // HubSpot's numbered APIs (`/crm/v3`, `/oauth/v1`, `/automation/v4`, `/settings/v3`) end on fixed dates
 // in 2027; the date-based ones are named `/<area>/<YYYY-MM>/…`. Moving to the next version: change
@@ -13,7 +13,7 @@ const V = HUBSPOT_API_VERSION;
 const segment = (value: string) => encodeURIComponent(value);
 
 export const HUBSPOT_PATHS = {
-  /** OAuth: code exchange, refresh, client credentials. */
+  /** OAuth: code exchange and refresh. */
   token: `/oauth/${V}/token`,
   /** OAuth: who a token belongs to (portal, user, scopes). */
   introspect: `/oauth/${V}/token/introspect`,

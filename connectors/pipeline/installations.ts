@@ -75,7 +75,7 @@ export class Installations {
 
   async create(input: NewInstallation): Promise<Installation> {
     // A new installation writes no special-category field until an admin chooses to.
-    const settings = InstallationSettingsSchema.parse({ excludedFields: [...SPECIAL_CATEGORY_FIELDS], ...input.settings });
+    const settings = InstallationSettingsSchema.parse({ ...input.settings, excludedFields: input.settings?.excludedFields ?? [...SPECIAL_CATEGORY_FIELDS] });
     const id = `inst_${randomUUID().replaceAll('-', '')}`;
     const existing = await this.pipeline.findInstallationByAccount(input.provider, input.externalAccountId);
     if (existing !== undefined) {

@@ -700,7 +700,6 @@ export class Pipeline {
   }
 }
 
-/** The SecretBox context kept answers are sealed under: they open nowhere else. */
 /** The log's outcome for a record the CRM did not take (not_found is logged as skipped:record_deleted). */
 const REFUSAL_OUTCOMES: Record<Exclude<WriteRefusal, 'not_found'>, Outcome> = {
   rejected: 'failed:crm_rejected',
@@ -709,6 +708,7 @@ const REFUSAL_OUTCOMES: Record<Exclude<WriteRefusal, 'not_found'>, Outcome> = {
   transient: 'failed:crm_write',
 };
 
+/** The SecretBox context kept answers are sealed under: they open nowhere else. */
 const ANSWER_CONTEXT = 'reusable-answer';
 
 const KeptResponseSchema = z.looseObject({});

@@ -227,6 +227,101 @@ describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', (
   });
 });
 
+describe('updateContacts: refusals of one record', () => {
+  const write = (id: string, properties: Record<string, string>) => ({ id, properties });
+  const ok = (ids: readonly string[]) => ({
+    status: 'COMPLETE',
+    results: ids.map((id) => ({ id, properties: {}, createdAt: '2026-05-04T14:02:11.480Z', updatedAt: '2026-05-04T14:10:30.000Z', archived: false })),
+    startedAt: '2026-05-04T14:10:30.000Z',
+    completedAt: '2026-05-04T14:10:30.020Z',
+  });
+  const ruleRefusal = {
+    status: 'error',
+    category: 'VALIDATION_ERROR',
+    message: 'Property "phone" is required',
+    correlationId: 'c0ffee00-0000-4000-8000-000000000400',
+    errors: [{ message: 'Property "phone" is required', code: 'REQUIRED_PROPERTY_MISSING', in: 'properties', context: { propertyName: ['phone'] } }],
+  };
+
+  it('a property the portal marked sensitive refuses only the records that write it (sensitive, with the property named); the others are sent again and written', async () => {
+    const sensitive = write('75310501', { wf_hh_net_worth: '2500000', wf_enrichment_status: 'enriched' });
+    const plain = write('75310502', { wf_enrichment_status: 'no_match' });
+    const scope = nock(BASE)
+      .post(UPDATE, { inputs: [sensitive, plain] })
+      .reply(403, {
+        status: 'error',
+        category: 'MISSING_SCOPES',
+        message: "This app hasn't been granted all required scopes to make this call.",
+        correlationId: 'c0ffee00-0000-4000-8000-000000000403',
+        errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: ['crm.objects.contacts.sensitive.write.v2'], propertyName: ['wf_hh_net_worth'] } }],
+      })
+      .post(UPDATE, { inputs: [plain] })
+      .reply(200, ok([plain.id]));
+    const { api, refreshes } = apiWith({ refreshTo: 'tok-new' });
+    const results = await api.updateContacts([sensitive, plain]);
+    scope.done();
+    expect(refreshes()).toBe(0);
+    expect(results).toEqual([
+      { id: sensitive.id, ok: false, reason: 'sensitive', message: expect.stringContaining('"wf_hh_net_worth"') },
+      { id: plain.id, ok: true },
+    ]);
+  });
+
+  it('a 403 for a missing scope that is not a sensitive-data one stays an auth error for the whole call', async () => {
+    const scope = nock(BASE).post(UPDATE).reply(...reply('403-missing-scopes.json'));
+    expect(await caught(apiWith().api.updateContacts([write('75310501', { wf_enrichment_status: 'enriched' })]))).toMatchObject({ kind: 'auth' });
+    scope.done();
+  });
+
+  it('reads a 207 whose error carries an object subCategory (as HubSpot documents StandardError) per record, the written ones ok', async () => {
+    const scope = nock(BASE)
+      .post(UPDATE)
+      .reply(207, {
+        ...ok(['75310501']),
+        numErrors: 1,
+        errors: [{ status: 'error', category: 'VALIDATION_ERROR', subCategory: { reason: 'CONDITIONAL' }, message: 'Property "phone" is required', context: { ids: ['75310502'], propertyName: ['phone'] }, errors: [], links: {} }],
+      });
+    const results = await apiWith().api.updateContacts([write('75310501', { wf_enrichment_status: 'enriched' }), write('75310502', { wf_enrichment_status: 'enriched' })]);
+    scope.done();
+    expect(results).toEqual([
+      { id: '75310501', ok: true },
+      { id: '75310502', ok: false, reason: 'validation', message: expect.stringContaining('"phone"') },
+    ]);
+  });
+
+  it('keeps what narrowing learnt when a later call fails (a daily 429): the found records keep their answer, the rest are transient, nothing is thrown', async () => {
+    const [a, b, c, d] = ['1', '2', '3', '4'].map((id) => write(id, { wf_enrichment_status: 'enriched' }));
+    if (a === undefined || b === undefined || c === undefined || d === undefined) throw new Error('no writes');
+    const scope = nock(BASE)
+      .post(UPDATE, { inputs: [a, b, c, d] })
+      .reply(400, ruleRefusal)
+      .post(UPDATE, { inputs: [a, b] })
+      .reply(400, ruleRefusal)
+      .post(UPDATE, { inputs: [a] })
+      .reply(400, ruleRefusal)
+      .post(UPDATE, { inputs: [b] })
+      .reply(200, ok(['2']))
+      .post(UPDATE, { inputs: [c, d] })
+      .reply(...reply('429-daily.json'));
+    const results = await apiWith().api.updateContacts([a, b, c, d]);
+    scope.done();
+    expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['validation', 'ok', 'transient', 'transient']);
+  });
+
+  it('spends a bounded number of calls narrowing a rule that refuses every record, and hands the records it could not tell apart back as transient', async () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => write(String(75310600 + i), { wf_enrichment_status: 'enriched' }));
+    const scope = nock(BASE).post(UPDATE).times(100).reply(400, ruleRefusal);
+    const { api } = apiWith();
+    const results = await api.updateContacts(hundred);
+    expect(api.calls).toBeLessThanOrEqual(25);
+    expect(results).toHaveLength(100);
+    const reasons = new Set(results.map((r) => (r.ok ? 'ok' : r.reason)));
+    expect([...reasons].sort()).toEqual(['transient', 'validation']);
+    // Far fewer calls than the 100 the interceptor would answer (2n − 1 = 199 to narrow them all).
+    expect(scope.pendingMocks()).toHaveLength(1);
+  });
+});
+
 describe('429s', () => {
   const body = { inputs: [{ id: '75310501' }], properties: ['email'], propertiesWithHistory: [] };
 
