@@ -24,7 +24,7 @@ import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, crmModules, routeContext, defaultConnectors, openRuntime, startServer, startWorker } from '../../server/runtime.ts';
-import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type FakeContact, type FakeHubSpot, startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { until as untilDone } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
@@ -143,16 +143,7 @@ async function install(rig: Rig, fake: FakeHubSpot, options: { clientSecret?: st
   accounts += 1;
   const name = `action-${accounts}`;
   await createAccount(rig.runtime.opened.store, name, { careerIntelligence: true });
-  const credentials: HubSpotCredentials = {
-    kind: 'static',
-    accessToken: fake.tokens.staticToken,
-    refreshToken: null,
-    expiresAt: null,
-    clientId: null,
-    clientSecret: options.clientSecret ?? CLIENT_SECRET,
-    appId: APP_ID,
-    apiBaseUrl: fake.url,
-  };
+  const credentials: HubSpotCredentials = staticCredentials(fake, options.clientSecret ?? CLIENT_SECRET, APP_ID);
   const { installation } = await connectPortal({
     installations: rig.runtime.bridge.installations,
     portalId: fake.portalId,

@@ -23,7 +23,7 @@ import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, crmModules, routeContext, openRuntime, startServer } from '../../server/runtime.ts';
-import { type FakeHubSpot, type WebhookEvent, hubspotV1Signature, hubspotV3Signature, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type FakeHubSpot, type WebhookEvent, hubspotV1Signature, hubspotV3Signature, startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 
 const CLIENT_SECRET = 'f3a1c2d4-5b6e-4f70-8a9b-0c1d2e3f4a5b';
@@ -127,16 +127,7 @@ async function install(
   accounts += 1;
   const name = `acme-${accounts}`;
   await createAccount(rig.runtime.opened.store, name, { careerIntelligence: true });
-  const credentials: HubSpotCredentials = {
-    kind: 'static',
-    accessToken: fake.tokens.staticToken,
-    refreshToken: null,
-    expiresAt: null,
-    clientId: null,
-    clientSecret: options.clientSecret ?? CLIENT_SECRET,
-    appId: APP_ID,
-    apiBaseUrl: fake.url,
-  };
+  const credentials: HubSpotCredentials = staticCredentials(fake, options.clientSecret ?? CLIENT_SECRET, APP_ID);
   return rig.runtime.bridge.installations.create({
     provider: HUBSPOT_PROVIDER,
     externalAccountId: options.portalId ?? fake.portalId,

@@ -15,7 +15,7 @@ import type { Installation } from '../../connectors/pipeline/model.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startWorker } from '../../server/runtime.ts';
-import { type FakeContact, type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type FakeContact, type FakeHubSpot, startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
@@ -49,16 +49,7 @@ async function startRig(): Promise<Rig> {
     rmSync(dataDir, { recursive: true, force: true });
   });
   await createAccount(runtime.opened.store, 'refusals', { careerIntelligence: true });
-  const credentials: HubSpotCredentials = {
-    kind: 'static',
-    accessToken: fake.tokens.staticToken,
-    refreshToken: null,
-    expiresAt: null,
-    clientId: null,
-    clientSecret: CLIENT_SECRET,
-    appId: APP_ID,
-    apiBaseUrl: fake.url,
-  };
+  const credentials: HubSpotCredentials = staticCredentials(fake, CLIENT_SECRET, APP_ID);
   const { installation } = await connectPortal({
     installations: runtime.bridge.installations,
     portalId: fake.portalId,

@@ -253,6 +253,14 @@ export interface FakeHubSpot {
   close(): Promise<void>;
 }
 
+/**
+ * The sealed credentials of a portal connected to this fake with its static (private app) token, as
+ * `hubspot connect` stores them: the secret verifies webhooks, the app id tells our own writes apart.
+ */
+export function staticCredentials(fake: Pick<FakeHubSpot, 'tokens' | 'url'>, clientSecret: string, appId: string) {
+  return { kind: 'static' as const, accessToken: fake.tokens.staticToken, refreshToken: null, expiresAt: null, clientId: null, clientSecret, appId, apiBaseUrl: fake.url };
+}
+
 /** v3 signature: base64 HMAC-SHA256 with the client secret over method + URI + raw body + timestamp. */
 export function hubspotV3Signature(secret: string, method: string, url: string, body: string, timestamp: number): string {
   // HubSpot decodes these escapes (and only these) in the URI before signing.
