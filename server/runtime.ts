@@ -21,6 +21,7 @@ import { shareSpacing } from '../core/limits/pacing.ts';
 import { collectProcessMetrics, readBudgetsFrom, readQueueDepthFrom } from '../core/observe/metrics.ts';
 import { budgetState } from '../connectors/pipeline/budget.ts';
 import { Refresher } from '../connectors/pipeline/refresh.ts';
+import { RecurringJobs } from '../connectors/pipeline/recurring.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
@@ -174,6 +175,7 @@ export async function openRuntime(
       service,
       connectors,
       remoteRatePerSecond: config.remoteRatePerSecond,
+      log: (fields, message) => logger.info(fields, message),
     });
     const shared = limits;
     return {
@@ -319,9 +321,16 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
       installation.target.kind === 'local' ? ((await runtime.opened.store.findAccountById(installation.target.accountId))?.rateLimit ?? 5) : remoteRatePerSecond,
     onError: (error) => logger.error({ err: error }, 'scheduled refresh error'),
   });
+  // Jobs the CRM modules run on a schedule for each installation (HubSpot's journal pull).
+  const recurring = new RecurringJobs({
+    store: runtime.bridge.pipelineStore,
+    queue: runtime.opened.queue,
+    schedules: runtime.modules.flatMap((module) => (module.recurring ?? []).map((job) => ({ provider: module.provider, recurring: job }))),
+    onError: (error) => logger.error({ err: error }, 'recurring job scheduling error'),
+  });
   const worker = new Worker({
     workerId,
-    companions: [refresher],
+    companions: [refresher, recurring],
     queue: runtime.opened.queue,
     jobs: runtime.bridge.jobs,
     concurrency,

@@ -8,6 +8,7 @@ import { hubspotConsoleSignIn } from './console-signin.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from './connector.ts';
 import { type HubSpotAppSettings, HubSpotInstallError, NO_HUBSPOT_APP } from './install.ts';
 import { HUBSPOT_EVENTS_JOB, expandHubSpotEventJobs } from './intake.ts';
+import { HUBSPOT_JOURNAL_JOB, JOURNAL_PULL_EVERY_MS, journalJob, pullHubSpotJournal } from './journal.ts';
 import { hubspotRoutes } from './routes.ts';
 import { hubspotPropertyFor } from './fields.ts';
 
@@ -25,11 +26,17 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
       // A workflow callback HubSpot refused at that moment, tried again until the enrollment's deadline.
       [HUBSPOT_CALLBACK_JOB]: (installation, jobs, { installations, queue }) => retryHubSpotCallbacks(installation, installations, jobs, queue),
       // A verified webhook batch, expanded into enrichment jobs by a worker (the route stores it whole).
-      [HUBSPOT_EVENTS_JOB]: async (_installation, jobs, { installations, store, queue }) => {
+      [HUBSPOT_EVENTS_JOB]: async (_installation, jobs, { installations, store, queue, deliveries }) => {
         const credentials = new HubSpotCredentialsCache(installations);
-        await expandHubSpotEventJobs(jobs, { store, queue, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
+        await expandHubSpotEventJobs(jobs, { store, queue, deliveries, appIdOf: async (installation) => (await credentials.get(installation))?.appId ?? null });
+      },
+      // Missed events recovered from the portal's Webhooks Journal (3 days kept by HubSpot).
+      [HUBSPOT_JOURNAL_JOB]: async (installation, _jobs, { installations, queue, deliveries, log }) => {
+        const pull = await pullHubSpotJournal(installation, { installations, queue, deliveries });
+        if (pull.skipped === null) log({ installation: installation.id, read: pull.read, recovered: pull.recovered }, 'hubspot journal pulled');
       },
     },
+    recurring: [{ everyMs: JOURNAL_PULL_EVERY_MS, job: (installation) => journalJob(installation.id) }],
     routes: (context) => hubspotRoutes(app, context),
     commands: (context) => hubspotCommands(context),
     backfill: hubspotBackfill,

@@ -8,6 +8,7 @@ import type { Job, JobQueue, NewJob } from '../pipeline/job-queue.ts';
 import type { Installation } from '../pipeline/model.ts';
 import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
+import type { InboundDeliveries } from '../pipeline/deliveries.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
 import type { HubSpotCredentials } from './auth.ts';
@@ -60,11 +61,25 @@ export interface IntakeSummary {
 export interface IntakeDeps {
   readonly store: PipelineStore;
   readonly queue: JobQueue;
+  /** The delivery ledger: each event applied is remembered, so the journal's copy of it is not applied again. */
+  readonly deliveries?: Pick<InboundDeliveries, 'remember'>;
   /** Our HubSpot app id for the installation (events from our own writes carry it as sourceId). */
   readonly appIdOf: (installation: Installation) => Promise<string | null>;
 }
 
 const IDENTITY = new Set<string>(HUBSPOT_IDENTITY_PROPERTIES);
+
+/** The delivery ledger's provider for HubSpot events (webhooks and the journal alike). */
+export const HUBSPOT_EVENT_LEDGER = 'hubspot-event';
+
+/**
+ * What identifies one change whichever way HubSpot told us of it (a webhook, the journal): portal,
+ * record, kind of change, property, and when it happened. Webhook event ids are not that: HubSpot
+ * does not promise them unique, and the journal does not carry them.
+ */
+export function hubspotEventKey(event: Pick<HubSpotEvent, 'portalId' | 'objectId' | 'subscriptionType' | 'propertyName' | 'occurredAt'>): string {
+  return `${event.portalId}:${event.objectId}:${event.subscriptionType}:${event.propertyName ?? ''}:${event.occurredAt}`;
+}
 
 /** Our own write: HubSpot reports it as an INTEGRATION change whose sourceId is our app id. */
 export function isOwnWrite(event: HubSpotEvent, appId: string | null): boolean {
@@ -216,6 +231,8 @@ export async function expandHubSpotEventJobs(jobs: readonly Job[], deps: IntakeD
   for (const job of jobs) {
     const payload = EventsPayloadSchema.parse(job.payload);
     const summary = await applyHubSpotEvents(payload.events, deps);
+    // After the events are applied: a crash in between applies them again, which is harmless.
+    await deps.deliveries?.remember(HUBSPOT_EVENT_LEDGER, payload.events.map(hubspotEventKey));
     total.enqueued += summary.enqueued;
     total.duplicates += summary.duplicates;
     total.ignored += summary.ignored;

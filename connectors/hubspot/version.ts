@@ -30,6 +30,12 @@ export const HUBSPOT_PATHS = {
   callbacksComplete: `/automation/actions/callbacks/${V}/complete`,
   user: (userId: string) => `/settings/users/${V}/${segment(userId)}`,
   accountDetails: `/account-info/${V}/details`,
+  /** Webhooks Journal: the subscriptions that decide which events a portal's journal keeps. */
+  journalSubscriptions: `/webhooks-journal/subscriptions/${V}`,
+  /** Webhooks Journal: the oldest entries kept for one installed portal (`installPortalId`). */
+  journalEarliest: (count: number) => `/webhooks-journal/journal-local/${V}/batch/earliest/${count}`,
+  /** Webhooks Journal: the entries after an offset (404 once the offset has expired). */
+  journalNext: (offset: string, count: number) => `/webhooks-journal/journal-local/${V}/batch/${segment(offset)}/next/${count}`,
 } as const;
 
 /** A numbered (legacy) HubSpot API path, such as `/crm/v3` or `/oauth/v1` and what follows them. */

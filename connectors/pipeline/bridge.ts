@@ -28,7 +28,18 @@ import { KyselyPipelineStore, type PipelineStore } from './store.ts';
 export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;
 
 /** Runs a connector's own jobs (a webhook batch to expand into enrichment jobs, …). */
-export type ConnectorJobHandler = (installation: Installation, jobs: readonly Job[], context: { installations: Installations; store: PipelineStore; queue: JobQueue }) => Promise<void>;
+export type ConnectorJobHandler = (
+  installation: Installation,
+  jobs: readonly Job[],
+  context: {
+    installations: Installations;
+    store: PipelineStore;
+    queue: JobQueue;
+    deliveries: InboundDeliveries;
+    /** A line for the operator's log (counts and ids only). */
+    log: (fields: Readonly<Record<string, unknown>>, message: string) => void;
+  },
+) => Promise<void>;
 
 /** Answers a CRM's waiting workflows once their records are settled. */
 export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[], context: { queue: JobQueue }) => Promise<void>;
@@ -87,6 +98,8 @@ export interface BridgeDeps {
   readonly now?: () => Date;
   /** Requests per second to a remote endpoint, per token (the contract's default is 5). */
   readonly remoteRatePerSecond?: number;
+  /** Where connector jobs report what they did (the server's logger); default: nowhere. */
+  readonly log?: (fields: Readonly<Record<string, unknown>>, message: string) => void;
 }
 
 export interface Bridge {
@@ -142,15 +155,16 @@ export function createBridge(deps: BridgeDeps): Bridge {
     runControlJobs(installation, batch, { runs: backfillRuns, progress: backfills, store: pipelineStore, installations, queue: deps.queue, backfillFor: (provider) => deps.connectors.backfillFor(provider) }),
   );
   jobs.work(BACKFILL_ESTIMATE_JOB, control).work(BACKFILL_RUN_JOB, control);
+  const deliveries = new InboundDeliveries(deps.db);
   for (const [kind, handler] of deps.connectors.jobHandlers) {
-    jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue })));
+    jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue, deliveries, log: deps.log ?? (() => undefined) })));
   }
   return {
     pipelineStore,
     installations,
     pipeline,
     jobs,
-    deliveries: new InboundDeliveries(deps.db),
+    deliveries,
     requestAnswers: new RequestAnswers(deps.db),
     backfills,
     backfillRuns,

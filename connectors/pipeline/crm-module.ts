@@ -16,9 +16,16 @@ import { type Bridge, type CallbackHandler, type ConnectorFactory, type Connecto
 import type { RecordSource } from './backfill.ts';
 import type { CrmConnector } from './connector.ts';
 import type { Installations } from './installations.ts';
-import type { JobQueue } from './job-queue.ts';
+import type { JobQueue, NewJob } from './job-queue.ts';
 import type { Installation } from './model.ts';
 import type { OpenedStorage } from './storage.ts';
+
+/** A job a module wants run for each of its installations on a schedule (HubSpot's journal pull). */
+export interface RecurringJob {
+  readonly everyMs: number;
+  /** The job, with a dedupe key so that one waits at a time. */
+  readonly job: (installation: Installation) => NewJob;
+}
 
 export interface CrmModule {
   /** The provider name installations are stored under (`hubspot`, `salesforce`). */
@@ -33,6 +40,8 @@ export interface CrmModule {
   readonly callbacks?: CallbackHandler;
   /** The module's own job kinds, each with its handler (done when it resolves, retried when it throws). */
   readonly jobs?: Readonly<Record<string, ConnectorJobHandler>>;
+  /** Jobs queued for each of the module's active installations when a worker starts and every `everyMs` after (one waiting at a time). */
+  readonly recurring?: readonly RecurringJob[];
   /** The module's HTTP routes, built once per server from what they need of it. */
   readonly routes?: (context: CrmRouteContext) => readonly CrmRoute[];
   /** The operator's commands for this CRM (`enrichbridge hubspot …`): connect, install links, disconnect. */

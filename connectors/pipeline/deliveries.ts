@@ -1,5 +1,6 @@
-// Deliveries a CRM identifies itself (a Salesforce notification id), remembered long enough to
-// recognise a redelivery: Salesforce retries an outbound message for up to 24 hours.
+// Deliveries a CRM identifies itself (a Salesforce notification id, a HubSpot event), remembered long
+// enough to recognise a redelivery: Salesforce retries an outbound message for up to 24 hours, and
+// HubSpot's Webhooks Journal holds 3 days of events that may repeat what its webhooks brought.
 //
 // Use: `unseen` before queueing the work, `remember` after it is queued. A crash in between means a
 // redelivery queues the work again, which the queue's dedupe and the pipeline's unchanged-input skip
@@ -7,10 +8,16 @@
 import type { Kysely } from 'kysely';
 import type { PipelineDatabase as Database } from './schema.ts';
 
-/** Kept a little longer than the longest redelivery window we know (Salesforce: 24 h). */
-export const DELIVERY_MEMORY_MS = 48 * 3600_000;
+/** Kept a little longer than the longest redelivery window we know (HubSpot's journal: 3 days). */
+export const DELIVERY_MEMORY_MS = 96 * 3600_000;
 
 const CHUNK = 100;
+
+/**
+ * The ledger's provider under which an installation's events recovered from its CRM's own journal
+ * (HubSpot's Webhooks Journal) are kept, so the console can say how many were.
+ */
+export const recoveredEventsLedger = (installationId: string): string => `recovered:${installationId}`;
 
 export class InboundDeliveries {
   private lastPrune = 0;
@@ -33,6 +40,17 @@ export class InboundDeliveries {
       for (const row of rows) seen.add(row.delivery_id);
     }
     return new Set(unique.filter((id) => !seen.has(id)));
+  }
+
+  /** How many ids of `provider` were remembered since `since` (a count shown to an admin). */
+  async count(provider: string, since: Date): Promise<number> {
+    const row = await this.db
+      .selectFrom('inbound_deliveries')
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('provider', '=', provider)
+      .where('received_at', '>=', since.toISOString())
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async remember(provider: string, ids: readonly string[], now: Date = new Date()): Promise<void> {

@@ -52,6 +52,13 @@ export const crmCalls = new Counter({
   registers: [registry],
 });
 
+export const eventsRecovered = new Counter({
+  name: 'enrichbridge_crm_events_recovered_total',
+  help: "CRM events recovered from the CRM's own journal (HubSpot's Webhooks Journal) that no webhook had brought, by provider.",
+  labelNames: ['provider'] as const,
+  registers: [registry],
+});
+
 export const rateLimited = new Counter({
   name: 'enrichbridge_rate_limited_total',
   help: '429s: given to callers of this instance (direction=given), or received from an enrichment endpoint or a CRM (direction=received).',

@@ -15,6 +15,9 @@ import { openStorage } from '../../connectors/pipeline/storage.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { HUBSPOT_EVENTS_JOB, type IntakeSummary, expandHubSpotEventJobs } from '../../connectors/hubspot/intake.ts';
+import { pullHubSpotJournal } from '../../connectors/hubspot/journal.ts';
+import { recoveredEventsLedger } from '../../connectors/pipeline/deliveries.ts';
+import { eventsRecovered } from '../../core/observe/metrics.ts';
 import type { Installation, InstallationSettings, LogEntry, RecordState } from '../../connectors/pipeline/model.ts';
 import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
 import { newLogId } from '../../connectors/pipeline/store.ts';
@@ -162,6 +165,7 @@ async function expand(rig: Rig): Promise<IntakeSummary> {
     const summary = await expandHubSpotEventJobs(jobs, {
       store: rig.runtime.bridge.pipelineStore,
       queue,
+      deliveries: rig.runtime.bridge.deliveries,
       appIdOf: async () => Promise.resolve(APP_ID),
     });
     for (const key of Object.keys(total) as (keyof IntakeSummary)[]) total[key] += summary[key];
@@ -795,5 +799,89 @@ describe('POST /webhooks/hubspot on the real server', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('missed events recovered from the Webhooks Journal', () => {
+  /** An installation through the public app (OAuth): the journal is read with the app's own token. */
+  async function installOAuth(rig: Rig, fake: FakeHubSpot): Promise<Installation> {
+    accounts += 1;
+    const name = `journal-${accounts}`;
+    await createAccount(rig.runtime.opened.store, name, { careerIntelligence: true });
+    const issued = fake.tokens.issue();
+    const credentials: HubSpotCredentials = {
+      kind: 'oauth',
+      accessToken: issued.accessToken,
+      refreshToken: issued.refreshToken,
+      expiresAt: issued.expiresAt?.toISOString() ?? null,
+      clientId: fake.clientId,
+      clientSecret: CLIENT_SECRET,
+      appId: APP_ID,
+      apiBaseUrl: fake.url,
+    };
+    return rig.runtime.bridge.installations.create({
+      provider: HUBSPOT_PROVIDER,
+      externalAccountId: fake.portalId,
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: name },
+      crmCredentials: credentials,
+    });
+  }
+
+  /** A loopback address nothing listens on: our server, down. */
+  async function downUrl(): Promise<string> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo; // a TCP listener always reports an AddressInfo
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return `http://127.0.0.1:${port}${WEBHOOK_ROUTE}`;
+  }
+
+  async function recoveredTotal(): Promise<number> {
+    return (await eventsRecovered.get()).values.find((v) => v.labels.provider === 'hubspot')?.value ?? 0;
+  }
+
+  it('enqueues the creations HubSpot failed to deliver while our server was down exactly once when it is back, and ignores those it delivered', async () => {
+    const rig = await startRig();
+    const fake = await startFake(rig);
+    const installation = await installOAuth(rig, fake);
+    const pull = () =>
+      pullHubSpotJournal(installation, { installations: rig.runtime.bridge.installations, queue: rig.runtime.opened.queue, deliveries: rig.runtime.bridge.deliveries, requestsPer10s: 100_000 });
+
+    // The first pull makes the portal's journal subscription (with the app's client-credentials token); nothing was kept before it.
+    expect(await pull()).toEqual({ read: 0, recovered: 0, skipped: null });
+    expect(fake.journalSubscriptions).toEqual([
+      expect.objectContaining({ subscriptionType: 'OBJECT', portalId: Number(fake.portalId), objectTypeId: '0-1', actions: expect.arrayContaining(['CREATE', 'UPDATE', 'DELETE']) }),
+    ]);
+    expect(fake.tokens.grants).toContain('client_credentials');
+
+    const delivered = await fake.createContact({ email: 'delivered@example.com' });
+    expect(fake.deliveries.at(-1)?.status).toBe(200);
+    await expand(rig);
+
+    // Our server down: every delivery fails (and HubSpot's retries would run out before it is back).
+    fake.setWebhookUrl(await downUrl());
+    const missed = [await fake.createContact({ email: 'missed-1@example.com' }), await fake.createContact({ email: 'missed-2@example.com' })];
+    expect(fake.deliveries.slice(-2).map((d) => d.status)).toEqual([null, null]);
+    fake.setWebhookUrl(rig.target);
+
+    const before = await recoveredTotal();
+    expect(await pull()).toEqual({ read: 3, recovered: 2, skipped: null });
+    expect(await recoveredTotal()).toBe(before + 2);
+    expect(recordIdsOf(await jobsTable(rig))).toEqual([delivered.id, ...missed.map((c) => c.id)].sort());
+    expect(await rig.runtime.bridge.deliveries.count(recoveredEventsLedger(installation.id), new Date(Date.now() - 60_000))).toBe(2);
+
+    // Pulled again (the next hour, or another instance from the earliest entry): nothing more.
+    expect(await pull()).toEqual({ read: 0, recovered: 0, skipped: null });
+    expect((await jobsTable(rig)).filter((job) => job.recordId !== delivered.id).map((job) => job.recordId).sort()).toEqual(missed.map((c) => c.id).sort());
+  });
+
+  it('reads nothing for a static-token portal, which has no public app to read a journal with', async () => {
+    const rig = await startRig();
+    const fake = await startFake(rig);
+    const installation = await install(rig, fake);
+    const pull = await pullHubSpotJournal(installation, { installations: rig.runtime.bridge.installations, queue: rig.runtime.opened.queue, deliveries: rig.runtime.bridge.deliveries });
+    expect(pull).toMatchObject({ read: 0, recovered: 0, skipped: expect.stringContaining('static-token') });
+    expect(fake.requests.filter((r) => r.path.startsWith('/webhooks-journal'))).toEqual([]);
   });
 });

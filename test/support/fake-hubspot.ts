@@ -116,6 +116,23 @@ export interface FaultOptions {
   readonly path?: string | RegExp;
 }
 
+/** A journal subscription (`ObjectSubscriptionUpsertRequest`), as made through the API. */
+export interface JournalSubscription {
+  readonly id: number;
+  readonly subscriptionType: string;
+  readonly portalId: number;
+  readonly objectTypeId: string;
+  readonly actions: readonly string[];
+  readonly properties: readonly string[];
+}
+
+/** One journal entry: its offset and the file of events it points at. */
+export interface JournalEntry {
+  readonly offset: string;
+  readonly portalId: string;
+  readonly file: { readonly offset: string; readonly journalEvents: readonly Record<string, unknown>[]; readonly publishedAt: string };
+}
+
 /** A rule of the portal's (a required or conditionally required property): a write that leaves it empty is refused. */
 export interface ValidationRule {
   readonly property: string;
@@ -238,6 +255,9 @@ export interface FakeHubSpot {
    * error naming its id (a refusal of one record, where `failNext` fails whole calls).
    */
   refuseWrites(id: string, refusal?: { readonly category?: string; readonly message?: string }): void;
+  /** Journal subscriptions made through the API, and the entries the journal keeps (oldest first). */
+  readonly journalSubscriptions: readonly JournalSubscription[];
+  readonly journal: readonly JournalEntry[];
   /** Adds a validation rule of the portal's (HubSpot applies them to API writes from 2026-09 on). */
   addValidationRule(rule: ValidationRule): void;
   /** Marks a property as sensitive data: this app, without sensitive-data scopes, may not write it. */
@@ -360,6 +380,14 @@ const PropertyCreateSchema = z.object({
 const PropertyUpdateSchema = PropertyCreateSchema.omit({ name: true, hasUniqueValue: true }).partial();
 const GroupCreateSchema = z.object({ name: z.string(), label: z.string(), displayOrder: z.number().int().default(-1) });
 const IntrospectFormSchema = z.object({ client_id: z.string().optional(), client_secret: z.string().optional(), token: z.string(), token_type_hint: z.string().optional() });
+const JournalSubscriptionSchema = z.object({
+  subscriptionType: z.literal('OBJECT'),
+  portalId: z.number().int(),
+  objectTypeId: z.string(),
+  actions: z.array(z.enum(['CREATE', 'UPDATE', 'DELETE', 'MERGE', 'RESTORE', 'GDPR_DELETE'])).min(1),
+  properties: z.array(z.string()),
+  objectIds: z.array(z.number().int()),
+});
 const CallbackBatchSchema = z.object({
   inputs: z.array(z.object({ callbackId: z.string(), outputFields: z.record(z.string(), z.string()), typedOutputs: z.record(z.string(), z.unknown()) })).max(BATCH_LIMIT),
 });
@@ -370,6 +398,7 @@ const TokenFormSchema = z.object({
   code: z.string().optional(),
   redirect_uri: z.string().optional(),
   refresh_token: z.string().optional(),
+  scope: z.string().optional(),
 });
 
 class HttpError extends Error {
@@ -474,6 +503,9 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
   const validationRules: ValidationRule[] = [];
   const sensitiveProperties = new Set<string>();
   const expiredCallbacks = new Set<string>();
+  const journalSubscriptions: JournalSubscription[] = [];
+  const journal: JournalEntry[] = [];
+  let fakeUrl = () => '';
   const accessTokens = new Map<string, Token>();
   const refreshTokens = new Map<string, { scopes: readonly string[]; userId: string | null }>();
   const codes = new Map<string, { redirectUri: string | null; scopes: readonly string[]; userId: string | null; hubId: string }>();
@@ -682,10 +714,46 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
   /** Records events and queues them for the next batch; resolves once that batch was answered. */
   function raise(raised: readonly WebhookEvent[]): Promise<void> {
     events.push(...raised);
+    journalize(raised);
     if (raised.length === 0) return Promise.resolve();
     const delivered = Promise.all(raised.map((event) => new Promise<void>((done) => pending.push({ event, done })))).then(() => undefined);
     timer ??= setTimeout(() => void track(flush()), batchWindowMs);
     return track(delivered);
+  }
+
+  // ---- Webhooks Journal ----
+
+  /**
+   * Events of portals with a journal subscription for contacts, one file per change raised, kept
+   * whether or not the webhook was delivered. The file's layout follows a published description of
+   * HubSpot's (its documents do not give one); journal.ts reads it leniently.
+   */
+  function journalize(raised: readonly WebhookEvent[]): void {
+    const kept: Record<string, unknown>[] = [];
+    for (const event of raised) {
+      const subscription = journalSubscriptions.find((s) => String(s.portalId) === String(event.portalId) && s.objectTypeId === '0-1');
+      if (subscription === undefined) continue;
+      const action = { 'contact.creation': 'CREATE', 'contact.propertyChange': 'UPDATE', 'contact.deletion': 'DELETE', 'contact.privacyDeletion': 'GDPR_DELETE', 'contact.merge': 'MERGE' }[event.subscriptionType];
+      if (action === undefined || !subscription.actions.includes(action)) continue;
+      if (action === 'UPDATE' && !subscription.properties.includes(event.propertyName ?? '')) continue;
+      kept.push({
+        type: 'OBJECT',
+        portalId: event.portalId,
+        objectTypeId: '0-1',
+        objectId: event.objectId,
+        action,
+        occurredAt: event.occurredAt,
+        ...(action === 'UPDATE' ? { propertyChanges: [{ propertyName: event.propertyName, newValue: event.propertyValue ?? '' }] } : {}),
+      });
+    }
+    if (kept.length === 0) return;
+    const offset = randomUUID();
+    journal.push({ offset, portalId: String(kept[0]?.portalId ?? portalId), file: { offset, journalEvents: kept, publishedAt: iso() } });
+  }
+
+  function journalBatch(entries: readonly JournalEntry[]) {
+    const expiresAt = new Date(now().getTime() + 3600_000).toISOString();
+    return { status: 'COMPLETE', results: entries.map((e) => ({ currentOffset: e.offset, expiresAt, url: `${fakeUrl()}/journal-files/${e.offset}` })), startedAt: iso(), completedAt: iso() };
   }
 
   // ---- Faults and auth ----
@@ -827,6 +895,13 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       const token = issueTokens(code.scopes, undefined, ttlSeconds, code.userId);
       if (code.hubId !== hubId) tokenHubs.set(token.accessToken, code.hubId);
       return tokenResponse(token);
+    }
+    if (form.grant_type === 'client_credentials') {
+      // The app's own token (no user, no portal, no refresh token), for the Webhooks Journal.
+      const scopes = (form.scope ?? '').split(' ').filter((scope) => scope !== '');
+      const token = issueTokens(scopes, undefined, ttlSeconds, null);
+      refreshTokens.delete(token.refreshToken);
+      return { status: 200, body: { token_type: 'bearer', token_use: 'client_credentials', access_token: token.accessToken, expires_in: ttlSeconds, scopes } };
     }
     if (form.grant_type === 'refresh_token') {
       const known = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
@@ -1173,6 +1248,55 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       },
     },
     {
+      // Docs: https://developers.hubspot.com/docs/api-reference/latest/webhooks-journal/guide
+      method: 'GET',
+      pattern: new RegExp(`^/webhooks-journal/subscriptions/${V}$`),
+      scope: 'developer.webhooks_journal.subscriptions.read',
+      handle: () => ({ status: 200, body: { results: journalSubscriptions } }),
+    },
+    {
+      method: 'POST',
+      pattern: new RegExp(`^/webhooks-journal/subscriptions/${V}$`),
+      scope: 'developer.webhooks_journal.subscriptions.write',
+      handle: ({ body }) => {
+        const input = parseBody(JournalSubscriptionSchema, body);
+        const subscription: JournalSubscription = { id: 9000 + journalSubscriptions.length, ...input };
+        journalSubscriptions.push(subscription);
+        return { status: 201, body: subscription };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: new RegExp(`^/webhooks-journal/journal-local/${V}/batch/earliest/(\\d+)$`),
+      scope: 'developer.webhooks_journal.read',
+      handle: ({ params, query }) => {
+        const ofPortal = journal.filter((e) => e.portalId === (query.get('installPortalId') ?? e.portalId));
+        return { status: 200, body: journalBatch(ofPortal.slice(0, Number(params[0] ?? '1'))) };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: new RegExp(`^/webhooks-journal/journal-local/${V}/batch/([^/]+)/next/(\\d+)$`),
+      scope: 'developer.webhooks_journal.read',
+      handle: ({ params, query }) => {
+        const ofPortal = journal.filter((e) => e.portalId === (query.get('installPortalId') ?? e.portalId));
+        const at = ofPortal.findIndex((e) => e.offset === decodeURIComponent(params[0] ?? ''));
+        if (at === -1) throw hubspotError(404, 'OBJECT_NOT_FOUND', 'Offset not found or expired');
+        return { status: 200, body: journalBatch(ofPortal.slice(at + 1, at + 1 + Number(params[1] ?? '1'))) };
+      },
+    },
+    {
+      // A journal entry's pre-signed file: fetched without a token.
+      method: 'GET',
+      pattern: /^\/journal-files\/([0-9a-f-]+)$/,
+      scope: null,
+      handle: ({ params }) => {
+        const entry = journal.find((e) => e.offset === params[0]);
+        if (entry === undefined) throw hubspotError(404, 'OBJECT_NOT_FOUND', 'No such file');
+        return { status: 200, body: entry.file };
+      },
+    },
+    {
       // Batch completion: `{inputs: [{callbackId, outputFields, typedOutputs}]}`, 204.
       // Docs: https://developers.hubspot.com/docs/api-reference/latest/automation/actions-v4/callbacks/complete-batch
       method: 'POST',
@@ -1271,6 +1395,7 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
   await new Promise<void>((done) => server.listen(options.port ?? 0, '127.0.0.1', done));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
+  fakeUrl = () => `http://127.0.0.1:${port}`;
 
   const tokens: FakeTokens = {
     staticToken,
@@ -1313,6 +1438,8 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     callbacks,
     tokens,
     users,
+    journalSubscriptions,
+    journal,
     signInAs(userId, portal = hubId) {
       if (!users.has(userId)) throw new Error(`fake HubSpot has no user ${userId}`);
       signedInUser = userId;

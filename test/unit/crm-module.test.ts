@@ -11,7 +11,7 @@ describe('CRM modules', () => {
   it('the build ships HubSpot and Salesforce, with HubSpot’s own job kinds, registered from their modules only', () => {
     const registry = defaultConnectors();
     expect(registry.providers().sort()).toEqual(['hubspot', 'salesforce']);
-    expect([...registry.jobHandlers.keys()].sort()).toEqual(['hubspot-callback', 'hubspot.events']);
+    expect([...registry.jobHandlers.keys()].sort()).toEqual(['hubspot-callback', 'hubspot.events', 'hubspot.journal']);
     expect(hubspotModule().objects).toEqual(['contact']);
     expect(salesforceModule().objects).toEqual(['Contact', 'Lead']);
   });

@@ -25,7 +25,9 @@ const DEFINES = path.join('connectors', 'hubspot', 'version.ts');
 describe('the HubSpot API version', () => {
   it('is date-based, and names every path the connector calls', () => {
     expect(HUBSPOT_API_VERSION).toMatch(/^\d{4}-(03|09)$/);
-    const paths = Object.values(HUBSPOT_PATHS).map((p) => (typeof p === 'function' ? p('x') : p));
+    const built = [HUBSPOT_PATHS.property('x'), HUBSPOT_PATHS.group('x'), HUBSPOT_PATHS.user('1'), HUBSPOT_PATHS.journalEarliest(1), HUBSPOT_PATHS.journalNext('o', 1)];
+    const paths = [...Object.values(HUBSPOT_PATHS).filter((p) => typeof p === 'string'), ...built];
+    expect(paths).toHaveLength(Object.keys(HUBSPOT_PATHS).length);
     for (const p of paths) {
       expect(p, p).toContain(`/${HUBSPOT_API_VERSION}/`.replace(/\/$/, ''));
       expect(NUMBERED_HUBSPOT_PATH.test(p), p).toBe(false);

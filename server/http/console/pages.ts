@@ -93,6 +93,8 @@ export interface OverviewData {
   readonly days: readonly string[];
   readonly outcomes: readonly DailyOutcome[];
   readonly failures: readonly LogEntry[];
+  /** Events the CRM's webhooks did not bring that its own journal did (HubSpot), over the ledger's days. */
+  readonly recovered: number;
 }
 
 /** The outcome kinds the overview counts by: skipped and failed ones by reason below. */
@@ -146,6 +148,8 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
           .join('')}</tbody></table></div>`;
   const skipped =
     skippedByReason.size === 0 ? '' : `<p>Skipped by reason: ${[...skippedByReason].map(([reason, n]) => `${escapeHtml(reason.replace(/_/g, ' '))} ${n}`).join(', ')}.</p>`;
+  const recovered =
+    data.recovered === 0 ? '' : `<p id="recovered">Missed CRM events recovered from the CRM's journal in the last 4 days: <strong>${data.recovered.toLocaleString('en-US')}</strong>.</p>`;
   return layout(
     chrome,
     `${installation.provider} ${installation.externalAccountId}`,
@@ -159,6 +163,7 @@ ${budgetNotice(data.budget)}
 <h2>Last 30 days</h2>
 <p id="totals">${KINDS.map((kind) => `${KIND_LABELS[kind]} <strong data-kind="${kind}">${totals[kind].toLocaleString('en-US')}</strong>`).join(' · ')} · quota units <strong data-kind="units">${units.toLocaleString('en-US')}</strong></p>
 ${skipped}
+${recovered}
 <div class="scroll"><table id="days"><caption class="muted">Records per day (UTC)</caption><thead><tr><th scope="col">Day</th>${KINDS.map((kind) => `<th scope="col">${KIND_LABELS[kind]}</th>`).join('')}<th scope="col" class="opt">Volume</th></tr></thead><tbody>
 ${dayRows}
 </tbody></table></div>

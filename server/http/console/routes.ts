@@ -10,6 +10,7 @@ import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import { usageForecast } from '../../../connectors/pipeline/forecast.ts';
 import { budgetState } from '../../../connectors/pipeline/budget.ts';
+import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../connectors/pipeline/deliveries.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';
@@ -27,6 +28,8 @@ export type { ConsoleContext } from './kit.ts';
 
 const OVERVIEW_DAYS = 30;
 const LATEST_FAILURES = 10;
+/** How far back the overview counts events recovered from the CRM's journal (the ledger keeps 4 days). */
+const RECOVERED_WINDOW_MS = DELIVERY_MEMORY_MS;
 
 export function consoleRouter(options: ConsoleContext): express.Router {
   const router = express.Router();
@@ -331,9 +334,10 @@ function looseValues(body: unknown): Record<string, unknown> {
 async function overview(context: ConsoleContext & { readonly publicUrl: string }, installation: Installation, now: Date): Promise<OverviewData> {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (OVERVIEW_DAYS - 1)));
   const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10)).reverse();
-  const [outcomes, failures] = await Promise.all([
+  const [outcomes, failures, recovered] = await Promise.all([
     context.bridge.pipelineStore.dailyOutcomes(installation.id, start.toISOString()),
     context.bridge.pipelineStore.searchLog({ installationId: installation.id, outcomePrefix: 'failed:', limit: LATEST_FAILURES }),
+    context.bridge.deliveries.count(recoveredEventsLedger(installation.id), new Date(now.getTime() - RECOVERED_WINDOW_MS)),
   ]);
   let target: string;
   let quota: OverviewData['quota'] = null;
@@ -350,5 +354,5 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
   }
   const forecast = await usageForecast({ store: context.store, pipelineStore: context.bridge.pipelineStore }, installation, now);
   const budget = await budgetState(context.bridge.pipelineStore, installation, now);
-  return { installation, target, quota, days, outcomes, failures, forecast, budget };
+  return { installation, target, quota, days, outcomes, failures, forecast, budget, recovered };
 }
