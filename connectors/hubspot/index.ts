@@ -2,6 +2,7 @@
 import type { CrmModule } from '../pipeline/crm-module.ts';
 import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
 import { HubSpotAuthError, HubSpotCredentialsCache } from './auth.ts';
+import { CrmError } from '../pipeline/connector.ts';
 import { hubspotBackfill } from './backfill.ts';
 import { hubspotCommands } from './cli.ts';
 import { hubspotConsoleSignIn } from './console-signin.ts';
@@ -32,8 +33,14 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
       },
       // Missed events recovered from the portal's Webhooks Journal (3 days kept by HubSpot).
       [HUBSPOT_JOURNAL_JOB]: async (installation, _jobs, { installations, queue, deliveries, log }) => {
-        const pull = await pullHubSpotJournal(installation, { installations, queue, deliveries });
-        if (pull.skipped === null) log({ installation: installation.id, read: pull.read, recovered: pull.recovered }, 'hubspot journal pulled');
+        try {
+          const pull = await pullHubSpotJournal(installation, { installations, queue, deliveries });
+          if (pull.skipped === null) log({ installation: installation.id, read: pull.read, recovered: pull.recovered, unreadable: pull.unreadable ?? 0 }, 'hubspot journal pulled');
+        } catch (error) {
+          // An app without the client-credentials grant or the journal scopes: said once an hour, no dead job.
+          if (!(error instanceof CrmError && error.kind === 'auth')) throw error;
+          log({ installation: installation.id, reason: error.message }, 'hubspot journal unavailable');
+        }
       },
     },
     recurring: [{ everyMs: JOURNAL_PULL_EVERY_MS, job: (installation) => journalJob(installation.id) }],

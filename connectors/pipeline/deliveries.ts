@@ -42,6 +42,24 @@ export class InboundDeliveries {
     return new Set(unique.filter((id) => !seen.has(id)));
   }
 
+  /** The id of `provider` remembered last, and when; null when none is within the memory window. */
+  async latest(provider: string, now: Date = new Date()): Promise<{ id: string; at: Date } | null> {
+    const row = await this.db
+      .selectFrom('inbound_deliveries')
+      .select(['delivery_id', 'received_at'])
+      .where('provider', '=', provider)
+      .where('received_at', '>=', new Date(now.getTime() - DELIVERY_MEMORY_MS).toISOString())
+      .orderBy('received_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? null : { id: row.delivery_id, at: new Date(row.received_at) };
+  }
+
+  /** Forgets every id of `provider` (a cursor that no longer holds). */
+  async forget(provider: string): Promise<void> {
+    await this.db.deleteFrom('inbound_deliveries').where('provider', '=', provider).execute();
+  }
+
   /** How many ids of `provider` were remembered since `since` (a count shown to an admin). */
   async count(provider: string, since: Date): Promise<number> {
     const row = await this.db

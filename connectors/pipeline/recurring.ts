@@ -1,7 +1,8 @@
 // The jobs CRM modules want run for each of their installations on a schedule (HubSpot's journal
 // pull): queued for every active installation of the module's CRM when a worker starts (a restart
 // after downtime pulls at once) and every `everyMs` after. The job's dedupe key keeps one waiting at
-// a time, so several workers or instances queue it once.
+// a time; several workers or instances each queue it on their own timers, so the job itself must
+// make a run that comes too soon after the last one a no-op (the journal pull does).
 import type { RecurringJob } from './crm-module.ts';
 import type { JobQueue } from './job-queue.ts';
 import type { PipelineStore } from './store.ts';

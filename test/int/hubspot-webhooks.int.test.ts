@@ -841,15 +841,28 @@ describe('missed events recovered from the Webhooks Journal', () => {
     return (await eventsRecovered.get()).values.find((v) => v.labels.provider === 'hubspot')?.value ?? 0;
   }
 
+  const HOUR = 3_600_000;
+  /** A pull as the job makes it, at `hours` from now (the journal is read up to HubSpot's 24-hour retry window). */
+  function puller(rig: Rig, installation: Installation) {
+    const t0 = Date.now();
+    return (hours: number) =>
+      pullHubSpotJournal(installation, {
+        installations: rig.runtime.bridge.installations,
+        queue: rig.runtime.opened.queue,
+        deliveries: rig.runtime.bridge.deliveries,
+        requestsPer10s: 100_000,
+        now: () => new Date(t0 + hours * HOUR),
+      });
+  }
+
   it('enqueues the creations HubSpot failed to deliver while our server was down exactly once when it is back, and ignores those it delivered', async () => {
     const rig = await startRig();
     const fake = await startFake(rig);
     const installation = await installOAuth(rig, fake);
-    const pull = () =>
-      pullHubSpotJournal(installation, { installations: rig.runtime.bridge.installations, queue: rig.runtime.opened.queue, deliveries: rig.runtime.bridge.deliveries, requestsPer10s: 100_000 });
+    const pullAt = puller(rig, installation);
 
     // The first pull makes the portal's journal subscription (with the app's client-credentials token); nothing was kept before it.
-    expect(await pull()).toEqual({ read: 0, recovered: 0, skipped: null });
+    expect(await pullAt(0)).toEqual({ read: 0, recovered: 0, skipped: null });
     expect(fake.journalSubscriptions).toEqual([
       expect.objectContaining({ subscriptionType: 'OBJECT', portalId: Number(fake.portalId), objectTypeId: '0-1', actions: expect.arrayContaining(['CREATE', 'UPDATE', 'DELETE']) }),
     ]);
@@ -859,21 +872,39 @@ describe('missed events recovered from the Webhooks Journal', () => {
     expect(fake.deliveries.at(-1)?.status).toBe(200);
     await expand(rig);
 
-    // Our server down: every delivery fails (and HubSpot's retries would run out before it is back).
+    // Our server down: every delivery fails, and HubSpot's retries run out over the next 24 hours.
     fake.setWebhookUrl(await downUrl());
     const missed = [await fake.createContact({ email: 'missed-1@example.com' }), await fake.createContact({ email: 'missed-2@example.com' })];
     expect(fake.deliveries.slice(-2).map((d) => d.status)).toEqual([null, null]);
     fake.setWebhookUrl(rig.target);
 
+    // Within the hour of the last pull (another worker's, another instance's): not pulled again.
+    expect(await pullAt(0.5)).toMatchObject({ read: 0, recovered: 0, skipped: expect.stringContaining('less than an hour') });
+
     const before = await recoveredTotal();
-    expect(await pull()).toEqual({ read: 3, recovered: 2, skipped: null });
+    expect(await pullAt(25)).toEqual({ read: 3, recovered: 2, skipped: null });
     expect(await recoveredTotal()).toBe(before + 2);
     expect(recordIdsOf(await jobsTable(rig))).toEqual([delivered.id, ...missed.map((c) => c.id)].sort());
     expect(await rig.runtime.bridge.deliveries.count(recoveredEventsLedger(installation.id), new Date(Date.now() - 60_000))).toBe(2);
 
-    // Pulled again (the next hour, or another instance from the earliest entry): nothing more.
-    expect(await pull()).toEqual({ read: 0, recovered: 0, skipped: null });
+    // The next hour's pull goes on from the offset saved in the database: nothing more.
+    expect(await pullAt(26)).toEqual({ read: 0, recovered: 0, skipped: null });
     expect((await jobsTable(rig)).filter((job) => job.recordId !== delivered.id).map((job) => job.recordId).sort()).toEqual(missed.map((c) => c.id).sort());
+  });
+
+  it('leaves what HubSpot may still deliver as a webhook (the last 24 hours) for a later pull, and recovers it then', async () => {
+    const rig = await startRig();
+    const fake = await startFake(rig);
+    const installation = await installOAuth(rig, fake);
+    const pullAt = puller(rig, installation);
+    expect(await pullAt(0)).toMatchObject({ recovered: 0, skipped: null });
+    fake.setWebhookUrl(await downUrl());
+    const missed = await fake.createContact({ email: 'late@example.com' });
+
+    expect(await pullAt(1)).toEqual({ read: 0, recovered: 0, skipped: null });
+    expect(await jobsTable(rig)).toEqual([]);
+    expect(await pullAt(25)).toEqual({ read: 1, recovered: 1, skipped: null });
+    expect(recordIdsOf(await jobsTable(rig))).toEqual([missed.id]);
   });
 
   it('reads nothing for a static-token portal, which has no public app to read a journal with', async () => {
