@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from './job-queue.ts';
-import { isDatabaseBusy } from '../../core/storage/errors.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../../core/storage/errors.ts';
 import { runInBackground } from '../../core/storage/event-loop-slices.ts';
 import { ownerKnownDead } from '../../core/storage/owners.ts';
 import type { BatchProcessor } from './job-kinds.ts';
@@ -176,9 +176,10 @@ export class Worker {
         busy = 0;
       } catch (error) {
         this.options.onError?.(error);
-        // Another process holds the write lock: look again later and later (up to 10 s), on a timer,
-        // so the event loop (the server's requests) is not spent knocking.
-        if (isDatabaseBusy(error)) busy += 1;
+        // Another process holds the write lock, or the database is away (a restart, a failover): look
+        // again later and later (up to 10 s), on a timer, so the event loop (the server's requests) is
+        // not spent knocking. Jobs a lost connection left leased go back to the queue with their lease.
+        if (isDatabaseBusy(error) || isDatabaseUnavailable(error)) busy += 1;
       }
       if (!worked && !this.abort.signal.aborted) await this.idle(busy === 0 ? this.idleMs : Math.min(10_000, this.idleMs * 2 ** busy));
     }

@@ -17,6 +17,14 @@ export function isDatabaseBusy(error: unknown): boolean {
   return error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_') || ['55P03', '40P01', '40001'].includes(error.code);
 }
 
+/**
+ * The database DATABASE_URL names does not exist on its server (PostgreSQL's invalid_catalog_name,
+ * 3D000): the server answers, but nothing can be opened until the operator creates it.
+ */
+export function isMissingDatabase(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && error.code === '3D000';
+}
+
 /** About 3 s in all: longer than any write the server or a CLI command holds the lock for. */
 const BUSY_RETRY_MS = [10, 20, 40, 80, 160, 320, 640, 1280] as const;
 
@@ -35,4 +43,25 @@ export async function retryWhileBusy<T>(work: () => Promise<T>): Promise<T> {
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
+}
+
+/** SQLSTATE classes and codes that mean the database could not be reached or went away mid-statement. */
+const UNAVAILABLE_SQLSTATES = ['57P01', '57P02', '57P03', '53300'] as const;
+const UNAVAILABLE_SOCKET_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'] as const;
+
+/**
+ * The database is unreachable or dropped the connection (a restart, a failover, a network blip), as
+ * opposed to a statement it refused: what was asked may be asked again later. node-postgres reports a
+ * lost connection with a plain Error ("Connection terminated unexpectedly", a connect timeout), a socket
+ * error code, or SQLSTATE class 08 and the shutdown codes of class 57.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  if (code !== undefined) {
+    if (code.startsWith('08') || (UNAVAILABLE_SQLSTATES as readonly string[]).includes(code)) return true;
+    if ((UNAVAILABLE_SOCKET_CODES as readonly string[]).includes(code)) return true;
+  }
+  if (/^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable/.test(error.message)) return true;
+  return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
 }

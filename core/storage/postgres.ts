@@ -70,10 +70,20 @@ export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolSi
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     application_name: 'enrichbridge',
+    // A connection a peer dropped without a word (a failover, a cable) is found within a minute or so.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
-  // An idle connection the server closed (a restart, a failover) must not crash the process: the pool
-  // drops it and the next query opens another.
+  // A connection the server or the network closed (a restart, a failover, a blip) must never crash the
+  // process. The pool listens on its idle clients only (and drops them); a client a query or a
+  // transaction holds reports the loss to its query, which fails (and the caller answers 503 or the job
+  // is retried), and also emits 'error' on itself, which without a listener of its own would be thrown
+  // as an uncaught exception between two statements of a transaction. The pool discards a client that
+  // errored when it is released.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }
 
