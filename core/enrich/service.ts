@@ -17,7 +17,7 @@ import {
 import { currentPeriod } from '../limits/quota-period.ts';
 import { type RateDecision, type RateLimiter, RateLimitUnavailableError } from '../limits/rate-limiter.ts';
 import { matchPersona } from '../sandbox/matcher.ts';
-import { isDatabaseBusy } from '../storage/errors.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../storage/errors.ts';
 import { quotaUnits } from '../observe/metrics.ts';
 import type { QuotaTake, Store } from '../storage/port.ts';
 import { type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
@@ -138,9 +138,10 @@ export class EnrichService {
     try {
       take = await this.store.takeQuota(token.id, period.key, account.quotaLimit);
     } catch (error) {
-      // Another process holds the database's write lock past the store's retries: nothing was
-      // taken, and the caller may retry in a moment.
-      if (!isDatabaseBusy(error)) throw error;
+      // Another process holds the database's write lock past the store's retries (nothing was taken),
+      // or the database is away (the take may have landed before the connection dropped; no answer is
+      // given either way): the caller may retry in a moment.
+      if (!isDatabaseBusy(error) && !isDatabaseUnavailable(error)) throw error;
       return this.fail(call, credential, rate, new EnrichError('service_unavailable', 'The service is busy; retry in a moment.'));
     }
     const quota: QuotaState = {

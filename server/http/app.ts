@@ -10,6 +10,7 @@ import { readBody } from './body.ts';
 import proxyaddr from 'proxy-addr';
 import { METRICS_CONTENT_TYPE, enrichDuration, httpRequests, metricsText, rateLimited } from '../../core/observe/metrics.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
+import { isDatabaseUnavailable } from '../../core/storage/errors.ts';
 import type { Logger } from '../logger.ts';
 
 /** How long a readiness check may take before the instance counts as not ready. */
@@ -266,9 +267,17 @@ export function createApp(options: AppOptions): express.Express {
     sendJson(res, 404, errorBody(environmentOf(req), new EnrichError('not_found', 'Not found.')));
   });
 
-  // Last resort: log the cause, answer 500 with no stack trace or internals in the body.
+  // Last resort: log the cause, answer 500 with no stack trace or internals in the body. A database
+  // that is away (a restart, a failover) is not the caller's fault and passes: 503, retry in a moment.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (isBodyParserError(error) && error.type === 'request.aborted') return;
+    if (isDatabaseUnavailable(error)) {
+      logger.warn({ err: error, route: routeOf(req) }, 'database unavailable');
+      if (res.headersSent) return;
+      res.setHeader('Retry-After', '1');
+      sendJson(res, 503, errorBody(environmentOf(req), new EnrichError('service_unavailable', 'The service cannot reach its database; retry in a moment.')));
+      return;
+    }
     logger.error({ err: error, route: routeOf(req) }, 'unhandled error');
     if (res.headersSent) return;
     sendJson(res, 500, errorBody(environmentOf(req), new EnrichError('internal_error', 'Internal server error.')));

@@ -67,6 +67,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
       ],
       env,
     );
+    const token = (await cli(['tokens', 'create', 'e2e', '--env', 'sandbox'], env)).stdout.trim();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // The server reaches PostgreSQL only through the relay.
@@ -91,6 +92,16 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
     const during = await ready(url);
     expect(during.status).toBe(503);
     expect(during.body.checks.database).toBe('unavailable');
+    // An API call, whose token is read from the database: 503, retry later, not a 500.
+    const api = await fetch(`${url}/sandbox/v1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-wf-auth-token': token },
+      body: JSON.stringify({ emails: ['amanda.taylor@sandbox.windfall.com'] }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(api.status).toBe(503);
+    expect(api.headers.get('retry-after')).toBe('1');
+    expect(await api.json()).toEqual({ message: expect.stringMatching(/database/) });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     relay.restore();
 
