@@ -83,15 +83,61 @@ describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
     expect(a.instances.count).toBe(2);
     expect(b.instances.count).toBe(2);
     outage.cut();
+    // The first window after the switch admits nothing (what Redis admitted just before may fill it).
+    const first = await Promise.all([a.limiter.take('tok_down', 5), b.limiter.take('tok_down', 5)]);
+    expect(first.map((d) => d.allowed)).toEqual([false, false]);
+    expect(first[0]?.retryAfterSeconds).toBe(1);
+    await sleep(1000);
     const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_down', 5)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(4);
     expect(a.switches).toEqual(['down']);
     outage.restore();
     await Promise.all([ready(a.redis), ready(b.redis)]);
+    // For one window after its return an instance admits the rate less the other's share (5 - 2): the
+    // other may have admitted that much in its fallback and not written it to Redis yet.
+    const returning = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_back', 5)));
+    expect(returning.filter((d) => d.allowed)).toHaveLength(3);
     await sleep(1000);
     const back = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).limiter.take('tok_back', 5)));
     expect(back.filter((d) => d.allowed)).toHaveLength(5);
     expect(a.switches).toEqual(['down', null]);
+  });
+
+  it('the rate stays exact across Redis going away and coming back: no 900 ms window ever admits more than 5', async () => {
+    const prefix = freshPrefix();
+    const outage = await RedisOutage.start(url);
+    cleanups.push(() => outage.close());
+    const [a, b] = await Promise.all([instance(outage.url, prefix, `${prefix}instances`), instance(outage.url, prefix, `${prefix}instances`)]);
+    await Promise.all([a.instances.beat(), b.instances.beat()]);
+    expect(a.instances.count).toBe(2);
+    // A client far faster than the rate, alternating between the instances, for 5.5 s: Redis is cut at
+    // 1.5 s, just after a window has filled, and given back at 3 s.
+    const admitted: number[] = [];
+    const start = Date.now();
+    const timeline = (async () => {
+      await sleep(1_500);
+      outage.cut();
+      await sleep(1_500);
+      outage.restore();
+    })();
+    let i = 0;
+    while (Date.now() - start < 5_500) {
+      const decision = await (i % 2 === 0 ? a : b).limiter.take('tok_edge', 5);
+      if (decision.allowed) admitted.push(Date.now());
+      i += 1;
+      await sleep(10);
+    }
+    await timeline;
+    // Each admission time is when the decision came back to the test; 50 ms less than the limiter's
+    // 950 ms window absorbs the time a decision takes to travel.
+    const most = Math.max(...admitted.map((t) => admitted.filter((u) => u >= t && u < t + 900).length));
+    expect(most).toBeLessThanOrEqual(5);
+    // And the fallback, then Redis again, did admit: the outage is not a halt.
+    const during = admitted.filter((t) => t - start > 1_500 && t - start < 3_000).length;
+    const after = admitted.filter((t) => t - start > 3_000).length;
+    expect(during).toBeGreaterThan(0);
+    expect(after).toBeGreaterThan(0);
+    expect(a.switches.concat(b.switches)).toContain(null);
   });
 
   it("counts an instance that reported late in one second of Redis's clock when another reports just after the next begins", async () => {
@@ -130,7 +176,11 @@ describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
     await expect(limiter.take('tok_x', 5)).rejects.toBeInstanceOf(RateLimitUnavailableError);
     const crowded = new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: { count: 6 } });
     await expect(crowded.take('tok_x', 5)).rejects.toBeInstanceOf(RateLimitUnavailableError);
-    expect((await new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: { count: 2 } }).take('tok_x', 5)).allowed).toBe(true);
+    const two = new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances: { count: 2 } });
+    // A share of 2 once the first window after the failure has passed.
+    expect((await two.take('tok_x', 5)).allowed).toBe(false);
+    await sleep(1000);
+    expect((await two.take('tok_x', 5)).allowed).toBe(true);
   });
 
   it('the service answers 503 service_unavailable when the limit cannot be decided, and serves again once Redis is back', async () => {
