@@ -105,6 +105,8 @@ export class BatchRun {
   readonly states: RecordState[] = [];
   /** Lookups the month's budget still allows in this batch; null when the installation has no budget. */
   budgetLeft: number | null = null;
+  /** The installation's budget, held by this batch from its read to the record of its spend. */
+  budgetHold: { readonly key: string; readonly owner: string; readonly renewal: NodeJS.Timeout } | null = null;
   /** Answers looked up in this batch, kept for reuse (saved with the states and the log). */
   readonly answers: StoredAnswer[] = [];
   readonly disposals = new Map<string, Disposal>();

@@ -34,6 +34,7 @@ import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, Outcome, StoredAnswer } from './model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type BudgetState, budgetState, nextMonthStart } from './budget.ts';
 import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
@@ -117,9 +118,10 @@ export class Pipeline {
     if (first === undefined) return { installationId: '', jobs: 0, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
     const installation = await this.deps.store.findInstallation(first.installationId);
     if (installation === undefined) {
-      // Disconnected since the jobs were queued: nothing to enrich for, nobody to log for.
-      for (const job of jobs) await this.deps.queue.fail(job.id, workerId, 'installation no longer exists', { retryable: false });
-      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length }, released: 0, crmCalls: 0, leaseLost: 0 };
+      // Disconnected since the jobs were queued: nothing to enrich for, nobody to log for. Settled, not
+      // dead: a disconnected installation's jobs are not the operator's to list or retry.
+      await retryWhileBusy(() => this.deps.queue.completeMany(jobs.map((job) => job.id), workerId));
+      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'dropped:disconnected': jobs.length }, released: 0, crmCalls: 0, leaseLost: 0 };
     }
     const run = new BatchRun(installation, workerId, this.now, cancel);
     try {
@@ -132,7 +134,13 @@ export class Pipeline {
     }
     // The CRM has been written: what we did must be recorded, so a locked database is waited out
     // (asynchronously) rather than leaving the batch to its lease and a second round of writes.
-    await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries, run.answers));
+    try {
+      await retryWhileBusy(() => this.deps.store.saveOutcomes(run.states, run.entries, run.answers));
+    } finally {
+      // The spend is recorded (or the batch failed): the next batch may read the budget. A hold that
+      // cannot be given back (the database away) runs out by itself.
+      await this.releaseBudget(run);
+    }
     await this.purgeAnswers(installation);
     await this.settle(run, jobs, workerId);
     const budget = await budgetState(this.deps.store, installation, this.now());
@@ -145,6 +153,27 @@ export class Pipeline {
       leaseLost: run.leaseLost,
       ...(budget === null ? {} : { budget }),
     };
+  }
+
+  /** Takes the installation's budget hold for this batch, renewed while the batch runs; false when another batch has it. */
+  private async holdBudget(run: BatchRun): Promise<boolean> {
+    const key = `budget:${run.installation.id}`;
+    const owner = `${run.workerId}:${randomUUID()}`;
+    if (!(await this.deps.store.acquireLease(key, owner, BUDGET_HOLD_MS))) return false;
+    const renewal = setInterval(() => {
+      this.deps.store.acquireLease(key, owner, BUDGET_HOLD_MS).catch(() => undefined);
+    }, BUDGET_HOLD_MS / 3);
+    renewal.unref();
+    run.budgetHold = { key, owner, renewal };
+    return true;
+  }
+
+  private async releaseBudget(run: BatchRun): Promise<void> {
+    const hold = run.budgetHold;
+    if (hold === null) return;
+    run.budgetHold = null;
+    clearInterval(hold.renewal);
+    await this.deps.store.releaseLease(hold.key, hold.owner).catch(() => undefined);
   }
 
   private async settle(run: BatchRun, jobs: readonly Job[], workerId: string): Promise<void> {
@@ -193,7 +222,18 @@ export class Pipeline {
     const byObject = groupByObject(run, jobs);
     if (await this.heldByInstallationStatus(run, byObject)) return;
     const { installation } = run;
-    const budget = await budgetState(this.deps.store, installation, this.now());
+    let budget = await budgetState(this.deps.store, installation, this.now());
+    if (budget !== null) {
+      // The budget is read, spent and recorded by one batch of the installation at a time, across
+      // workers and instances: two side by side would each read the whole of what is left.
+      const held = await this.holdBudget(run);
+      if (!held) {
+        holdTheRest(run, byObject, { kind: 'release', runAt: new Date(Date.now() + BUDGET_WAIT_MS), outcome: null });
+        return;
+      }
+      // Read again under the hold: the batch that had it may have recorded its spend just now.
+      budget = await budgetState(this.deps.store, installation, this.now());
+    }
     run.budgetLeft = budget === null ? null : budget.left;
     const connector = await this.deps.connectorFor(installation);
     const enricher = await this.deps.enricherFor(installation);
@@ -701,6 +741,14 @@ export class Pipeline {
 }
 
 /** The log's outcome for a record the CRM did not take (not_found is logged as skipped:record_deleted). */
+/**
+ * How long a batch's hold on its installation's budget lasts unless renewed (a third of it at a time):
+ * the hold of a process that died frees the budget for the other workers after this.
+ */
+const BUDGET_HOLD_MS = 60_000;
+/** A batch that found the budget held by another runs again after this, without an attempt counted. */
+const BUDGET_WAIT_MS = 2_000;
+
 const REFUSAL_OUTCOMES: Record<Exclude<WriteRefusal, 'not_found'>, Outcome> = {
   rejected: 'failed:crm_rejected',
   validation: 'failed:crm_validation',

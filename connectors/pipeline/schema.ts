@@ -484,4 +484,13 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.dropIndex('record_states_enriched_at').execute();
     },
   },
+  '0019_enrichment_log_at': {
+    async up(db: Kysely<unknown>) {
+      // A budget's spend this month is the sum of an installation's log since the first of the month.
+      await db.schema.createIndex('enrichment_log_installation_at').on('enrichment_log').columns(['installation_id', 'at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('enrichment_log_installation_at').execute();
+    },
+  },
 };

@@ -85,8 +85,10 @@ export interface PipelineStore {
   /** Returns the installation as it is after the change, or undefined when there is none. */
   updateInstallation(id: string, patch: InstallationPatch): Promise<Installation | undefined>;
   /**
-   * Removes the installation with its record states. The log is kept for the operator, without the
-   * values each write carried (`changes`): those are personal data of the CRM's records.
+   * Removes the installation with its record states and every job of its, whatever their state: none is
+   * left to run, to be listed as dead or to be retried. The log is kept for the operator (`enrichbridge
+   * log --installation ID`), without the values each write carried (`changes`): those are personal data
+   * of the CRM's records.
    */
   deleteInstallation(id: string): Promise<boolean>;
   sealedSecrets(id: string): Promise<string | undefined>;
@@ -250,6 +252,18 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * The units an installation's log records since a time: what every batch of an installation with a
+ * budget reads first, answered from the index on (installation_id, at), never a scan of the log.
+ */
+export function unitsSinceQuery(db: Kysely<Database>, installationId: string, sinceIso: string) {
+  return db
+    .selectFrom('enrichment_log')
+    .select((eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units'))
+    .where('installation_id', '=', installationId)
+    .where('at', '>=', sinceIso);
+}
+
 export class KyselyPipelineStore implements PipelineStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -319,6 +333,9 @@ export class KyselyPipelineStore implements PipelineStore {
   async deleteInstallation(id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('record_states').where('installation_id', '=', id).execute();
+      // Its jobs share the database: dropped with it, a running one included (its worker's lease then
+      // settles nothing, as after a takeover).
+      await trx.deleteFrom('jobs').where('installation_id', '=', id).execute();
       await trx.updateTable('enrichment_log').set({ changes: null }).where('installation_id', '=', id).where('changes', 'is not', null).execute();
       const result = await trx.deleteFrom('installations').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
@@ -440,12 +457,7 @@ export class KyselyPipelineStore implements PipelineStore {
   }
 
   async unitsSince(installationId: string, sinceIso: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('enrichment_log')
-      .select((eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units'))
-      .where('installation_id', '=', installationId)
-      .where('at', '>=', sinceIso)
-      .executeTakeFirst();
+    const row = await unitsSinceQuery(this.db, installationId, sinceIso).executeTakeFirst();
     return Number(row?.units ?? 0);
   }
 

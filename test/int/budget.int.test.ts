@@ -5,7 +5,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readBudgetsFrom, metricsText } from '../../core/observe/metrics.ts';
+import { sql } from 'kysely';
 import { budgetState } from '../../connectors/pipeline/budget.ts';
+import { unitsSinceQuery } from '../../connectors/pipeline/store.ts';
 import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
@@ -48,6 +50,45 @@ const PayloadSchema = z.object({ recordId: z.string() });
 describe.each(TEST_DATABASES)('on $name', (each) => {
   beforeAll(() => {
     database = each;
+  });
+
+  it('two batches of one installation running at once never pass its budget together', async () => {
+    const { h, installation } = await production({ monthlyBudget: 2 });
+    const ids = people(h, 4);
+    for (const id of ids) await h.enqueue(installation, { object: OBJECT, recordId: id });
+    // Two workers (two processes, or two instances) each claim half of the installation's jobs, and
+    // run their batches side by side: each would read the whole budget as left.
+    const a = await h.opened.queue.claimBatch({ workerId: 'worker-a', limit: 2, leaseMs: 60_000 });
+    const b = await h.opened.queue.claimBatch({ workerId: 'worker-b', limit: 2, leaseMs: 60_000 });
+    expect(a).toHaveLength(2);
+    expect(b).toHaveLength(2);
+    await Promise.all([h.bridge.pipeline.processBatch(a, 'worker-a'), h.bridge.pipeline.processBatch(b, 'worker-b')]);
+    await h.drain();
+    const spent = Object.values(await outcomes(h, installation)).filter((o) => o.includes('enriched'));
+    expect(spent).toHaveLength(2);
+    expect((await budgetState(h.bridge.pipelineStore, installation, h.clock.now))).toMatchObject({ spent: 2, left: 0 });
+    // Nothing is lost: the two the budget did not allow wait in the queue.
+    expect(await h.opened.queue.list({ state: 'queued' })).toHaveLength(2);
+  });
+
+  it("the budget's sum reads the log through its index on (installation, time), not a scan", async () => {
+    const { h, installation } = await production({ monthlyBudget: 100 });
+    const query = unitsSinceQuery(h.opened.db, installation.id, '2026-11-01T00:00:00.000Z').compile();
+    if (each.name === 'PostgreSQL') {
+      // The test's log is a few rows, where a scan is cheapest: with scans priced out, the plan must
+      // still find an index that serves both conditions.
+      const plan = await h.opened.db.connection().execute(async (db) => {
+        await sql`SET enable_seqscan = off`.execute(db);
+        const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `EXPLAIN ${query.sql}` });
+        await sql`RESET enable_seqscan`.execute(db);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/enrichment_log_installation_at/);
+      expect(plan).toMatch(/Index Cond: \(\(installation_id = .*\) AND \(at >= .*\)\)/s);
+    } else {
+      const { rows } = await h.opened.db.executeQuery<{ detail: string }>({ ...query, sql: `EXPLAIN QUERY PLAN ${query.sql}` });
+      expect(rows.map((row) => row.detail).join('\n')).toMatch(/USING INDEX enrichment_log_installation_at \(installation_id=\? AND at>\?\)/);
+    }
   });
 
   it('a budget reached mid-batch lets through what it has left; the rest wait, nothing lost, and run next month', async () => {
