@@ -1,6 +1,7 @@
 // Assembles the pipeline from the service's parts: the pipeline store on the service database, the
 // installations with their sealed secrets, the connectors by provider, and an enricher per
 // installation (in-process against the local service, or HTTP against a remote endpoint).
+import type { LeaseClock } from '../../core/storage/database-clock.ts';
 import { ConsoleSessions } from './console-sessions.ts';
 import type { Kysely } from 'kysely';
 import type { Enricher } from '../../core/client/enricher.ts';
@@ -96,6 +97,8 @@ export interface BridgeDeps {
   readonly service: EnrichService;
   readonly connectors: ConnectorRegistry;
   readonly now?: () => Date;
+  /** The clock leases are taken on (OpenedStorage's): the database's on PostgreSQL. */
+  readonly leaseClock?: LeaseClock;
   /** Requests per second to a remote endpoint, per token (the contract's default is 5). */
   readonly remoteRatePerSecond?: number;
   /** Where connector jobs report what they did (the server's logger); default: nowhere. */
@@ -122,7 +125,7 @@ export interface Bridge {
 }
 
 export function createBridge(deps: BridgeDeps): Bridge {
-  const pipelineStore = new KyselyPipelineStore(deps.db);
+  const pipelineStore = new KyselyPipelineStore(deps.db, deps.leaseClock);
   const installations = new Installations(pipelineStore, deps.store, deps.box, deps.queue);
   const enricherFor = async (installation: Installation): Promise<Enricher> => {
     const { enrichmentToken } = await installations.secrets(installation.id);

@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../../core/storage/errors.ts';
 import { type ClaimOptions, DEFAULT_MAX_ATTEMPTS, JOB_STATES, type Job, type JobQueue, type JobState, type NewJob, retryDelayMs } from './job-queue.ts';
 import type { JobsTable, PipelineDatabase as Database } from './schema.ts';
 import { JOBS_CHANNEL_SQL, type JobListener } from './job-notifications.ts';
+import { HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
 
 const stateColumn = z.enum(JOB_STATES);
 
@@ -26,7 +27,7 @@ function newJobRow(job: NewJob, now: string): JobsTable {
     state: 'queued',
     attempts: 0,
     max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    run_at: (job.runAt ?? new Date()).toISOString(),
+    run_at: job.runAt === undefined ? now : job.runAt.toISOString(),
     lease_owner: null,
     lease_expires_at: null,
     last_error: null,
@@ -65,12 +66,15 @@ export type QueueDialect = 'sqlite' | 'postgres';
 
 export class KyselyJobQueue implements JobQueue {
   private readonly skipLocked: boolean;
+  /** Leases, claims and run times are written and compared on the database's clock, whichever host writes them. */
+  private readonly clock: LeaseClock;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly options: { readonly dialect?: QueueDialect; readonly listener?: JobListener } = {},
+    private readonly options: { readonly dialect?: QueueDialect; readonly listener?: JobListener; readonly clock?: LeaseClock } = {},
   ) {
     this.skipLocked = options.dialect === 'postgres';
+    this.clock = options.clock ?? HOST_CLOCK;
   }
 
   /** PostgreSQL: hears every instance's enqueues (LISTEN/NOTIFY). Absent on SQLite, whose workers poll. */
@@ -90,7 +94,7 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
-    const row = newJobRow(job, new Date().toISOString());
+    const row = newJobRow(job, this.clock.now().toISOString());
     const { id } = row;
     try {
       await this.db.insertInto('jobs').values(row).execute();
@@ -118,7 +122,7 @@ export class KyselyJobQueue implements JobQueue {
 
   async enqueueMany(jobs: readonly NewJob[]): Promise<{ created: number; duplicates: number }> {
     if (jobs.length === 0) return { created: 0, duplicates: 0 };
-    const now = new Date().toISOString();
+    const now = this.clock.now().toISOString();
     // One statement is atomic by itself: a single chunk with no duplicate to mark needs no transaction
     // (a webhook batch stored as one job is one INSERT).
     if (jobs.length <= ENQUEUE_CHUNK && jobs.every((job) => job.dedupeKey === undefined)) {
@@ -155,7 +159,7 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async claimBatch(options: ClaimOptions): Promise<Job[]> {
-    const now = (options.now ?? new Date()).toISOString();
+    const now = (options.now ?? this.clock.now()).toISOString();
     const leaseEnd = new Date(Date.parse(now) + options.leaseMs).toISOString();
     // A job whose lease ran out on its last allowed delivery is dead: a job that kills its worker
     // every time must end in the dead letters, not loop forever.
@@ -245,7 +249,7 @@ export class KyselyJobQueue implements JobQueue {
   async completeMany(ids: readonly string[], workerId: string): Promise<Set<string>> {
     const done = new Set<string>();
     if (ids.length === 0) return done;
-    const now = new Date().toISOString();
+    const now = this.clock.now().toISOString();
     for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
       // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing.
       const rows = await this.db
@@ -278,7 +282,7 @@ export class KyselyJobQueue implements JobQueue {
       .where('lease_owner', '=', workerId)
       .executeTakeFirst();
     if (job === undefined) return 'not_leased';
-    const now = options.now ?? new Date();
+    const now = options.now ?? this.clock.now();
     const dead = options.retryable === false || Number(job.attempts) >= Number(job.max_attempts);
     await this.db
       .updateTable('jobs')
@@ -298,7 +302,7 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async release(id: string, workerId: string, options: { runAt?: Date } = {}): Promise<boolean> {
-    const now = new Date().toISOString();
+    const now = this.clock.now().toISOString();
     const result = await this.db
       .updateTable('jobs')
       .set({
@@ -319,7 +323,7 @@ export class KyselyJobQueue implements JobQueue {
 
   async extendLease(ids: readonly string[], workerId: string, leaseMs: number): Promise<number> {
     if (ids.length === 0) return 0;
-    const now = new Date();
+    const now = this.clock.now();
     const result = await this.db
       .updateTable('jobs')
       .set({ lease_expires_at: new Date(now.getTime() + leaseMs).toISOString(), updated_at: now.toISOString() })
@@ -345,7 +349,7 @@ export class KyselyJobQueue implements JobQueue {
     return taken;
   }
 
-  async heldBy(ids: readonly string[], workerId: string, now: Date = new Date()): Promise<Set<string>> {
+  async heldBy(ids: readonly string[], workerId: string, now: Date = this.clock.now()): Promise<Set<string>> {
     const held = new Set<string>();
     for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
       const rows = await this.db
@@ -366,7 +370,7 @@ export class KyselyJobQueue implements JobQueue {
     return rows.flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner]));
   }
 
-  async expireLeases(workerIds: readonly string[], now: Date = new Date()): Promise<number> {
+  async expireLeases(workerIds: readonly string[], now: Date = this.clock.now()): Promise<number> {
     if (workerIds.length === 0) return 0;
     const result = await this.db
       .updateTable('jobs')
@@ -381,7 +385,7 @@ export class KyselyJobQueue implements JobQueue {
   async reschedule(installationId: string, runAt: Date): Promise<number> {
     const result = await this.db
       .updateTable('jobs')
-      .set({ run_at: runAt.toISOString(), updated_at: new Date().toISOString() })
+      .set({ run_at: runAt.toISOString(), updated_at: this.clock.now().toISOString() })
       .where('installation_id', '=', installationId)
       .where('state', '=', 'queued')
       .executeTakeFirst();
@@ -428,7 +432,7 @@ export class KyselyJobQueue implements JobQueue {
     // newest goes back. Without this, one such job made the whole retry fail on the unique index.
     const result = await this.db
       .updateTable('jobs')
-      .set({ state: 'queued', attempts: 0, run_at: new Date().toISOString(), last_error: null, updated_at: new Date().toISOString() })
+      .set({ state: 'queued', attempts: 0, run_at: this.clock.now().toISOString(), last_error: null, updated_at: this.clock.now().toISOString() })
       .where('state', '=', 'dead')
       .$if(chosen !== null, (qb) => qb.where('id', 'in', chosen ?? []))
       .where((eb) =>

@@ -5,6 +5,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable, ReusableAnswersTable } from './schema.ts';
 import { isUniqueViolation } from '../../core/storage/errors.ts';
+import { HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
 import {
   type CrmValue,
   EnvironmentSchema,
@@ -265,7 +266,11 @@ export function unitsSinceQuery(db: Kysely<Database>, installationId: string, si
 }
 
 export class KyselyPipelineStore implements PipelineStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Leases are taken and compared on the database's clock, whichever host takes them. */
+    private readonly clock: LeaseClock = HOST_CLOCK,
+  ) {}
 
   async createInstallation(row: NewInstallationRow): Promise<Installation> {
     const now = new Date().toISOString();
@@ -505,7 +510,7 @@ export class KyselyPipelineStore implements PipelineStore {
   }
 
   async acquireLease(key: string, owner: string, ms: number): Promise<boolean> {
-    const now = new Date();
+    const now = this.clock.now();
     const rows = await this.db
       .insertInto('leases')
       .values({ key, owner, expires_at: new Date(now.getTime() + ms).toISOString() })

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
 import { openStorage } from '../../connectors/pipeline/storage.ts';
 import pg from 'pg';
@@ -243,6 +243,35 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     expect(new Set(redelivered.map((j) => j.id))).toEqual(ids);
     for (const job of redelivered) expect(await queue.complete(job.id, 'survivor')).toBe(true);
     expect(await queue.list({ state: 'done' })).toHaveLength(5);
+  });
+
+  // PostgreSQL only: SQLite lives on one host, whose clock is the only one there is.
+  it.runIf(database.name === 'PostgreSQL')('leases and claims are on the database clock: a host whose clock runs 10 minutes ahead neither takes a held job nor holds one past its lease', async () => {
+    const file = await database.fresh();
+    const here = await open(file);
+    // Another host on the same database, its clock 10 minutes fast (this process's Date, while it acts).
+    const asTheFastHost = async <T>(work: () => Promise<T>): Promise<T> => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + 600_000);
+      try {
+        return await work();
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    const ahead = await asTheFastHost(() => openStorage(file));
+    closers.push(() => ahead.store.close());
+    await here.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+    const [held] = await here.queue.claimBatch({ workerId: 'here', limit: 1, leaseMs: 60_000 });
+    expect(held).toBeDefined();
+    // One clock for both: the lease has 60 s to run, whatever the fast host's clock says.
+    expect(await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }))).toEqual([]);
+    // And a lease the fast host takes runs out 60 s from the database's now, not 10 minutes later.
+    await here.queue.enqueue({ installationId: 'j', kind: 'enrich', payload: {} });
+    const [mine] = await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }));
+    const left = Date.parse(mine?.leaseExpiresAt ?? '') - Date.now();
+    expect(left).toBeGreaterThan(50_000);
+    expect(left).toBeLessThan(70_000);
   });
 
   it('keeps its jobs across a restart', async () => {
