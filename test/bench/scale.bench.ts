@@ -4,7 +4,11 @@
 // (2) two instances on PostgreSQL against one, with the CPU each process used (2 cores: reported as is);
 // (3) the job queue on PostgreSQL with a no-op CRM: jobs claimed and completed per second (target >= 2,000);
 // (4) webhook acknowledgement p99 on PostgreSQL: 100-event v3-signed batches, 10 in flight (target <= 50 ms);
-// (5) one token's requests spread over two instances: admitted above the limit in any 950 ms (target 0).
+// (5) one token's requests spread over two instances: admitted above the limit in any 950 ms (target 0);
+// (6) a 10 s database outage under webhook load, two instances reaching PostgreSQL through a TCP relay
+// the bench cuts: acknowledged events lost (target 0), instances that exited (target 0), and the time
+// from the database's return to both instances ready and a webhook acknowledged again (target <= 5 s).
+// BENCH_ONLY=outage runs (6) alone (no snapshot to generate and load).
 // It makes a PostgreSQL database of its own (BENCH_DATABASE_URL names the server, default the local one)
 // and keys under a Redis prefix of its own (BENCH_REDIS_URL), and drops both at the end.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -20,7 +24,9 @@ import { openStorage } from '../../connectors/pipeline/storage.ts';
 import { JobKinds } from '../../connectors/pipeline/job-kinds.ts';
 import { Worker } from '../../connectors/pipeline/worker.ts';
 import { QueryLineSchema } from '../../core/snapshot/format.ts';
-import { startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type WebhookEvent, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { TcpOutage } from '../support/tcp-outage.ts';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 import { ROOT, type Target, cli, freePort, latencyStats, machine, measure, measuredRow, signedCreationBatch, stopChild, tableRow, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
@@ -29,7 +35,9 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
-const TARGETS = { loadSeconds: 120, postgresVsSqlite: 0.5, queueJobsPerSecond: 2_000, ackP99Ms: 50, overLimit: 0 } as const;
+const TARGETS = { loadSeconds: 120, postgresVsSqlite: 0.5, queueJobsPerSecond: 2_000, ackP99Ms: 50, overLimit: 0, outageLost: 0, outageExited: 0, outageRecoverySeconds: 5 } as const;
+const ONLY = process.env.BENCH_ONLY;
+const OUTAGE_SECONDS = 10;
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
 
@@ -118,6 +126,106 @@ function admittedInWindows(logFiles: readonly string[], route: string): { admitt
   return { admitted: spans.length, over, unclear };
 }
 
+const UpdateBodySchema = z.object({ inputs: z.array(z.object({ id: z.string() })) });
+
+/**
+ * (6) Two instances (in-server workers) reach PostgreSQL through a relay; webhooks of 20 new contacts
+ * go to them alternately every 100 ms for 30 s, and the relay is cut from 8 s to 18 s. A batch answered
+ * anything but 200 is delivered again after the outage, as HubSpot would. Counts what was acknowledged
+ * and never written, the instances that exited, and how long after the return both were ready and a
+ * webhook was acknowledged again.
+ */
+async function databaseOutage(env: Record<string, string>, logDir: string, say: (line?: string) => void, children: ChildProcess[]): Promise<void> {
+  const relay = await TcpOutage.start(env.DATABASE_URL ?? '');
+  const portalId = '62516';
+  const fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId, subscribedProperties: [] });
+  try {
+    await cli(['accounts', 'create', 'outage', '--career-intelligence', '--rate-limit', '1000'], env);
+    await cli(
+      [
+        ...['hubspot', 'connect', '--portal-id', portalId, '--access-token', fake.tokens.staticToken, '--client-secret', fake.clientSecret],
+        ...['--app-id', APP_ID, '--account', 'outage', '--env', 'sandbox', '--api-base-url', fake.url],
+      ],
+      env,
+    );
+    const through = { ...env, DATABASE_URL: relay.url, HUBSPOT_API_BASE_URL: fake.url, WORKER_LEASE_MS: '5000' };
+    const instances = [await startInstance('outage-a', through, logDir), await startInstance('outage-b', through, logDir)];
+    children.push(...instances.map((instance) => instance.child));
+    const seconds = 30;
+    const cutAt = 8_000;
+    const batches: WebhookEvent[][] = [];
+    for (let i = 0; i < seconds * 10; i += 1) {
+      for (let k = 0; k < 20; k += 1) {
+        await fake.createContact({ firstname: `Person${i}x${k}`, lastname: 'Example', email: `person${i}x${k}@example.com` });
+      }
+      batches.push(fake.events.filter((event) => event.subscriptionType === 'contact.creation').slice(-20));
+    }
+    const acked = new Set<string>();
+    const refused: WebhookEvent[][] = [];
+    const deliver = async (batch: WebhookEvent[], n: number): Promise<boolean> => {
+      const url = `${instances[n % 2]?.url ?? ''}/webhooks/hubspot`;
+      const status = await fake.sendEvents(batch, { url }).then((answer) => answer.status, () => 0);
+      if (status === 200) for (const event of batch) acked.add(String(event.objectId));
+      return status === 200;
+    };
+    const started = performance.now();
+    let restoredAt = Number.NaN;
+    let ackedAgainAt = Number.NaN;
+    let readyAgainAt = Number.NaN;
+    const outage = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, cutAt));
+      relay.cut();
+      await new Promise((resolve) => setTimeout(resolve, OUTAGE_SECONDS * 1000));
+      relay.restore();
+      restoredAt = performance.now();
+      while (Number.isNaN(readyAgainAt) && performance.now() - restoredAt < 60_000) {
+        const states = await Promise.all(instances.map((instance) => fetch(`${instance.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)));
+        if (states.every((status) => status === 200)) readyAgainAt = performance.now();
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    for (let i = 0; i < batches.length; i += 1) {
+      const batch = batches[i] ?? [];
+      const due = started + i * 100;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+      const ok = await deliver(batch, i);
+      if (!ok) refused.push(batch);
+      else if (!Number.isNaN(restoredAt) && Number.isNaN(ackedAgainAt)) ackedAgainAt = performance.now();
+    }
+    await outage;
+    // HubSpot's retries of what was refused.
+    for (const [n, batch] of refused.entries()) {
+      for (let attempt = 0; attempt < 20 && !(await deliver(batch, n)); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const written = (): Set<string> => {
+      const ids = new Set<string>();
+      for (const request of fake.requests) {
+        if (request.method !== 'POST' || request.path !== HUBSPOT_PATHS.contactsBatchUpdate || request.status !== 200) continue;
+        for (const input of UpdateBodySchema.parse(request.body).inputs) ids.add(input.id);
+      }
+      return ids;
+    };
+    const drainDeadline = performance.now() + 180_000;
+    while ([...acked].some((id) => !written().has(id)) && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 500));
+    const done = written();
+    const lost = [...acked].filter((id) => !done.has(id)).length;
+    const exited = instances.filter((instance) => instance.child.exitCode !== null || instance.child.signalCode !== null).length;
+    const recovery = (Math.max(readyAgainAt, ackedAgainAt) - restoredAt) / 1000;
+    say('');
+    say(`(6) a ${OUTAGE_SECONDS} s PostgreSQL outage (TCP relay cut) under webhook load: 2 instances with in-server workers, 20 new contacts every 100 ms for ${seconds} s`);
+    say(`batches ${batches.length}, refused during the outage and delivered again ${refused.length}; events acknowledged ${acked.size}, written ${done.size}`);
+    say(`acknowledged events lost  ${lost}   target ${TARGETS.outageLost}: ${verdict(lost <= TARGETS.outageLost)}`);
+    say(`instances that exited     ${exited}   target ${TARGETS.outageExited}: ${verdict(exited <= TARGETS.outageExited)}`);
+    say(
+      `recovery after the return  ${recovery.toFixed(2)} s (both /readyz 200 after ${((readyAgainAt - restoredAt) / 1000).toFixed(2)} s, first webhook acknowledged after ${((ackedAgainAt - restoredAt) / 1000).toFixed(2)} s)   target <= ${TARGETS.outageRecoverySeconds} s: ${verdict(recovery <= TARGETS.outageRecoverySeconds)}`,
+    );
+    await Promise.all(instances.map((instance) => stopChild(instance.child)));
+  } finally {
+    await fake.close();
+    await relay.close();
+  }
+}
+
 async function main(): Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-scale-'));
   const logDir = path.join(root, 'logs');
@@ -140,6 +248,13 @@ async function main(): Promise<void> {
     const pgEnv = { DATA_DIR: path.join(root, 'pg'), ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl, REDIS_URL: REDIS, REDIS_KEY_PREFIX: prefix };
     // One instance needs no Redis: its limits are its own (the state is what (1) compares).
     const pgAloneEnv = { DATA_DIR: pgEnv.DATA_DIR, ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl };
+    if (ONLY === 'outage') {
+      await databaseOutage({ ...pgEnv, LOG_LEVEL: 'warn' }, logDir, say, children);
+      say('');
+      say(machine());
+      console.log(lines.join('\n'));
+      return;
+    }
     const source = path.join(root, 'snapshot');
     say(`generating ${PEOPLE.toLocaleString('en-US')} people, loading them for SQLite and for PostgreSQL …`);
     await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', '2000'], sqliteEnv);
@@ -292,6 +407,7 @@ async function main(): Promise<void> {
     } finally {
       await fake.close();
     }
+    await databaseOutage(pgEnv, logDir, say, children);
     say('');
     say(machine());
     console.log(lines.join('\n'));
