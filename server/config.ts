@@ -4,6 +4,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { OutboundTimeouts } from '../core/client/timeouts.ts';
+import { redactDatabaseUrl, redactRedisUrl } from '../core/observe/connection-urls.ts';
+import { SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
 
 const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -170,6 +172,17 @@ export interface Config {
     readonly loginUrl: string;
     /** All three JWT settings, or null when none is set. */
     readonly jwt: { readonly consumerKey: string; readonly username: string; readonly privateKeyFile: string } | null;
+  };
+}
+
+/**
+ * The database and the Redis a configuration uses, as the start-up log and every CLI command name
+ * them: PostgreSQL's URL (password masked) or the SQLite file's path; Redis's URL or "in-process".
+ */
+export function backendsOf(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'redisUrl'>): { readonly database: string; readonly redis: string } {
+  return {
+    database: config.databaseUrl === null ? `SQLite ${path.join(config.dataDir, SQLITE_FILE_NAME)}` : `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)}`,
+    redis: config.redisUrl === null ? 'in-process' : redactRedisUrl(config.redisUrl),
   };
 }
 

@@ -1,7 +1,8 @@
 // Process entry of the enrichment server (`npm start`): configuration, start, first-start banner,
 // and graceful shutdown on SIGTERM or SIGINT.
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, backendsOf, loadConfig } from './config.ts';
 import { type Logger, createServerLogger } from './logger.ts';
+import { refusalOf } from './refusals.ts';
 import { startServer } from './runtime.ts';
 
 function banner(url: string, token: string): string {
@@ -27,11 +28,11 @@ function exitAfterFlush(logger: Logger, code: number): void {
   });
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+async function main(config: Config): Promise<void> {
   const logger = createServerLogger(config.logLevel);
   const server = await startServer(config, logger);
-  logger.info({ url: server.url, data_dir: config.dataDir, https_required: config.requireHttps }, 'listening');
+  // Which database and Redis this instance shares with the others (passwords masked), not just its folder.
+  logger.info({ url: server.url, ...backendsOf(config), https_required: config.requireHttps }, 'listening');
   if (server.demoToken !== null) console.log(banner(server.url, server.demoToken));
 
   let signalled = false;
@@ -54,7 +55,16 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown);
 }
 
-main().catch((error: unknown) => {
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
   console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+}
+// A start the place it runs in refuses (the port taken, the database missing) ends with one line that
+// names the fix; anything else is reported whole.
+main(config).catch((error: unknown) => {
+  console.error(refusalOf(error, config.databaseUrl) ?? error);
   process.exit(1);
 });

@@ -25,6 +25,8 @@ import { RecurringJobs } from '../connectors/pipeline/recurring.ts';
 import { Redis } from 'ioredis';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../core/storage/data-folder.ts';
+import { refuseMigratedFolder } from '../core/storage/migration-marker.ts';
+import { checkSecretKey } from './secret-key-check.ts';
 import { isDatabaseBusy } from '../core/storage/errors.ts';
 import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
 import { type OpenedStorage, openStorage } from '../connectors/pipeline/storage.ts';
@@ -44,7 +46,8 @@ import { type Logger, createLogger } from './logger.ts';
 /**
  * Opens the data folder: 0700 with every file in it 0600 (an older, looser folder is tightened, and
  * `onTightened` hears which paths were), then the database: PostgreSQL when `databaseUrl` is given
- * (DATABASE_URL), else the SQLite file in the folder.
+ * (DATABASE_URL), else the SQLite file in the folder, unless the folder was migrated to PostgreSQL
+ * (MigratedFolderError: its old SQLite file must not become a second, diverging copy of the state).
  */
 export async function openDataFolder(
   dataDir: string,
@@ -55,6 +58,7 @@ export async function openDataFolder(
     readonly poolSize?: number;
   } = {},
 ): Promise<OpenedStorage> {
+  if (options.databaseUrl === undefined || options.databaseUrl === null) refuseMigratedFolder(dataDir);
   const tightened = securePrivateFolder(dataDir);
   ensurePrivateDir(snapshotsDir(dataDir));
   if (tightened.length > 0) (options.onTightened ?? warnOnStderr)(tightened);
@@ -171,12 +175,15 @@ export async function openRuntime(
       db,
       store,
       queue,
+      leaseClock: opened.clock,
       box,
       service,
       connectors,
       remoteRatePerSecond: config.remoteRatePerSecond,
       log: (fields, message) => logger.info(fields, message),
     });
+    // A server or worker under a key that opens no stored credential says so once, now.
+    if (serving) await checkSecretKey(box, bridge.pipelineStore, config.dataDir, logger);
     const shared = limits;
     return {
       opened,

@@ -15,6 +15,7 @@ import { CrmError } from '../pipeline/connector.ts';
 import { HubSpotApiError, Ignored } from './api.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
+import { HubSpotIdSchema } from './ids.ts';
 import type { HubSpotCredentials } from './auth.ts';
 import { verifyHubSpotRequest } from './signature.ts';
 import { type HttpResult, jsonResult } from '../kit/http.ts';
@@ -182,7 +183,7 @@ export class ActionWaiters {
 /** This process's waiters, shared by the action route and the callback hook. */
 export const actionWaiters = new ActionWaiters();
 
-const id = z.union([z.number().int(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+const id = HubSpotIdSchema;
 
 export const ActionRequestSchema = z
   .object({

@@ -7,7 +7,7 @@ import type { CrmCommandContext } from '../pipeline/crm-module.ts';
 import { InstallationError, targetFromFlags } from '../pipeline/installations.ts';
 import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
 import { HUBSPOT_PROVIDER } from './connector.ts';
-import { checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from './install.ts';
+import { type HubSpotAppSettings, checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from './install.ts';
 import { HUBSPOT_OAUTH_INSTALL_ROUTE } from './paths.ts';
 
 interface ConnectFlags extends TargetFlags {
@@ -18,7 +18,17 @@ interface ConnectFlags extends TargetFlags {
   apiBaseUrl?: string;
 }
 
-export function hubspotCommands(context: CrmCommandContext): Command {
+/** The settings of the public app that are missing here, by their variable's name (none: an OAuth install can run). */
+function missingAppSettings(app: HubSpotAppSettings): string[] {
+  return [
+    ...(app.clientId === null ? ['HUBSPOT_CLIENT_ID'] : []),
+    ...(app.clientSecret === null ? ['HUBSPOT_CLIENT_SECRET'] : []),
+    ...(app.appId === null ? ['HUBSPOT_APP_ID'] : []),
+  ];
+}
+
+/** The operator's HubSpot commands, for the public app this process is configured with (`app`). */
+export function hubspotCommands(app: HubSpotAppSettings, context: CrmCommandContext): Command {
   const hubspot = new Command('hubspot').description('connect HubSpot portals');
 
   withTargetOptions(
@@ -69,6 +79,14 @@ export function hubspotCommands(context: CrmCommandContext): Command {
     const publicUrl = context.publicUrl();
     if (publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address HubSpot and admins reach this server at)');
     const target = targetFromFlags(flags);
+    // A link is only handed out for an app that can install: without one, the admin would reach a
+    // refusal after opening it, any day of its 7.
+    const missing = missingAppSettings(app);
+    if (missing.length > 0) {
+      throw new InstallationError(
+        `no HubSpot public app is configured, so no install link is made: set ${missing.join(', ')} (the app's, as the server has them), or connect a portal with its own app token (enrichbridge hubspot connect)`,
+      );
+    }
     // Sealed with the data folder's key: only a server with the same key can open it.
     const link = createInstallLink(context.box(), target, flags.env);
     context.print(installLinkUrl(publicUrl, HUBSPOT_OAUTH_INSTALL_ROUTE, link));

@@ -45,7 +45,7 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
     },
     recurring: [{ everyMs: JOURNAL_PULL_EVERY_MS, job: (installation) => journalJob(installation.id) }],
     routes: (context) => hubspotRoutes(app, context),
-    commands: (context) => hubspotCommands(context),
+    commands: (context) => hubspotCommands(app, context),
     backfill: hubspotBackfill,
     isUserError: (error) => error instanceof HubSpotInstallError || error instanceof HubSpotAuthError,
     propertyFor: hubspotPropertyFor,

@@ -10,6 +10,7 @@ import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
 import type { PipelineStore } from '../pipeline/store.ts';
 import type { InboundDeliveries } from '../pipeline/deliveries.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
+import { HubSpotIdSchema } from './ids.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
 import type { HubSpotCredentials } from './auth.ts';
 import { constantTimeEqual, verifyHubSpotRequest } from './signature.ts';
@@ -25,7 +26,7 @@ export const MAX_EVENTS_PER_BATCH = 100;
  */
 export const HUBSPOT_EVENTS_JOB = 'hubspot.events';
 
-const id = z.union([z.number().int(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+const id = HubSpotIdSchema;
 
 export const HubSpotEventSchema = z
   .object({

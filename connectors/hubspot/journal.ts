@@ -16,6 +16,7 @@ import type { Installation } from '../pipeline/model.ts';
 import { HubSpotApi, HubSpotApiError, Ignored } from './api.ts';
 import { type HubSpotCredentials, HubSpotCredentialsSchema, requestToken } from './auth.ts';
 import { HUBSPOT_EVENTS_JOB, HUBSPOT_EVENT_LEDGER, type HubSpotEvent, MAX_EVENTS_PER_BATCH, hubspotEventKey } from './intake.ts';
+import { HubSpotIdSchema } from './ids.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 
@@ -49,7 +50,7 @@ export const JOURNAL_SCOPES = [
   'crm.objects.contacts.read',
 ] as const;
 
-const NumericId = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+const NumericId = HubSpotIdSchema;
 
 const SubscriptionsSchema = z.object({ results: z.array(z.object({ portalId: NumericId.optional(), objectTypeId: z.string().optional() }).loose()) }).loose();
 /** `BatchResponseJournalFetchResponse`: each entry's offset and the pre-signed file holding its events. */

@@ -11,7 +11,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { type BackfillProgress, planBackfill, runBackfill } from './backfill.ts';
+import { type BackfillProgress, BackfillRecordIdError, planBackfill, runBackfill } from './backfill.ts';
 import type { CrmBackfill } from './crm-module.ts';
 import type { Installations } from './installations.ts';
 import type { Job, JobQueue, JobState, NewJob } from './job-queue.ts';
@@ -295,7 +295,8 @@ export async function runControlJobs(installation: Installation, jobs: readonly 
         continue;
       }
       const message = error instanceof Error ? error.message : String(error);
-      const last = job.attempts >= job.maxAttempts;
+      // A record id the CRM should not have listed fails the run at once: reading again lists it again.
+      const last = job.attempts >= job.maxAttempts || error instanceof BackfillRecordIdError;
       await deps.runs.finish(run.id, phase, last ? { state: 'failed', error: message } : { error: `${message} (trying again)` });
       if (!last) throw error;
     }

@@ -9,6 +9,7 @@ import type { CrmConnector, CrmRecord } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { Installation } from './model.ts';
 import { enrichJob } from './enrich-job.ts';
+import { InstallationError } from './installations.ts';
 import type { PipelineStore } from './store.ts';
 
 export interface RecordPage {
@@ -40,6 +41,30 @@ export interface BackfillPlan {
 }
 
 const DAY_MS = 86_400_000;
+
+/** At most this much of a refused id is shown: enough to find it, not a page of whatever was sent. */
+const SHOWN_ID_CHARS = 40;
+
+/**
+ * A refused id as text safe on a terminal and in a page: quoted, cut short, and every character outside
+ * printable ASCII written as its code (a control or bidi character cannot act on the line around it).
+ */
+function shownId(id: string): string {
+  const chars = [...id];
+  const quoted = JSON.stringify(chars.slice(0, SHOWN_ID_CHARS).join('')).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
+  return chars.length > SHOWN_ID_CHARS ? `${quoted}…` : quoted;
+}
+
+/**
+ * A record the CRM listed for a backfill under an id that is not one of that CRM's record ids (as its
+ * webhooks would refuse it): the backfill stops before queuing it. Not retried: the CRM lists it again.
+ */
+export class BackfillRecordIdError extends InstallationError {
+  constructor(crm: string, noun: string, id: string, expected: string) {
+    super(`${crm} listed a ${noun} under the id ${shownId(id)}, which is not a ${crm} ${noun} id (${expected}): the backfill stopped before queuing it`);
+    this.name = 'BackfillRecordIdError';
+  }
+}
 
 export class BackfillProgress {
   constructor(private readonly db: Kysely<Database>) {}

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { issueToken, requireAccount } from '../../core/accounts/admin.ts';
 import type { Environment } from '../../core/accounts/model.ts';
-import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import { type SecretBox, SecretBoxError } from '../../core/secrets/secret-box.ts';
 import type { JobQueue } from './job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import {
@@ -49,6 +49,29 @@ export interface NewInstallation {
 
 function secretsContext(installationId: string): string {
   return `installation:${installationId}`;
+}
+
+/**
+ * How many of the installations' sealed secrets `box` opens, of the first `limit` installations: a key
+ * that opens none of them is not the key that sealed them (every webhook and enrichment of theirs would
+ * fail). A value that opens but does not parse still counts as opened: the key is right.
+ */
+export async function secretsOpenedBy(box: SecretBox, pipeline: PipelineStore, limit = Number.POSITIVE_INFINITY): Promise<{ readonly tried: number; readonly opened: number }> {
+  let tried = 0;
+  let opened = 0;
+  for (const installation of await pipeline.listInstallations()) {
+    if (tried >= limit) break;
+    const sealed = await pipeline.sealedSecrets(installation.id);
+    if (sealed === undefined) continue;
+    tried += 1;
+    try {
+      box.open(sealed, secretsContext(installation.id));
+      opened += 1;
+    } catch (error) {
+      if (!(error instanceof SecretBoxError)) throw error;
+    }
+  }
+  return { tried, opened };
 }
 
 /** A remote endpoint must be http(s), carry no credentials in the URL, and be absolute. */

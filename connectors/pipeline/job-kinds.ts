@@ -96,7 +96,7 @@ function count(kind: string, summary: BatchSummary): void {
 
 /**
  * A handler for jobs that are done when `task` resolves and retried (with the queue's backoff) when it
- * throws. Jobs of an installation that no longer exists fail for good.
+ * throws. Jobs of an installation that no longer exists (disconnected) are settled without running.
  */
 export function settledBy(
   kind: string,
@@ -107,8 +107,8 @@ export function settledBy(
     const installationId = jobs[0]?.installationId ?? '';
     const installation = await deps.store.findInstallation(installationId);
     if (installation === undefined) {
-      for (const job of jobs) await retryWhileBusy(() => deps.queue.fail(job.id, workerId, 'installation no longer exists', { retryable: false }));
-      return { ...emptySummary(installationId), jobs: jobs.length, outcomes: { 'failed:installation_missing': jobs.length } };
+      await retryWhileBusy(() => deps.queue.completeMany(jobs.map((job) => job.id), workerId));
+      return { ...emptySummary(installationId), jobs: jobs.length, outcomes: { 'dropped:disconnected': jobs.length } };
     }
     let leaseLost = 0;
     try {

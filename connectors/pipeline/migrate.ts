@@ -3,9 +3,13 @@
 // (both sides run the same migrations, so the columns are the same). What is not copied: the snapshots
 // registry (a snapshot is a file of this host: load it again, `data load`), and the short-lived leases
 // (an OAuth state claim, a credential refresh in progress). A job a worker held becomes queued again,
-// its attempts kept: the worker that held it is stopped with the old server.
+// its attempts kept: the worker that held it is stopped with the old server. Sealed credentials are
+// copied as they are, so the copy is made only under the key that sealed them (requireSealingKey).
 import type { Kysely } from 'kysely';
+import { SECRET_KEY_ENV, type SecretBox } from '../../core/secrets/secret-box.ts';
+import { secretsOpenedBy } from './installations.ts';
 import type { PipelineDatabase } from './schema.ts';
+import { KyselyPipelineStore } from './store.ts';
 
 /** Parents before children: accounts before tokens and installations, installations before what hangs off them. */
 export const MIGRATED_TABLES = [
@@ -33,6 +37,20 @@ export class MigrationRefusedError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'MigrationRefusedError';
+  }
+}
+
+/**
+ * Refuses the copy unless `box` opens every installation's sealed secrets in `from`: the instances on
+ * PostgreSQL read them with their ENRICHBRIDGE_SECRET_KEY, so a copy made while the operator holds
+ * another key would leave every installation unreadable there. `keyHint` says where the right key is.
+ */
+export async function requireSealingKey(from: Kysely<PipelineDatabase>, box: SecretBox, keyHint: string): Promise<void> {
+  const { tried, opened } = await secretsOpenedBy(box, new KyselyPipelineStore(from));
+  if (opened < tried) {
+    throw new MigrationRefusedError(
+      `${SECRET_KEY_ENV} opens ${opened} of the ${tried} installations' sealed credentials in this folder: set it to the key that sealed them (${keyHint}); nothing was copied`,
+    );
   }
 }
 

@@ -4,13 +4,14 @@
 // fields a plan needs to count match keys and input hashes. The cursor is a position in the job's results,
 // so an interrupted backfill resumes the same job; a job Salesforce has deleted meanwhile is queried anew.
 import { z } from 'zod';
-import type { RecordSource } from '../pipeline/backfill.ts';
+import { BackfillRecordIdError, type RecordSource } from '../pipeline/backfill.ts';
 import type { CrmRecord } from '../pipeline/connector.ts';
 import type { CrmBackfill } from '../pipeline/crm-module.ts';
 import { InstallationError } from '../pipeline/installations.ts';
 import { type BulkIdPage, DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION, SALESFORCE_BATCH_LIMIT, type SalesforceApi, SalesforceApiError } from './api.ts';
 import { SalesforceConnector, isSalesforceObject, salesforceApiFor } from './connector.ts';
 import type { SalesforceObject } from './fields.ts';
+import { SALESFORCE_KEY_PREFIXES, SalesforceIdSchema, recordIdMatchesObject } from './ids.ts';
 
 /**
  * Where a backfill stands in a bulk query job's results: the `locator` of the results page holding the
@@ -140,6 +141,15 @@ export function salesforceRecordSource(options: SalesforceRecordSourceOptions): 
     open = null;
     const { job, offset } = await position(cursor, previous);
     const ids = job.page.ids.slice(offset, offset + SALESFORCE_BATCH_LIMIT);
+    // Only ids an outbound message or a callout would take (checksum, the object's key prefix), checked
+    // before any is read or queued.
+    const refused = ids.find((id) => {
+      const parsed = SalesforceIdSchema.safeParse(id);
+      return !parsed.success || !recordIdMatchesObject(object, parsed.data);
+    });
+    if (refused !== undefined) {
+      throw new BackfillRecordIdError('Salesforce', object, refused, `${SALESFORCE_KEY_PREFIXES[object]}…, 15 or 18 letters and digits with a valid checksum`);
+    }
     const end = offset + ids.length;
     const at = (locator: string | null, from: number) =>
       encodeBackfillCursor({ jobId: job.jobId, locator, offset: from, whereNotEnriched, apiVersion: SALESFORCE_API_VERSION });

@@ -10,8 +10,11 @@ import { loadConfig } from '../config.ts';
 import { openDataFolder, openSnapshotStorage } from '../runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { MigrationRefusedError, copyState } from '../../connectors/pipeline/migrate.ts';
+import { MigrationRefusedError, copyState, requireSealingKey } from '../../connectors/pipeline/migrate.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import { KEY_FILE_NAME, SECRET_KEY_ENV, type SecretBox, SecretBoxError, loadSecretBox } from '../../core/secrets/secret-box.ts';
+import { redactDatabaseUrl } from '../../core/observe/connection-urls.ts';
+import { MIGRATION_MARKER_FILE, migrationMarkerPath, readMigrationMarker, writeMigrationMarker } from '../../core/storage/migration-marker.ts';
 
 type WithStore = <T>(run: (store: Store) => Promise<T>) => Promise<T>;
 
@@ -46,6 +49,26 @@ export function progressReporter(label: string, unit: (value: number) => string)
     },
     stop: () => undefined,
   };
+}
+
+/**
+ * The key the migration copies under: ENRICHBRIDGE_SECRET_KEY, which must be set (the instances on
+ * PostgreSQL have no common key file to fall back on), with a hint of where the folder's own key is.
+ */
+function sealingKey(dataDir: string): { readonly box: SecretBox; readonly hint: string } {
+  const keyFile = path.join(dataDir, KEY_FILE_NAME);
+  const hint = existsSync(keyFile)
+    ? `this folder's own key: export ${SECRET_KEY_ENV}=$(cat ${keyFile})`
+    : `this folder has no ${KEY_FILE_NAME}, so the ${SECRET_KEY_ENV} its servers ran with, or a new key (openssl rand -hex 32) if it never held a CRM installation`;
+  if (process.env[SECRET_KEY_ENV] === undefined) {
+    throw new MigrationRefusedError(`set ${SECRET_KEY_ENV} to the key that sealed this folder's credentials, the one every instance will share (${hint})`);
+  }
+  try {
+    return { box: loadSecretBox({ dataDir }), hint };
+  } catch (error) {
+    if (error instanceof SecretBoxError) throw new MigrationRefusedError(`${error.message} (${hint})`);
+    throw error;
+  }
 }
 
 export function dataCommands(withStore: WithStore): Command {
@@ -153,28 +176,41 @@ export function dataCommands(withStore: WithStore): Command {
   data
     .command('migrate-to-postgres')
     .description(
-      "copy this data folder's state (accounts, tokens, quotas, installations, record state, the log, jobs) from its SQLite file into the empty PostgreSQL database DATABASE_URL names; stop the servers first, then load the snapshots again",
+      "copy this data folder's state (accounts, tokens, quotas, installations, record state, the log, jobs) from its SQLite file into the empty PostgreSQL database DATABASE_URL names, under the ENRICHBRIDGE_SECRET_KEY that sealed its credentials, and mark the folder as migrated; stop the servers first, then load the snapshots again",
     )
     .action(async () => {
       const config = loadConfig();
       if (config.databaseUrl === null) throw new MigrationRefusedError('set DATABASE_URL to the PostgreSQL database to copy into');
+      const marker = readMigrationMarker(config.dataDir);
+      if (marker !== null) {
+        throw new MigrationRefusedError(`this data folder was already migrated to ${marker.migratedTo ?? 'PostgreSQL'} (${migrationMarkerPath(config.dataDir)}): point every instance at that database`);
+      }
       const file = path.join(config.dataDir, SQLITE_FILE_NAME);
       if (!existsSync(file)) throw new MigrationRefusedError(`there is no SQLite database to copy at ${file}`);
+      const box = sealingKey(config.dataDir);
+      const target = redactDatabaseUrl(config.databaseUrl);
+      console.error(`enrichbridge: copying SQLite ${file} into PostgreSQL ${target}`);
       const from = await openDataFolder(config.dataDir);
       try {
+        await requireSealingKey(from.db, box.box, box.hint);
         const to = await openDataFolder(config.dataDir, { databaseUrl: config.databaseUrl });
         try {
           const progress = progressReporter('copy', (n) => n.toLocaleString('en-US'));
           const copied = await copyState(from.db, to.db, ({ table, copied: done, total }) => progress.update(done, total, table));
           progress.stop();
           for (const [table, rows] of Object.entries(copied)) console.log(`${table.padEnd(20)} ${rows}`);
-          console.log('copied. Point every instance at DATABASE_URL, then load the active snapshot again (enrichbridge data load DIR).');
         } finally {
           await to.store.close();
         }
       } finally {
         await from.store.close();
       }
+      // Only once the copy is committed: from now on this folder opens only with DATABASE_URL.
+      writeMigrationMarker(config.dataDir, target);
+      console.log(
+        `copied, and marked ${config.dataDir} as migrated (${MIGRATION_MARKER_FILE}): run every instance with this DATABASE_URL and this ${SECRET_KEY_ENV}, ` +
+          'then load the active snapshot again (enrichbridge data load DIR).',
+      );
     });
 
   return data;

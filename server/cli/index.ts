@@ -17,7 +17,7 @@ import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { SnapshotLoadError } from '../../core/snapshot/loader.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
-import { type Config, loadConfig } from '../config.ts';
+import { type Config, backendsOf, loadConfig } from '../config.ts';
 import { dataCommands } from './data.ts';
 import { jobsCommands } from './jobs.ts';
 import { pipelineCommands } from './pipeline.ts';
@@ -26,7 +26,9 @@ import { CrmError } from '../../connectors/pipeline/connector.ts';
 import type { CrmModule } from '../../connectors/pipeline/crm-module.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import { MigrationRefusedError } from '../../connectors/pipeline/migrate.ts';
+import { MigratedFolderError, refuseMigratedFolder } from '../../core/storage/migration-marker.ts';
 import { crmModules, openConfiguredStorage } from '../runtime.ts';
+import { refusalOf } from '../refusals.ts';
 import { crmCommands } from './crm.ts';
 import { ConsoleLinkRefused, consoleCommand } from './console.ts';
 
@@ -129,6 +131,37 @@ function configuredModules(program: Command): readonly CrmModule[] {
   return crmModules(config);
 }
 
+/** A command's name from the program down, e.g. `data load`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent !== null && at?.parent !== undefined; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
+}
+
+/**
+ * Commands that name no database: `data generate` only writes files where it is told, and
+ * `data migrate-to-postgres` names both its own (it reads the SQLite file and writes PostgreSQL).
+ */
+const NAMES_NO_DATABASE = new Set(['data generate', 'data migrate-to-postgres']);
+
+/**
+ * Before a command runs: a data folder whose state moved to PostgreSQL is refused without DATABASE_URL,
+ * and the database and Redis the command uses are named on stderr (stdout stays the command's own
+ * output, JSON included), so a command run without the deployment's variables is seen at once.
+ */
+function announceBackends(command: Command): void {
+  if (NAMES_NO_DATABASE.has(commandPath(command))) return;
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch {
+    return; // the command fails on the configuration itself, with its own message
+  }
+  if (config.databaseUrl === null) refuseMigratedFolder(config.dataDir);
+  const { database, redis } = backendsOf(config);
+  process.stderr.write(`enrichbridge: database ${database}, redis ${redis}\n`);
+}
+
 /** The program, and whether an error is one whose message alone tells the operator what to fix. */
 export function buildProgram(): { readonly program: Command; readonly isUserError: (error: unknown) => error is Error } {
   const program = new Command('enrichbridge')
@@ -196,6 +229,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   program.addCommand(jobsCommands(withQueue));
   for (const command of pipelineCommands()) program.addCommand(command);
   const modules = configuredModules(program);
+  program.hook('preAction', (_program, command) => announceBackends(command));
   for (const command of crmCommands(modules)) program.addCommand(command);
   program.addCommand(backfillCommands(modules));
   program.addCommand(consoleCommand());
@@ -206,14 +240,27 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     error instanceof InstallationError ||
     error instanceof CrmError ||
     error instanceof MigrationRefusedError ||
+    error instanceof MigratedFolderError ||
     error instanceof ConsoleLinkRefused ||
     (error instanceof Error && modules.some((module) => module.isUserError?.(error) === true));
   return { program, isUserError };
 }
 
+/** DATABASE_URL as configured, for the refusal that names it; null when unset or when the configuration does not load. */
+function configuredDatabaseUrl(): string | null {
+  try {
+    return loadConfig().databaseUrl;
+  } catch {
+    // The command has already failed on the configuration: its own error is the one reported.
+    return null;
+  }
+}
+
 const { program, isUserError } = buildProgram();
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (isUserError(error)) console.error(`enrichbridge: ${error.message}`);
+  // A mistake, or a place not ready for the command (the database missing), is one line with its fix.
+  const refusal = isUserError(error) ? error.message : refusalOf(error, configuredDatabaseUrl());
+  if (refusal !== null) console.error(`enrichbridge: ${refusal}`);
   else console.error(error);
   process.exitCode = 1;
 });

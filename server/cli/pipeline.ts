@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import type { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
 import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../connectors/pipeline/model.ts';
-import { loadConfig } from '../config.ts';
+import { backendsOf, loadConfig } from '../config.ts';
 import { createServerLogger } from '../logger.ts';
 import { openRuntime, startWorker, withRuntime } from '../runtime.ts';
 
@@ -18,7 +18,7 @@ export async function runWorkerProcess(concurrency: number, connectors?: Connect
   const logger = createServerLogger(config.logLevel);
   const runtime = await openRuntime(config, logger, connectors);
   const worker = startWorker(runtime, logger, concurrency, config.workerLeaseMs, config.shutdownTimeoutMs, config.remoteRatePerSecond);
-  logger.info({ worker: worker.workerId, concurrency, data_dir: config.dataDir }, 'worker started');
+  logger.info({ worker: worker.workerId, concurrency, ...backendsOf(config) }, 'worker started');
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off('SIGTERM', stop);

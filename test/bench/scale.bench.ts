@@ -193,9 +193,15 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
       else if (!Number.isNaN(restoredAt) && Number.isNaN(ackedAgainAt)) ackedAgainAt = performance.now();
     }
     await outage;
-    // HubSpot's retries of what was refused.
-    for (const [n, batch] of refused.entries()) {
-      for (let attempt = 0; attempt < 20 && !(await deliver(batch, n)); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 500));
+    // HubSpot's retries of what was refused, to an instance still running, for at most a minute.
+    const alive = (): number[] => instances.flatMap((instance, n) => (instance.child.exitCode === null && instance.child.signalCode === null ? [n] : []));
+    const retryDeadline = performance.now() + 60_000;
+    for (const batch of refused) {
+      for (;;) {
+        const to = alive()[0];
+        if (to === undefined || performance.now() > retryDeadline || (await deliver(batch, to))) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     }
     const written = (): Set<string> => {
       const ids = new Set<string>();
@@ -206,7 +212,7 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
       return ids;
     };
     const drainDeadline = performance.now() + 180_000;
-    while ([...acked].some((id) => !written().has(id)) && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 500));
+    while ([...acked].some((id) => !written().has(id)) && alive().length > 0 && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 500));
     const done = written();
     const lost = [...acked].filter((id) => !done.has(id)).length;
     const exited = instances.filter((instance) => instance.child.exitCode !== null || instance.child.signalCode !== null).length;

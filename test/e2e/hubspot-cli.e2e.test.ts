@@ -19,7 +19,7 @@ import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { withRuntime } from '../../server/runtime.ts';
 import { type FakeHubSpot, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
-import { REPO } from '../support/processes.ts';
+import { REPO, withoutBackendsLine } from '../support/processes.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const execFileAsync = promisify(execFile);
@@ -274,7 +274,7 @@ describe('enrichbridge hubspot connect', () => {
     ]);
 
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toBe('enrichbridge: give --account, or --remote-url with --remote-token, not both\n');
+    expect(withoutBackendsLine(failed.stderr)).toBe('enrichbridge: give --account, or --remote-url with --remote-token, not both\n');
     expect(fake.requests).toEqual([]);
     expect(await folder.installations()).toEqual([]);
   });
@@ -304,15 +304,18 @@ describe('enrichbridge hubspot disconnect', () => {
     const id = await folder.connect();
     const before = writes(fake).length;
 
-    expect((await folder.run(['hubspot', 'disconnect', id])).stderr).toBe(`disconnected ${id}\n`);
+    expect(withoutBackendsLine((await folder.run(['hubspot', 'disconnect', id])).stderr)).toBe(`disconnected ${id}\n`);
 
     expect(writes(fake)).toHaveLength(before);
     expect(ours(fake)).toHaveLength(NAMES.length);
     const failed = await folder.fail(['hubspot', 'disconnect', id, '--remove-properties']);
-    expect(failed.stderr).toBe(`enrichbridge: no installation ${id}\n`);
+    expect(withoutBackendsLine(failed.stderr)).toBe(`enrichbridge: no installation ${id}\n`);
     expect(ours(fake)).toHaveLength(NAMES.length);
   });
 });
+
+/** A public app configured, as the server that opens install links has it. */
+const HUBSPOT_APP = { HUBSPOT_CLIENT_ID: 'client-id-1', HUBSPOT_CLIENT_SECRET: 'client-secret-1', HUBSPOT_APP_ID: '4242' };
 
 describe('enrichbridge hubspot install-link', () => {
   it('needs PUBLIC_URL; with it, prints a link to /oauth/hubspot/install that only this data folder’s key opens', async (context) => {
@@ -321,14 +324,14 @@ describe('enrichbridge hubspot install-link', () => {
 
     // Three independent commands that write nothing: run side by side.
     const [failed, { stdout }, both] = await Promise.all([
-      folder.fail(['hubspot', 'install-link', ...target]),
-      folder.run(['hubspot', 'install-link', ...target], { PUBLIC_URL: 'https://bridge.example.com' }),
+      folder.fail(['hubspot', 'install-link', ...target], HUBSPOT_APP),
+      folder.run(['hubspot', 'install-link', ...target], { PUBLIC_URL: 'https://bridge.example.com', ...HUBSPOT_APP }),
       folder.fail(['hubspot', 'install-link', ...target, '--remote-url', 'https://enrich.example.com/v1/', '--remote-token', 't'], {
         PUBLIC_URL: 'https://bridge.example.com',
       }),
     ]);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/^enrichbridge: set PUBLIC_URL/);
+    expect(withoutBackendsLine(failed.stderr)).toMatch(/^enrichbridge: set PUBLIC_URL/);
     expect(failed.stdout).toBe('');
 
     expect(stdout).toMatch(/^https:\/\/bridge\.example\.com\/oauth\/hubspot\/install\?link=\S+\n$/);
@@ -339,7 +342,27 @@ describe('enrichbridge hubspot install-link', () => {
       /not valid/,
     );
 
-    expect(both.stderr).toBe('enrichbridge: give --account, or --remote-url with --remote-token, not both\n');
+    expect(withoutBackendsLine(both.stderr)).toBe('enrichbridge: give --account, or --remote-url with --remote-token, not both\n');
+  });
+
+  it('is refused without a configured HubSpot app: one sentence naming the settings, a non-zero exit and no link', async (context) => {
+    const folder = await setUp(context);
+    const target = ['--account', 'owner', '--env', 'production'];
+
+    const [none, partial] = await Promise.all([
+      folder.fail(['hubspot', 'install-link', ...target], { PUBLIC_URL: 'https://bridge.example.com' }),
+      folder.fail(['hubspot', 'install-link', ...target], { PUBLIC_URL: 'https://bridge.example.com', HUBSPOT_CLIENT_ID: 'client-id-1' }),
+    ]);
+
+    for (const refused of [none, partial]) {
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      // The refusal is the command's last word, in one line (a line naming the database may come first).
+      expect(lines(refused.stderr).at(-1)).toMatch(/^enrichbridge: no HubSpot public app is configured, so no install link is made: set HUBSPOT_/);
+      expect(lines(refused.stderr).filter((line) => line.includes('HUBSPOT_'))).toHaveLength(1);
+    }
+    expect(none.stderr).toContain('set HUBSPOT_CLIENT_ID, HUBSPOT_CLIENT_SECRET, HUBSPOT_APP_ID');
+    expect(partial.stderr).toContain('set HUBSPOT_CLIENT_SECRET, HUBSPOT_APP_ID');
   });
 });
 
@@ -392,7 +415,7 @@ describe('enrichbridge backfill hubspot', () => {
     const refused = await folder.fail(['backfill', 'hubspot', id]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('  to enrich:              4\n');
-    expect(refused.stderr).toBe('enrichbridge: not a terminal: pass --yes to enqueue without confirmation\n');
+    expect(withoutBackendsLine(refused.stderr)).toBe('enrichbridge: not a terminal: pass --yes to enqueue without confirmation\n');
     expect(await folder.jobs()).toEqual([]);
 
     const done = await folder.run(['backfill', 'hubspot', id, '--yes']);

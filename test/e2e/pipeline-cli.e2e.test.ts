@@ -127,6 +127,24 @@ describe('enrichbridge log', () => {
   });
 });
 
+describe('the log of a disconnected installation', () => {
+  it('is kept for the operator, as the disconnect page says: log --installation ID still prints it', async () => {
+    const { env, bridge, enriched } = await setUp();
+    await bridge.installations.remove(enriched.id);
+
+    const { stdout } = await cli(['log', '--installation', enriched.id], env);
+
+    expect(lines(stdout).map((line) => line.split('  ').slice(1, 4))).toEqual(
+      expect.arrayContaining([
+        [enriched.id, 'contact/c-1', 'enriched'],
+        [enriched.id, 'contact/c-2', 'no_match'],
+        [enriched.id, 'contact/c-3', 'skipped:no_match_key'],
+      ]),
+    );
+    expect(lines(stdout)).toHaveLength(3);
+  });
+});
+
 describe('enrichbridge installations', () => {
   it('lists and shows installations, and names a missing one', async () => {
     const { env, enriched, idle } = await setUp();

@@ -1,6 +1,7 @@
 // The product on PostgreSQL (DATABASE_URL) as an operator runs it: `npm start` and the CLI in separate
 // processes share one database, not a file. Runs when the run has a PostgreSQL (TEST_DATABASE_URL,
 // which .ci/run always sets).
+import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,7 +54,8 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '')('DA
     await sqlite.store.close();
 
     const databaseUrl = await freshPostgresSchema(TEST_DATABASE_URL ?? '');
-    const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
+    // The folder sealed nothing (no server or CRM command ran on it): any key the instances will share.
+    const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex') };
     const { stdout } = await cli(['data', 'migrate-to-postgres'], env);
     expect(stdout).toMatch(/^accounts\s+1$/m);
     expect(stdout).toMatch(/^tokens\s+2$/m);
@@ -74,6 +76,10 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '')('DA
     running.push(started.proc);
     expect((await post(`${started.url}/sandbox/v1`, byEmail(persona('Amanda Taylor')), { 'X-WF-Auth-Token': token })).status).toBe(200);
 
-    await expect(cli(['data', 'migrate-to-postgres'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already has 1 rows in accounts') });
+    // Migrated once, the folder is marked: a second run is refused by the mark, another folder by the rows.
+    await expect(cli(['data', 'migrate-to-postgres'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('this data folder was already migrated to') });
+    const other = tempDir();
+    await cli(['accounts', 'create', 'other'], { DATA_DIR: other });
+    await expect(cli(['data', 'migrate-to-postgres'], { ...env, DATA_DIR: other })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already has 1 rows in accounts') });
   });
 });

@@ -16,7 +16,7 @@ import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 import { withRuntime } from '../../server/runtime.ts';
 import { tempDir } from '../support/harness.ts';
-import { REPO } from '../support/processes.ts';
+import { REPO, withoutBackendsLine } from '../support/processes.ts';
 
 const execFileAsync = promisify(execFile);
 const V = `/services/data/v${SALESFORCE_API_VERSION}`;
@@ -173,7 +173,7 @@ describe('enrichbridge backfill salesforce', () => {
     const refused = await fail(['backfill', 'salesforce', id, '--object', 'Lead']);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('  to enrich:              4\n');
-    expect(refused.stderr).toBe('enrichbridge: not a terminal: pass --yes to enqueue without confirmation\n');
+    expect(withoutBackendsLine(refused.stderr)).toBe('enrichbridge: not a terminal: pass --yes to enqueue without confirmation\n');
 
     const done = await run(['backfill', 'salesforce', id, '--object', 'Lead', '--yes']);
     expect(done.stdout).toMatch(/^enqueued 4 leads; /m);

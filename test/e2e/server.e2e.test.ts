@@ -78,7 +78,7 @@ describe('npm start on a fresh data folder', () => {
       const port = typeof address === 'object' && address !== null ? String(address.port) : '';
       const clash = startProcess(process.execPath, ['bin/server.js'], { DATA_DIR: dataDir, PORT: port });
       expect(await clash.exited()).toBe(1);
-      expect(clash.output()).toContain('EADDRINUSE');
+      expect(clash.output()).toContain(`port ${port} on 127.0.0.1 is in use: start with PORT=`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }

@@ -4,7 +4,7 @@
 // An estimate queues nothing; a confirmed run queues what it counted, in its group; cancel stops it and
 // removes what waits; a run whose CRM failed midway is delivered again and resumes at the saved cursor.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordSource } from '../../connectors/pipeline/backfill.ts';
+import { BackfillRecordIdError, type RecordSource } from '../../connectors/pipeline/backfill.ts';
 import { type BackfillRun, BackfillRunError } from '../../connectors/pipeline/backfill-runs.ts';
 import { runStatus } from '../../server/http/console/backfill.ts';
 import type { CrmBackfill } from '../../connectors/pipeline/crm-module.ts';
@@ -161,6 +161,19 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     await h.drain();
     // c-1, c-2 and c-4 were queued (and enriched meanwhile); the rest is read from c-5.
     expect(await runs.find(installation.id, next.id)).toMatchObject({ state: 'estimated', resumed: true, scanned: 3, toEnrich: 2 });
+  });
+
+  it('an estimate whose CRM lists an id that is not one of its record ids fails at once, naming the id, and nothing is queued', async () => {
+    const { h, installation, runs, source } = await pipeline();
+    source.before = (cursor) => (cursor === 'c-3' ? Promise.reject(new BackfillRecordIdError('MemoryCRM', 'contact', 'c-3x', 'c- and digits')) : Promise.resolve());
+    const run = await runs.estimate(installation, { object: OBJECT, flags: {}, limit: null, restart: false });
+
+    await h.drain();
+
+    // Not delivered again: the CRM would list the same id on every reading.
+    expect(await runs.find(installation.id, run.id)).toMatchObject({ state: 'failed', error: expect.stringContaining('under the id "c-3x"') });
+    expect(await h.opened.queue.countByState()).toEqual({ done: 1 });
+    expect(await enrichJobs(h)).toEqual([]);
   });
 
   it('keeps one installation’s runs from another', async () => {

@@ -5,8 +5,11 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HubSpotApi } from '../../connectors/hubspot/api.ts';
+import { hubspotRecordSource } from '../../connectors/hubspot/backfill.ts';
+import { contactToRequest } from '../../connectors/hubspot/mapping.ts';
+import type { CrmRecord } from '../../connectors/pipeline/connector.ts';
 import { HubSpotConnector, readProperties } from '../../connectors/hubspot/connector.ts';
-import { BackfillProgress, type RecordSource, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
+import { BackfillProgress, BackfillRecordIdError, type RecordSource, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { MemoryCrmConnector, type Properties } from '../support/memory-crm.ts';
@@ -321,5 +324,61 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       expect(calls.every((r) => r.query.limit?.[0] === '100')).toBe(true);
       expect(hub.requests.some((r) => r.path.includes('/search'))).toBe(false);
     }, 60_000);
+  });
+});
+
+describe('record ids in a HubSpot backfill', () => {
+  /** What a plan asks of the connector: HubSpot's own mapping of a contact. */
+  const HUBSPOT_MAPPING = { toRequest: (_object: string, record: CrmRecord) => contactToRequest(record.properties) };
+
+  /** HubSpot's contact list as `listContacts` reads it, one page per entry, the ids as listed. */
+  function listing(pages: readonly (readonly string[])[]) {
+    const api = {
+      calls: 0,
+      listContacts(after: string | null) {
+        api.calls += 1;
+        const index = after === null ? 0 : Number(after);
+        const ids = pages[index] ?? [];
+        const contacts = ids.map((id) => ({ id, properties: { firstname: 'Pat', lastname: 'Doe', email: `pat.doe.${index}@example.com` } }));
+        return Promise.resolve({ contacts, after: index + 1 < pages.length ? String(index + 1) : null });
+      },
+    };
+    return api;
+  }
+
+  it.each([
+    ['letters', '12ab'],
+    ['a path', '101/../../owners'],
+    ['a bidi override', '\u202e1011'],
+    ['nothing', ''],
+  ])('accepts only ids a webhook would (digits): a contact listed with %s is refused by its id, and nothing is queued', async (_what, bad) => {
+    const h = await pipeline();
+    const installation = await h.install();
+    const api = listing([['101', '102'], ['103', bad, '104']]);
+    const progress = new BackfillProgress(h.opened.db);
+
+    const planned = planBackfill({ installation, object: OBJECT, connector: HUBSPOT_MAPPING, source: hubspotRecordSource({ api }), store: h.bridge.pipelineStore, progress });
+
+    await expect(planned).rejects.toBeInstanceOf(BackfillRecordIdError);
+    await expect(planned).rejects.toThrow(`HubSpot listed a contact under the id ${JSON.stringify(bad).replace('\u202e', '\\u{202e}')}, which is not a HubSpot contact id (digits only)`);
+    expect(await queuedRecordIds(h, installation)).toEqual([]);
+    expect(await progress.cursor(installation.id, OBJECT)).toBeUndefined();
+  });
+
+  it('takes the digits HubSpot lists, as before', async () => {
+    const h = await pipeline();
+    const installation = await h.install();
+    const api = listing([['101', '102'], ['103']]);
+
+    const plan = await planBackfill({
+      installation,
+      object: OBJECT,
+      connector: HUBSPOT_MAPPING,
+      source: hubspotRecordSource({ api }),
+      store: h.bridge.pipelineStore,
+      progress: new BackfillProgress(h.opened.db),
+    });
+
+    expect(plan.pages.flatMap((page) => page.ids)).toEqual(['101', '102', '103']);
   });
 });

@@ -17,6 +17,8 @@ import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../c
 import { type InstallationSettings, SPECIAL_CATEGORY_FIELDS } from '../../connectors/pipeline/model.ts';
 import { DuplicateInstallationError, KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
 import { PROVIDER, type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
+import { TEST_DATABASES } from '../support/databases.ts';
+import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
 
 const REMOTE_TOKEN = 'remote-token-7f3c9a1e5b2d4f60';
 const CRM_REFRESH = 'crm-refresh-token-a94b2c7d1e8f';
@@ -280,6 +282,53 @@ describe('local target', () => {
     await h.bridge.installations.remove(inst.id);
     expect((await h.bridge.pipelineStore.recordStates(inst.id, 'contact', ['c1'])).size).toBe(0);
     expect((await h.bridge.pipelineStore.listLog({ installationId: inst.id })).map((e) => e.outcome)).toEqual(['enriched']);
+  });
+});
+
+describe.each(TEST_DATABASES)('a disconnect on $name', (database) => {
+  async function startOn(): Promise<PipelineHarness> {
+    const h = await startPipeline({ database });
+    harnesses.push(h);
+    return h;
+  }
+
+  it('removes its queued, running and dead jobs: none is listed or can be retried, and another installation keeps its own', async () => {
+    const h = await startOn();
+    const gone = await h.install();
+    const kept = await h.install();
+    const { queue } = h.opened;
+    // One dead (claimed and failed for good), one running (claimed by a worker still at it), one queued.
+    const dead = await h.enqueue(gone, { object: 'contact', recordId: 'd1' });
+    await queue.claimBatch({ workerId: 'w-1', limit: 1, leaseMs: 60_000 });
+    expect(await queue.fail(dead.id, 'w-1', 'HTTP 400 from the CRM', { retryable: false })).toBe('dead');
+    const running = await h.enqueue(gone, { object: 'contact', recordId: 'r1' });
+    expect((await queue.claimBatch({ workerId: 'w-2', limit: 1, leaseMs: 60_000 })).map((job) => job.id)).toEqual([running.id]);
+    await h.enqueue(gone, { object: 'contact', recordId: 'q1' });
+    const other = await h.enqueue(kept, { object: 'contact', recordId: 'k1' });
+
+    await h.bridge.installations.remove(gone.id);
+
+    expect((await queue.list()).map((job) => job.id)).toEqual([other.id]);
+    expect(await queue.list({ state: 'dead' })).toEqual([]);
+    expect(await queue.retryDead([dead.id])).toBe(0);
+    expect(await queue.retryDead('all')).toBe(0);
+    // The worker that held one settles nothing of it.
+    expect(await queue.complete(running.id, 'w-2')).toBe(false);
+    expect(await queue.countByState()).toEqual({ queued: 1 });
+  });
+
+  it('leaves no dead job behind for one queued after it (a webhook in flight): it is settled without running', async () => {
+    const h = await startOn();
+    const gone = await h.install();
+    await h.bridge.installations.remove(gone.id);
+    h.crm.create('contact', 'late', { email: AMANDA_EMAIL });
+
+    await h.opened.queue.enqueue({ installationId: gone.id, kind: ENRICH_JOB, payload: { object: 'contact', recordId: 'late' } });
+    await h.drain();
+
+    expect(await h.opened.queue.list({ state: 'dead' })).toEqual([]);
+    expect(await h.opened.queue.countByState()).toEqual({ done: 1 });
+    expect(h.crm.get('contact', 'late')).toEqual({ email: AMANDA_EMAIL });
   });
 });
 

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { CrmError } from '../../connectors/pipeline/connector.ts';
-import { BackfillProgress, type RecordSource, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
+import { BackfillProgress, BackfillRecordIdError, type RecordSource, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
 import { inputHash as inputHashFor } from '../../connectors/pipeline/input.ts';
 import { InstallationError } from '../../connectors/pipeline/installations.ts';
 import type { Installation } from '../../connectors/pipeline/model.ts';
@@ -379,6 +379,31 @@ function inputHashOf(connector: SalesforceConnector, org: Org, id: string, envir
   const properties = Object.fromEntries(readFields(org.object).map((f) => [f, fields[f] ?? null]));
   return inputHashFor(connector.toRequest(org.object, { id, properties }), environment);
 }
+
+describe('record ids in a Salesforce backfill', () => {
+  const lead = (n: number) => toSalesforceId18(`00Q5g00000Ld${String(n).padStart(3, '0')}`) ?? '';
+  it.each([
+    ["a Contact's", toSalesforceId18('0035g00000Ct001') ?? ''],
+    ['a wrong checksum', `${lead(2).slice(0, 15)}999`],
+  ])('accepts only ids an outbound message would (checksum, key prefix): a Lead listed with %s id is refused by it before any is read, and nothing is queued', async (_what, bad) => {
+    const h = await pipeline();
+    const installation = await h.install();
+    const sf = nock(INSTANCE, { reqheaders: OURS });
+    expectCreate(sf, 'SELECT Id FROM Lead WHERE IsConverted = false');
+    expectPolls(sf, ['JobComplete']);
+    expectResults(sf, { locator: null, ids: [lead(1), bad, lead(3)], next: null }, 50_000);
+    const { plan, progress } = planner(h, installation, 'Lead');
+
+    const planned = plan(apiWith());
+
+    await expect(planned).rejects.toBeInstanceOf(BackfillRecordIdError);
+    await expect(planned).rejects.toThrow(`Salesforce listed a Lead under the id "${bad}", which is not a Salesforce Lead id (00Q…`);
+    // No read of the page's records was asked for.
+    sf.done();
+    expect(await queued(h, installation)).toEqual([]);
+    expect(await progress.cursor(installation.id, 'Lead')).toBeUndefined();
+  });
+});
 
 describe('--limit and resuming the same job', () => {
   it('--limit stops reading once it has enough, mid results page; the next run resumes that job at the saved position without creating another', async () => {

@@ -29,8 +29,9 @@ export interface Proc {
   stop(): Promise<number | null>;
 }
 
-export function startProcess(command: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(command, args, { cwd: REPO, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `inherit: false` gives the process `env` alone, none of the test run's own variables (as a fresh shell would). */
+export function startProcess(command: string, args: string[], env: Record<string, string>, options: { readonly inherit?: boolean } = {}): Proc {
+  const child = spawn(command, args, { cwd: REPO, env: options.inherit === false ? env : { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -123,4 +124,9 @@ export async function until<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
   }
+}
+
+/** A command's stderr without the line every CLI command starts it with (the database and Redis it uses). */
+export function withoutBackendsLine(stderr: string): string {
+  return stderr.replace(/^enrichbridge: database .*, redis .*\n/, '');
 }

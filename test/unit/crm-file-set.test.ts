@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 // Beside STYLE.md's set: paths.ts (the paths the CRM calls, which its manifests name), routes.ts (the
 // routes table, a handler per path), cli.ts (the operator's commands for that CRM), console-signin.ts
-// (who signed in to the console with the CRM, and whether they administer the account) and version.ts
-// (the one API version the CRM is spoken to in).
-const SHARED = ['api.ts', 'auth.ts', 'backfill.ts', 'cli.ts', 'connector.ts', 'console-signin.ts', 'fields.ts', 'index.ts', 'install.ts', 'intake.ts', 'mapping.ts', 'paths.ts', 'routes.ts', 'version.ts'];
+// (who signed in to the console with the CRM, and whether they administer the account), ids.ts (what the
+// CRM's ids look like, read with one schema by webhooks and backfills alike) and version.ts (the one API
+// version the CRM is spoken to in).
+const SHARED = ['api.ts', 'auth.ts', 'backfill.ts', 'cli.ts', 'connector.ts', 'console-signin.ts', 'fields.ts', 'ids.ts', 'index.ts', 'install.ts', 'intake.ts', 'mapping.ts', 'paths.ts', 'routes.ts', 'version.ts'];
 
 const filesOf = (crm: string): string[] => readdirSync(path.join(ROOT, 'connectors', crm)).filter((name) => name.endsWith('.ts')).sort();
 

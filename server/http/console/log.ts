@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { LogSearch } from '../../../connectors/pipeline/store.ts';
 import type { CrmValue, Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
-import { type Chrome, escapeHtml, layout, outcomeKind, timeHtml } from './pages.ts';
+import { type Chrome, escapeHtml, layout, outcomeKind, recordIdHtml, recordIdText, timeHtml } from './pages.ts';
 
 export const LOG_PAGE_SIZE = 50;
 
@@ -82,7 +82,7 @@ export function logPage(chrome: Chrome, view: LogView): string {
   const rows = view.entries
     .map((entry) => {
       const crm = view.recordUrl(entry);
-      const record = `${escapeHtml(entry.object)} ${escapeHtml(entry.recordId)}`;
+      const record = `${escapeHtml(entry.object)} ${recordIdHtml(entry.recordId)}`;
       return `<tr><td><a href="${base}/log/${encodeURIComponent(entry.id)}">${timeHtml(entry.at)}</a></td><td>${crm === null ? record : `<a href="${escapeHtml(crm)}" rel="noreferrer noopener" target="_blank">${record}</a>`}</td><td class="outcome-${outcomeKind(entry.outcome)}">${escapeHtml(entry.outcome)}</td><td class="opt">${entry.fieldsWritten.length}</td><td class="opt">${entry.quotaConsumed}</td><td class="opt">${entry.latencyMs === null ? '–' : `${entry.latencyMs} ms`}</td></tr>`;
     })
     .join('\n');
@@ -134,14 +134,14 @@ export function logEntryPage(chrome: Chrome, installation: Installation, entry: 
           }).join('')}</ul><p class="muted" id="no-values">Logged before the log kept the values written and replaced.</p>`;
   return layout(
     chrome,
-    `${entry.object} ${entry.recordId}`,
+    `${entry.object} ${recordIdText(entry.recordId)}`,
     `<nav><a href="${base}/log">Enrichment log</a></nav>
 <dl class="card">
 <dt>When</dt><dd>${timeHtml(entry.at)}</dd>
 <dt>Outcome</dt><dd id="outcome">${escapeHtml(kind.replace('_', ' '))}${reason === null ? '' : `: ${escapeHtml(reason)}`}</dd>
 ${entry.detail === null ? '' : `<dt>Detail</dt><dd id="detail">${escapeHtml(entry.detail)}</dd>`}
 <dt>Quota units</dt><dd>${entry.quotaConsumed}</dd>
-${entry.reusedFrom === undefined ? '' : `<dt>Answer</dt><dd id="reused-from">reused from ${escapeHtml(entry.reusedFrom)}, which asked the same (no lookup, no unit)</dd>`}
+${entry.reusedFrom === undefined ? '' : `<dt>Answer</dt><dd id="reused-from">reused from ${recordIdHtml(entry.reusedFrom)}, which asked the same (no lookup, no unit)</dd>`}
 <dt>Latency</dt><dd>${entry.latencyMs === null ? 'not measured' : `${entry.latencyMs} ms`}</dd>
 <dt>In the CRM</dt><dd>${crm === null ? 'no link for this record' : `<a id="crm-link" href="${escapeHtml(crm)}" rel="noreferrer noopener" target="_blank">open the record</a>`}</dd>
 </dl>

@@ -8,6 +8,27 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Characters that open or close a bidi embedding, override or isolate, or mark a direction. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/** A CRM record id with its bidi controls written as their codes: none of them can end the isolate it is shown in. */
+function visibleRecordId(id: string): string {
+  return id.replace(BIDI_CONTROLS, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
+}
+
+/**
+ * A CRM record id in a page: in a bidi isolate (`<bdi>`), so an id of right-to-left characters, or one
+ * crafted to reorder text, cannot move the words around it on its line.
+ */
+export function recordIdHtml(id: string): string {
+  return `<bdi>${escapeHtml(visibleRecordId(id))}</bdi>`;
+}
+
+/** The same for text that cannot hold markup (a page's title): between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE. */
+export function recordIdText(id: string): string {
+  return `\u2068${visibleRecordId(id)}\u2069`;
+}
+
 /** A time in UTC, rewritten into the viewer's zone by console.js (the UTC text stays without it). */
 export function timeHtml(iso: string): string {
   return `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC'))}</time>`;
@@ -143,7 +164,7 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
       : `<div class="scroll"><table id="failures"><thead><tr><th scope="col">When</th><th scope="col">Record</th><th scope="col">Reason</th></tr></thead><tbody>${data.failures
           .map(
             (entry) =>
-              `<tr><td>${timeHtml(entry.at)}</td><td>${escapeHtml(entry.object)} ${escapeHtml(entry.recordId)}</td><td>${escapeHtml(entry.outcome.slice('failed:'.length))}${entry.detail === null ? '' : `: ${escapeHtml(entry.detail)}`}</td></tr>`,
+              `<tr><td>${timeHtml(entry.at)}</td><td>${escapeHtml(entry.object)} ${recordIdHtml(entry.recordId)}</td><td>${escapeHtml(entry.outcome.slice('failed:'.length))}${entry.detail === null ? '' : `: ${escapeHtml(entry.detail)}`}</td></tr>`,
           )
           .join('')}</tbody></table></div>`;
   const skipped =

@@ -22,7 +22,7 @@ import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage
 import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
 import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
-import { disconnectPage, readSettingsForm, settingsPage } from './settings.ts';
+import { disconnectPage, keptLogSentence, readSettingsForm, settingsPage } from './settings.ts';
 
 export type { ConsoleContext } from './kit.ts';
 
@@ -304,7 +304,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: disconnected');
     const chrome = session.scope.kind === 'operator' ? session.chrome : signedOutChrome;
     if (session.scope.kind !== 'operator') res.set('Set-Cookie', clearedSessionCookie(publicUrl));
-    page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`]));
+    page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`, keptLogSentence(installation.id)]));
   });
 
   const kit = { router, context, base, now, form, page, signedIn, posted, onInstallation, moduleOf };

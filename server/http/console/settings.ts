@@ -165,12 +165,20 @@ ${fields.html}
   );
 }
 
+/**
+ * What becomes of a disconnected installation's enrichment log, and where the operator reads it (the
+ * console's pages go with the installation; the command reads the log of any installation id).
+ */
+export function keptLogSentence(installationId: string): string {
+  return `The enrichment log is kept for the operator without the values it recorded (which records were enriched, when and how, stays): the operator reads it with enrichbridge log --installation ${installationId}.`;
+}
+
 export function disconnectPage(chrome: Chrome, installation: Installation): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   return layout(
     chrome,
     `Disconnect ${installation.provider} ${installation.externalAccountId}?`,
-    `<div class="notice bad"><p>Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), and what it knows of each record it enriched; its admins are signed out. Nothing already written to the CRM is removed, and the enrichment log is kept for the operator without the values it recorded (which records were enriched, when and how, stays). To enrich again, the app must be installed again.</p></div>
+    `<div class="notice bad"><p>Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), what it knows of each record it enriched, and its jobs (waiting, running or failed: none is retried); its admins are signed out. Nothing already written to the CRM is removed. ${escapeHtml(keptLogSentence(installation.id))} To enrich again, the app must be installed again.</p></div>
 <form method="post" action="${base}/disconnect"><input type="hidden" name="csrf" value="${escapeHtml(chrome.session?.csrf ?? '')}"><p><button type="submit" class="danger">Disconnect</button> <a href="${base}/settings">Keep it connected</a></p></form>`,
   );
 }
