@@ -416,6 +416,9 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, logger: Logger, connectors?: ConnectorRegistry): Promise<RunningServer> {
+  // Read before anything is opened: a TLS file that cannot be read fails the start with no pool,
+  // listener or Redis client left behind.
+  const tls = config.tls === null ? null : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) };
   const runtime = await openRuntime(config, logger, connectors);
   const { store } = runtime.opened;
   let worker: Worker | null = null;
@@ -445,9 +448,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   collectProcessMetrics();
   const limits = connectionLimits(config);
   const server =
-    config.tls === null
-      ? http.createServer(limits, app)
-      : https.createServer({ ...limits, cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app);
+    tls === null ? http.createServer(limits, app) : https.createServer({ ...limits, ...tls }, app);
   server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   server.maxConnections = config.http.maxConnections;
   let dropsLogged = 0;
@@ -472,7 +473,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   // Only once listening: a start that fails (port taken, bad TLS file) must not mint a demo token
   // nobody sees. A data folder without accounts gets one on its next successful start.
   const demoToken = !config.production && (await store.countAccounts()) === 0 ? (await createDemo(store)).token : null;
-  const scheme = config.tls === null ? 'http' : 'https';
+  const scheme = tls === null ? 'http' : 'https';
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
   worker =
