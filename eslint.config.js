@@ -4,6 +4,22 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const CRM_THROUGH_ITS_MODULE = {
+  group: [
+    '**/connectors/hubspot/*',
+    '!**/connectors/hubspot/index.ts',
+    '**/connectors/salesforce/*',
+    '!**/connectors/salesforce/index.ts',
+    // The kit's own relative spelling of the same folders.
+    '../hubspot/*',
+    '!../hubspot/index.ts',
+    '../salesforce/*',
+    '!../salesforce/index.ts',
+  ],
+  message: "A CRM is reached through its module: import its folder's index.ts only.",
+};
+const CONNECTORS_NOT_SERVER = { group: ['**/server/**'], message: 'connectors/ import connectors/, bridge/, core/ and npm packages only (DESIGN.md, Layout).' };
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'coverage/', 'data/'] },
   js.configs.recommended,
@@ -24,30 +40,39 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // The module seam (connectors/pipeline/crm-module.ts): the server, the pipeline and the kit reach a
-    // CRM only through its index.ts; the server mounts each module's routes and commands as they come.
-    files: ['server/**/*.ts', 'connectors/pipeline/**/*.ts', 'connectors/kit/**/*.ts'],
+    // The module seam (bridge/crm-module.ts): the server reaches a CRM only through its index.ts, and
+    // mounts each module's routes and commands as they come.
+    files: ['server/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [CRM_THROUGH_ITS_MODULE] }] },
+  },
+  {
+    // A connector never reaches into the server.
+    files: ['connectors/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [CONNECTORS_NOT_SERVER] }] },
+  },
+  {
+    // The kit, shared by the CRMs, reaches a CRM through its module too.
+    files: ['connectors/kit/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [CRM_THROUGH_ITS_MODULE, CONNECTORS_NOT_SERVER] }] },
+  },
+  {
+    // Imports flow server → connectors → bridge → core: the bridge is the CRM-neutral application and
+    // names no CRM, no connector kit and no HTTP layer.
+    files: ['bridge/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        {
-          patterns: [
-            {
-              group: ['**/connectors/hubspot/*', '!**/connectors/hubspot/index.ts', '**/connectors/salesforce/*', '!**/connectors/salesforce/index.ts'],
-              message: "A CRM is reached through its module: import its folder's index.ts only.",
-            },
-          ],
-        },
+        { patterns: [{ group: ['**/connectors/**', '**/server/**'], message: 'bridge/ imports bridge/, core/ and npm packages only (DESIGN.md, Layout).' }] },
       ],
     },
   },
   {
-    // Imports flow server → connectors → core: core knows no CRM, no pipeline and no HTTP layer.
+    // core knows no CRM, no bridge and no HTTP layer.
     files: ['core/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/connectors/**', '**/server/**'], message: 'core/ imports npm packages and core/ only (DESIGN.md, Layout).' }] },
+        { patterns: [{ group: ['**/bridge/**', '**/connectors/**', '**/server/**'], message: 'core/ imports npm packages and core/ only (DESIGN.md, Layout).' }] },
       ],
     },
   },

@@ -1,5 +1,5 @@
 // How bin/enrichbridge.js and bin/server.js start: from the bundle `npm run build` wrote to dist/
-// while it is newer than every file of core/, connectors/ and server/ (it was built from them), else
+// while it is newer than every file of core/, bridge/, connectors/ and server/ (it was built from them), else
 // from the TypeScript sources through tsx. A checkout runs without a build step, and an edit made
 // after a build is never shadowed by it. ENRICHBRIDGE_FROM_SOURCE=1 always runs the sources.
 import { readdirSync, statSync } from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SOURCE_DIRS = ['core', 'connectors', 'server'];
+const SOURCE_DIRS = ['core', 'bridge', 'connectors', 'server'];
 
 /**
  * The newest modification time under `dir`, its folders' own included: a folder's changes when a

@@ -1,8 +1,8 @@
 // The start-up check of the secret key: a server or worker whose key opens none of the stored CRM
 // credentials says so once, at start, in one line naming ENRICHBRIDGE_SECRET_KEY and the fix.
 import { type SecretBox, SECRET_KEY_ENV, KEY_FILE_NAME } from '../core/secrets/secret-box.ts';
-import { secretsOpenedBy } from '../connectors/pipeline/installations.ts';
-import type { PipelineStore } from '../connectors/pipeline/store.ts';
+import { secretsOpenedBy } from '../bridge/installations.ts';
+import type { PipelineStore } from '../bridge/store.ts';
 import path from 'node:path';
 import type { Logger } from './logger.ts';
 

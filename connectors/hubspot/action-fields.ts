@@ -1,7 +1,7 @@
 // The "Enrich contact" workflow action's output fields: the values a workflow can branch on after the
 // action ran, their HubSpot types (the same as the contact properties holding the same field keys),
 // and the outputFields values of one enrichment. manifests/hubspot/ declares exactly these.
-import type { CrmValue } from '../pipeline/model.ts';
+import type { CrmValue } from '../../bridge/model.ts';
 import type { HubSpotFieldType, HubSpotPropertyType } from './fields.ts';
 import { hubspotProperties, hubspotPropertyFor } from './fields.ts';
 

@@ -4,21 +4,21 @@
 // branch on; otherwise the answer is BLOCK (HubSpot holds the enrollment) and the callback is
 // completed with those fields as soon as the contact is settled.
 import { z } from 'zod';
-import type { Job, JobQueue, NewJob } from '../pipeline/job-queue.ts';
-import type { RequestAnswers } from '../pipeline/request-answers.ts';
-import type { Installations } from '../pipeline/installations.ts';
-import type { Installation } from '../pipeline/model.ts';
-import { type SettledCallback } from '../pipeline/pipeline.ts';
-import { enrichJob } from '../pipeline/enrich-job.ts';
+import type { Job, JobQueue, NewJob } from '../../bridge/job-queue.ts';
+import type { RequestAnswers } from '../../bridge/request-answers.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { Installation } from '../../bridge/model.ts';
+import { type SettledCallback } from '../../bridge/pipeline.ts';
+import { enrichJob } from '../../bridge/enrich-job.ts';
 import { hubspotActionOutputs } from './action-fields.ts';
-import { CrmError } from '../pipeline/connector.ts';
+import { CrmError } from '../../bridge/connector.ts';
 import { HubSpotApiError, Ignored } from './api.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 import { CONTACT, hubspotApiFor } from './connector.ts';
 import { HubSpotIdSchema } from './ids.ts';
 import type { HubSpotCredentials } from './auth.ts';
 import { verifyHubSpotRequest } from './signature.ts';
-import { type HttpResult, jsonResult } from '../kit/http.ts';
+import { type HttpResult, jsonResult } from '../../bridge/http.ts';
 import type { Headers } from '../kit/signature.ts';
 
 /** How long HubSpot holds a BLOCKed enrollment before it moves on without our outputs. */

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { type Pacer, pacer } from '../../core/limits/pacing.ts';
 import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
-import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
-import type { CrmValue } from '../pipeline/model.ts';
+import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../../bridge/connector.ts';
+import type { CrmValue } from '../../bridge/model.ts';
 import { type HubSpotErrorBody, HubSpotErrorSchema, errorIds, hubspotErrorBody, refusalOf, refusalSentence } from './refusals.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 

@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import { SingleFlightRefresh } from '../kit/credential-refresh.ts';
 import { outboundTimeouts } from '../../core/client/timeouts.ts';
-import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
-import type { Installations } from '../pipeline/installations.ts';
-import type { Installation } from '../pipeline/model.ts';
+import { CrmError, type CrmErrorKind } from '../../bridge/connector.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { Installation } from '../../bridge/model.ts';
 import { DEFAULT_HUBSPOT_API_BASE, hubspotUrl } from './api.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 

@@ -2,8 +2,8 @@
 // search, which stops at 10,000 results), 100 at a time with the identity properties and ours, so a
 // plan can count match keys and input hashes without a second read. The cursor is HubSpot's own `after`
 // token, so an interrupted backfill resumes at the page it stopped on.
-import { BackfillRecordIdError, type RecordSource } from '../pipeline/backfill.ts';
-import type { CrmBackfill } from '../pipeline/crm-module.ts';
+import { BackfillRecordIdError, type RecordSource } from '../../bridge/backfill.ts';
+import type { CrmBackfill } from '../../bridge/crm-module.ts';
 import type { HubSpotApi } from './api.ts';
 import { CONTACT, HubSpotConnector, hubspotApiFor, readProperties } from './connector.ts';
 import { isHubSpotId } from './ids.ts';

@@ -3,8 +3,8 @@
 import { Command } from 'commander';
 import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
 import { installLinkUrl } from '../kit/oauth-install.ts';
-import type { CrmCommandContext } from '../pipeline/crm-module.ts';
-import { InstallationError, targetFromFlags } from '../pipeline/installations.ts';
+import type { CrmCommandContext } from '../../bridge/crm-module.ts';
+import { InstallationError, targetFromFlags } from '../../bridge/installations.ts';
 import { DEFAULT_HUBSPOT_API_BASE } from './api.ts';
 import { HUBSPOT_PROVIDER } from './connector.ts';
 import { type HubSpotAppSettings, checkStaticToken, connectPortal, createInstallLink, disconnectPortal } from './install.ts';

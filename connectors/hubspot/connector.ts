@@ -1,8 +1,8 @@
 // The HubSpot CrmConnector: contacts read and written in batches of 100 through the paced API client,
 // mapped to requests and to `wf_*` properties.
-import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
-import type { Installations } from '../pipeline/installations.ts';
-import type { CrmValue, Installation } from '../pipeline/model.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { CrmValue, Installation } from '../../bridge/model.ts';
 import { HUBSPOT_BATCH_LIMIT, HubSpotApi } from './api.ts';
 import { HubSpotTokenSource } from './auth.ts';
 import { contactToRequest } from './mapping.ts';

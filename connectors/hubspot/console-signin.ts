@@ -1,11 +1,11 @@
-// A HubSpot user's sign-in to the console (ConsoleSignIn, connectors/pipeline/crm-module.ts): the public
+// A HubSpot user's sign-in to the console (ConsoleSignIn, bridge/crm-module.ts): the public
 // app's authorize URL with the install's redirect URI and the sign-in's optional scope, then code → token
 // → who signed in and for which portal (token introspection) → whether HubSpot calls them a Super Admin
 // of that portal (the user provisioning API). The token answers these two calls and is dropped.
 import { z } from 'zod';
 import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { ConsoleSignInRefusal } from '../kit/console-signin.ts';
-import type { ConsoleSignIn, ConsoleSignInResult } from '../pipeline/crm-module.ts';
+import type { ConsoleSignIn, ConsoleSignInResult } from '../../bridge/crm-module.ts';
 import { HubSpotAuthError, postOAuthForm, requestToken } from './auth.ts';
 import { hubspotUrl } from './api.ts';
 import { HUBSPOT_PATHS } from './version.ts';

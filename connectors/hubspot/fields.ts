@@ -10,9 +10,9 @@
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
 import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
-import type { FieldValue } from '../pipeline/connector.ts';
-import type { CrmValue } from '../pipeline/model.ts';
-import { STATUS_KEYS } from '../pipeline/write-policy.ts';
+import type { FieldValue } from '../../bridge/connector.ts';
+import type { CrmValue } from '../../bridge/model.ts';
+import { STATUS_KEYS } from '../../bridge/write-policy.ts';
 
 /** The contact property group all our properties live in. */
 export const HUBSPOT_PROPERTY_GROUP = { name: 'enrichbridge', label: 'Windfall enrichment' } as const;

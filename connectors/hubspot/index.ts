@@ -1,8 +1,8 @@
-// The HubSpot module: what the composition root registers (connectors/pipeline/crm-module.ts).
-import type { CrmModule } from '../pipeline/crm-module.ts';
+// The HubSpot module: what the composition root registers (bridge/crm-module.ts).
+import type { CrmModule } from '../../bridge/crm-module.ts';
 import { HUBSPOT_CALLBACK_JOB, completeHubSpotCallbacks, retryHubSpotCallbacks } from './action.ts';
 import { HubSpotAuthError, HubSpotCredentialsCache } from './auth.ts';
-import { CrmError } from '../pipeline/connector.ts';
+import { CrmError } from '../../bridge/connector.ts';
 import { hubspotBackfill } from './backfill.ts';
 import { hubspotCommands } from './cli.ts';
 import { hubspotConsoleSignIn } from './console-signin.ts';

@@ -4,11 +4,11 @@
 // pipeline. Creation and identity changes enqueue enrichment; our own writes are dropped; a merge carries
 // our state to the survivor; deletions erase what we keep. (The workflow action is action.ts.)
 import { z } from 'zod';
-import type { Job, JobQueue, NewJob } from '../pipeline/job-queue.ts';
-import type { Installation } from '../pipeline/model.ts';
-import { enrichDedupeKey, enrichJob } from '../pipeline/enrich-job.ts';
-import type { PipelineStore } from '../pipeline/store.ts';
-import type { InboundDeliveries } from '../pipeline/deliveries.ts';
+import type { Job, JobQueue, NewJob } from '../../bridge/job-queue.ts';
+import type { Installation } from '../../bridge/model.ts';
+import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
+import type { PipelineStore } from '../../bridge/store.ts';
+import type { InboundDeliveries } from '../../bridge/deliveries.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
 import { HubSpotIdSchema } from './ids.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from './scopes.ts';

@@ -1,8 +1,8 @@
 // A HubSpot contact's identity properties → an enrichment request.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { STRING_LIMITS } from '../../core/contract/schemas.ts';
-import type { CrmValue } from '../pipeline/model.ts';
-import { requestText as text, uniqueValues as unique } from '../pipeline/request-fields.ts';
+import type { CrmValue } from '../../bridge/model.ts';
+import { requestText as text, uniqueValues as unique } from '../../bridge/request-fields.ts';
 
 /**
  * `firstname`, `lastname`, `email` and `hs_additional_emails` (semicolon-separated), `phone` and

@@ -1,8 +1,8 @@
 // HubSpot's routes table: the paths HubSpot and admins call on us (paths.ts) and the handler of each,
 // answering as data. server/http mounts them with every other module's (crm-routes.ts).
-import type { CrmRouteContext } from '../pipeline/crm-module.ts';
-import type { Installation } from '../pipeline/model.ts';
-import { type CrmRoute, type HttpResult, jsonResult, refuseAsJson } from '../kit/http.ts';
+import type { CrmRouteContext } from '../../bridge/crm-module.ts';
+import type { Installation } from '../../bridge/model.ts';
+import { type CrmRoute, type HttpResult, jsonResult, refuseAsJson } from '../../bridge/http.ts';
 import { type ResultPageContent, StateCookie } from '../kit/oauth-install.ts';
 import { oauthInstallRoutes } from '../kit/oauth-routes.ts';
 import { ActionCallbacks, type ActionRequestDeps, acceptActionRequest } from './action.ts';

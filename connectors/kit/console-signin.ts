@@ -8,7 +8,7 @@
 // (expiry, the browser, one use) and signs the admin in; any other state goes on to the install.
 import { z } from 'zod';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
-import { type HttpResult, redirectResult } from './http.ts';
+import { type HttpResult, redirectResult } from '../../bridge/http.ts';
 import { OAUTH_STATE_TTL_MS, sealJson } from './oauth-install.ts';
 
 /** How long a sign-in may take, from the button to the callback: as long as an install's dance. */

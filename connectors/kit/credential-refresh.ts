@@ -3,7 +3,7 @@
 // the credential lease, inside which the CRM's refresh reads the credentials again (another process may
 // have refreshed meanwhile, and with rotation its refresh token is the only valid one). What a refresh
 // produced is saved before anyone uses it: a rotated refresh token must never exist only in memory.
-import type { Installations } from '../pipeline/installations.ts';
+import type { Installations } from '../../bridge/installations.ts';
 
 /** What a CRM's refresh came to: credentials to save first (null: nothing changed), then what callers use. */
 export interface Refreshed<Credentials, Use> {

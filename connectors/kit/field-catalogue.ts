@@ -3,7 +3,7 @@
 // value, and the enrichment status values. Each CRM's fields.ts maps a kind to its own types.
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
-import type { EnrichmentStatus } from '../pipeline/write-policy.ts';
+import type { EnrichmentStatus } from '../../bridge/write-policy.ts';
 
 /** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
 export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];

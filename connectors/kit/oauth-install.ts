@@ -12,7 +12,7 @@ import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
-import type { HttpResult } from './http.ts';
+import type { HttpResult } from '../../bridge/http.ts';
 
 /** How long an install link stays good: long enough to reach the admin who installs. */
 export const INSTALL_LINK_TTL_MS = 7 * 24 * 3600_000;

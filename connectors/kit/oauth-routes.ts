@@ -7,15 +7,8 @@
 // opens as a sign-in is sent on to the console (console-signin.ts) before the install looks at it.
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
 import { forwardSignIn } from './console-signin.ts';
-import { type CrmRoute, type HttpResult, redirectResult } from './http.ts';
+import { type CrmRoute, type HttpResult, type RouteLog, redirectResult } from '../../bridge/http.ts';
 import { type ResultPageContent, type StateCookie, claimOAuthState, resultPage } from './oauth-install.ts';
-
-/** Where a module logs: the server's logger, by structural type (pino's fits). */
-export interface RouteLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
 
 /** A page for an error the admin (or the operator) can act on. */
 export interface Refusal {

@@ -9,8 +9,8 @@ import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
 import { ENRICHED_AT_FIELD } from './fields.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
-import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../pipeline/connector.ts';
-import type { CrmValue } from '../pipeline/model.ts';
+import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../../bridge/connector.ts';
+import type { CrmValue } from '../../bridge/model.ts';
 import { type SalesforceSession, checkInstanceUrl, observedTransport } from './auth.ts';
 import { SALESFORCE_API_VERSION } from './version.ts';
 

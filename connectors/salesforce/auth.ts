@@ -6,8 +6,8 @@ import { SingleFlightRefresh } from '../kit/credential-refresh.ts';
 import { type Connection, type HttpRequest, type HttpRequestOptions, type HttpResponse, OAuth2, type OAuth2Config } from 'jsforce';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
-import { CrmError, type CrmErrorKind } from '../pipeline/connector.ts';
-import type { Installations } from '../pipeline/installations.ts';
+import { CrmError, type CrmErrorKind } from '../../bridge/connector.ts';
+import type { Installations } from '../../bridge/installations.ts';
 
 export const SALESFORCE_PRODUCTION_LOGIN_URL = 'https://login.salesforce.com';
 export const SALESFORCE_SANDBOX_LOGIN_URL = 'https://test.salesforce.com';

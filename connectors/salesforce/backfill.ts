@@ -4,10 +4,10 @@
 // fields a plan needs to count match keys and input hashes. The cursor is a position in the job's results,
 // so an interrupted backfill resumes the same job; a job Salesforce has deleted meanwhile is queried anew.
 import { z } from 'zod';
-import { BackfillRecordIdError, type RecordSource } from '../pipeline/backfill.ts';
-import type { CrmRecord } from '../pipeline/connector.ts';
-import type { CrmBackfill } from '../pipeline/crm-module.ts';
-import { InstallationError } from '../pipeline/installations.ts';
+import { BackfillRecordIdError, type RecordSource } from '../../bridge/backfill.ts';
+import type { CrmRecord } from '../../bridge/connector.ts';
+import type { CrmBackfill } from '../../bridge/crm-module.ts';
+import { InstallationError } from '../../bridge/installations.ts';
 import { type BulkIdPage, DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION, SALESFORCE_BATCH_LIMIT, type SalesforceApi, SalesforceApiError } from './api.ts';
 import { SalesforceConnector, isSalesforceObject, salesforceApiFor } from './connector.ts';
 import type { SalesforceObject } from './fields.ts';

@@ -4,8 +4,8 @@
 import { Command } from 'commander';
 import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
 import { requireAccount } from '../../core/accounts/admin.ts';
-import type { CrmCommandContext } from '../pipeline/crm-module.ts';
-import { InstallationError, checkRemoteUrl, targetFromFlags } from '../pipeline/installations.ts';
+import type { CrmCommandContext } from '../../bridge/crm-module.ts';
+import { InstallationError, checkRemoteUrl, targetFromFlags } from '../../bridge/installations.ts';
 import { SALESFORCE_API_VERSION, SalesforceApi } from './api.ts';
 import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from './auth.ts';
 import { SALESFORCE_PROVIDER } from './connector.ts';

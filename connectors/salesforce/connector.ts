@@ -1,9 +1,9 @@
 // The Salesforce CrmConnector: Contacts and Leads read and written 200 at a time through the paced
 // REST client, mapped to requests and to `WF_*__c` fields.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../pipeline/connector.ts';
-import type { Installations } from '../pipeline/installations.ts';
-import type { CrmValue, Installation } from '../pipeline/model.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { CrmValue, Installation } from '../../bridge/model.ts';
 import { SALESFORCE_BATCH_LIMIT, SalesforceApi } from './api.ts';
 import { SalesforceTokenSource } from './auth.ts';
 import {

@@ -1,4 +1,4 @@
-// A Salesforce user's sign-in to the console (ConsoleSignIn, connectors/pipeline/crm-module.ts): the
+// A Salesforce user's sign-in to the console (ConsoleSignIn, bridge/crm-module.ts): the
 // External Client App's web-server flow with PKCE, with the install's redirect URI and only the `api`
 // scope (no refresh token), then code → token → the org and user from the token's identity URL →
 // whether the user holds Modify All Data or Customize Application, read from the user's own effective
@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { outboundTimeouts } from '../../core/client/timeouts.ts';
 import { ConsoleSignInRefusal } from '../kit/console-signin.ts';
-import type { ConsoleSignIn, ConsoleSignInResult } from '../pipeline/crm-module.ts';
+import type { ConsoleSignIn, ConsoleSignInResult } from '../../bridge/crm-module.ts';
 import { type SalesforceGrant, SalesforceAuthError, SalesforceUrlError, authorizationUrl, checkInstanceUrl, createPkceVerifier, exchangeCode } from './auth.ts';
 import { toSalesforceId18 } from './ids.ts';
 import { type SalesforceAppSettings, type SalesforceOrgKind, SALESFORCE_ORG_KINDS, callbackUrl, loginUrlFor, salesforceAppConfig } from './install.ts';

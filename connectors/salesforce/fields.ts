@@ -23,9 +23,9 @@
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
 import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
-import type { FieldValue } from '../pipeline/connector.ts';
-import type { CrmValue } from '../pipeline/model.ts';
-import { STATUS_KEYS } from '../pipeline/write-policy.ts';
+import type { FieldValue } from '../../bridge/connector.ts';
+import type { CrmValue } from '../../bridge/model.ts';
+import { STATUS_KEYS } from '../../bridge/write-policy.ts';
 
 /** The objects enrichbridge enriches; each gets the same set of fields. */
 export const SALESFORCE_OBJECTS = ['Contact', 'Lead'] as const;

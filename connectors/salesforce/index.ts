@@ -1,5 +1,5 @@
-// The Salesforce module: what the composition root registers (connectors/pipeline/crm-module.ts).
-import type { CrmModule } from '../pipeline/crm-module.ts';
+// The Salesforce module: what the composition root registers (bridge/crm-module.ts).
+import type { CrmModule } from '../../bridge/crm-module.ts';
 import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
 import { salesforceConsoleSignIn } from './console-signin.ts';

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import type { Environment } from '../../core/accounts/model.ts';
 import { ENVIRONMENTS } from '../../core/accounts/model.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
-import { InstallationError, type Installations, type TargetInput } from '../pipeline/installations.ts';
-import type { Installation } from '../pipeline/model.ts';
+import { InstallationError, type Installations, type TargetInput } from '../../bridge/installations.ts';
+import type { Installation } from '../../bridge/model.ts';
 import {
   SALESFORCE_PRODUCTION_LOGIN_URL,
   SALESFORCE_SANDBOX_LOGIN_URL,

@@ -7,14 +7,14 @@
 //   queued once (deliveries remember them), only when the installation enriches on create.
 // - Signed JSON callouts (Apex, Flow): the HMAC over the raw body with the installation's secret
 //   (events.ts), then the ids queued.
-import type { JobQueue, NewJob } from '../pipeline/job-queue.ts';
+import type { JobQueue, NewJob } from '../../bridge/job-queue.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { Headers, RawBody } from '../kit/signature.ts';
-import type { InboundDeliveries } from '../pipeline/deliveries.ts';
-import { enrichJob } from '../pipeline/enrich-job.ts';
-import type { Installations } from '../pipeline/installations.ts';
-import type { Installation } from '../pipeline/model.ts';
-import type { PipelineStore } from '../pipeline/store.ts';
+import type { InboundDeliveries } from '../../bridge/deliveries.ts';
+import { enrichJob } from '../../bridge/enrich-job.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { Installation } from '../../bridge/model.ts';
+import type { PipelineStore } from '../../bridge/store.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
 import { parseEvents, verifyEvents } from './events.ts';
 import { toSalesforceId18 } from './ids.ts';

@@ -1,8 +1,8 @@
 // A Salesforce Contact or Lead → an enrichment request. Contacts carry a mailing address and their
 // Account's name; Leads a plain address and a Company.
 import { type EnrichmentRequest, STRING_LIMITS } from '../../core/contract/schemas.ts';
-import type { CrmValue } from '../pipeline/model.ts';
-import { requestText as text, uniqueValues as unique } from '../pipeline/request-fields.ts';
+import type { CrmValue } from '../../bridge/model.ts';
+import { requestText as text, uniqueValues as unique } from '../../bridge/request-fields.ts';
 
 /** The address fields of each object, in request order: street, city, state, postal code. */
 const ADDRESS: Record<'Contact' | 'Lead', readonly [string, string, string, string]> = {

@@ -3,9 +3,9 @@
 // callouts, each answering as data. What to accept is decided by intake.ts; here, what a refusal costs
 // is kept small (a limit per source address) and the install's pages are written.
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
-import type { CrmRouteContext } from '../pipeline/crm-module.ts';
-import { InstallationError } from '../pipeline/installations.ts';
-import { type BodyFault, type CrmRoute, type HttpResult, jsonResult } from '../kit/http.ts';
+import type { CrmRouteContext } from '../../bridge/crm-module.ts';
+import { InstallationError } from '../../bridge/installations.ts';
+import { type BodyFault, type CrmRoute, type HttpResult, jsonResult } from '../../bridge/http.ts';
 import { type ResultPageContent, StateCookie } from '../kit/oauth-install.ts';
 import { type Refusal, oauthInstallRoutes } from '../kit/oauth-routes.ts';
 import { SalesforceAuthError, SalesforceUrlError } from './auth.ts';

@@ -1,7 +1,7 @@
 // The PostgreSQL adapter of the storage port (DATABASE_URL=postgres://…): the same Kysely store and
 // the same migrations as SQLite, over a node-postgres pool, for several instances sharing one state.
 // Every statement the store runs is one both dialects accept; what differs is said here and in the
-// job queue's claim (connectors/pipeline/kysely-job-queue.ts).
+// job queue's claim (bridge/kysely-job-queue.ts).
 import {
   DEFAULT_MIGRATION_LOCK_TABLE,
   DEFAULT_MIGRATION_TABLE,

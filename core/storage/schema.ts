@@ -51,7 +51,7 @@ export interface SnapshotsTable {
   loader: string | null;
 }
 
-/** The service's own tables. The pipeline's live in connectors/pipeline/schema.ts, in the same database. */
+/** The service's own tables. The pipeline's live in bridge/schema.ts, in the same database. */
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
@@ -60,7 +60,7 @@ export interface Database {
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number. One sequence of
-// names for the whole database: the pipeline's (connectors/pipeline/schema.ts) take the numbers between.
+// names for the whole database: the pipeline's (bridge/schema.ts) take the numbers between.
 export const CORE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_accounts_tokens_quota': {
     async up(db: Kysely<unknown>) {

@@ -26,7 +26,7 @@ export interface OpenedStore {
   readonly store: KyselyStore;
   /**
    * The database itself, for the adapters of the layers above core, whose tables live in the same file
-   * (connectors/pipeline/storage.ts). Nothing else takes it.
+   * (bridge/storage.ts). Nothing else takes it.
    */
   readonly db: Kysely<Tables>;
 }

@@ -1,15 +1,15 @@
 // `enrichbridge backfill <provider> INSTALLATION`: enrich the records a CRM already has. It reads them
 // (no enrichment yet), says how many need enriching and what that will cost, asks, then enqueues with a
 // progress bar; an interrupted run resumes where it stopped. One subcommand per CRM module that has a
-// backfill (connectors/pipeline/crm-module.ts's CrmBackfill): the module reads, this file does the rest.
+// backfill (bridge/crm-module.ts's CrmBackfill): the module reads, this file does the rest.
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import type { JobQueue } from '../../connectors/pipeline/job-queue.ts';
-import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
-import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import type { CrmBackfill, CrmModule } from '../../connectors/pipeline/crm-module.ts';
+import type { JobQueue } from '../../bridge/job-queue.ts';
+import { type BackfillPlan, type BackfillProgress, planBackfill, runBackfill } from '../../bridge/backfill.ts';
+import { InstallationError } from '../../bridge/installations.ts';
+import type { CrmBackfill, CrmModule } from '../../bridge/crm-module.ts';
 import { progressReporter } from './data.ts';
-import { budgetState } from '../../connectors/pipeline/budget.ts';
+import { budgetState } from '../../bridge/budget.ts';
 import { crmModules, withRuntime } from '../runtime.ts';
 import { loadConfig } from '../config.ts';
 import { wholeNumber } from './options.ts';

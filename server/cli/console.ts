@@ -2,7 +2,7 @@
 // CRM admin or for the operator (15 minutes, one sign-in).
 import { Command } from 'commander';
 import { consoleLinkUrl } from '../http/console/link.ts';
-import { InstallationError } from '../../connectors/pipeline/installations.ts';
+import { InstallationError } from '../../bridge/installations.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { loadConfig } from '../config.ts';
 import { withRuntime } from '../runtime.ts';

@@ -1,7 +1,7 @@
 // The CRM modules' own commands (`enrichbridge hubspot …`, `enrichbridge salesforce …`), mounted as
 // each module gives them (connectors/<crm>/cli.ts), with what they may open.
 import type { Command } from 'commander';
-import type { CrmCommandContext, CrmModule } from '../../connectors/pipeline/crm-module.ts';
+import type { CrmCommandContext, CrmModule } from '../../bridge/crm-module.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { loadConfig } from '../config.ts';
 import { crmModules, withRuntime } from '../runtime.ts';

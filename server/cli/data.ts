@@ -10,7 +10,7 @@ import { loadConfig } from '../config.ts';
 import { openDataFolder, openSnapshotStorage } from '../runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { MigrationRefusedError, copyState, requireSealingKey } from '../../connectors/pipeline/migrate.ts';
+import { MigrationRefusedError, copyState, requireSealingKey } from '../../bridge/migrate.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
 import { KEY_FILE_NAME, SECRET_KEY_ENV, type SecretBox, SecretBoxError, loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { redactDatabaseUrl } from '../../core/observe/connection-urls.ts';

@@ -1,7 +1,7 @@
 // `enrichbridge jobs …`: what the durable queue holds, and putting dead-lettered jobs back in line.
 import { Command, Option } from 'commander';
 import { wholeNumber } from './options.ts';
-import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../connectors/pipeline/job-queue.ts';
+import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../bridge/job-queue.ts';
 import { AdminError } from '../../core/accounts/admin.ts';
 
 type WithQueue = <T>(run: (queue: JobQueue) => Promise<T>) => Promise<T>;

@@ -1,10 +1,10 @@
 // `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
 // a process of its own, reading the enrichment log, and looking after installations.
-import { describeForecast, usageForecast } from '../../connectors/pipeline/forecast.ts';
+import { describeForecast, usageForecast } from '../../bridge/forecast.ts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
-import type { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
-import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../connectors/pipeline/model.ts';
+import type { ConnectorRegistry } from '../../bridge/bridge.ts';
+import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../bridge/model.ts';
 import { backendsOf, loadConfig } from '../config.ts';
 import { createServerLogger } from '../logger.ts';
 import { openRuntime, startWorker, withRuntime } from '../runtime.ts';

@@ -4,7 +4,7 @@
 // (before authentication, so it must be cheap and quiet): never a 500, never an error-level log line.
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { BodyFault } from '../../connectors/kit/http.ts';
+import type { BodyFault } from '../../bridge/http.ts';
 
 /** Answers a fault in the route's format; `next` for a route that defers the answer (the enrichment endpoints). */
 export type RefuseBody = (res: Response, fault: BodyFault, req: Request, next: NextFunction) => void;

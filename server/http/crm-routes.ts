@@ -1,9 +1,9 @@
 // Mounts every CRM module's routes the same way: reads the body as the route asks (raw bytes, capped,
 // UTF-8; a fault answered by the route), hands the handler the request as data and sends the answer
-// it returns. Nothing here knows which CRMs exist (connectors/pipeline/crm-module.ts).
+// it returns. Nothing here knows which CRMs exist (bridge/crm-module.ts).
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { CrmRequest, CrmRoute, HttpResult } from '../../connectors/kit/http.ts';
-import type { CrmModule, CrmRouteContext } from '../../connectors/pipeline/crm-module.ts';
+import type { CrmRequest, CrmRoute, HttpResult } from '../../bridge/http.ts';
+import type { CrmModule, CrmRouteContext } from '../../bridge/crm-module.ts';
 import { readBody } from './body.ts';
 
 /** One router with the routes of every module, in the modules' order. */

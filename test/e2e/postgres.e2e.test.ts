@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post, tempDir } from '../support/harness.ts';
 import { hashToken } from '../../core/accounts/tokens.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { TEST_DATABASE_URL, freshPostgresSchema } from '../support/databases.ts';
 import { type Proc, cli, startServerProcess } from '../support/processes.ts';
 import { byEmail, persona } from '../support/requests.ts';

@@ -11,8 +11,8 @@ import { TEST_DATABASE_URL, freshPostgresSchema } from '../support/databases.ts'
 import { tempDir } from '../support/harness.ts';
 import { type Proc, cli, freePort, killProcess, startProcess, until } from '../support/processes.ts';
 import { TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
-import { workerProcess } from '../../connectors/pipeline/worker.ts';
+import { openStorage } from '../../bridge/storage.ts';
+import { workerProcess } from '../../bridge/worker.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const APP_ID = '1160452';

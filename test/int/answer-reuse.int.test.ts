@@ -6,7 +6,7 @@
 // and not kept at all when the installation turns reuse off.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
-import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
+import type { Installation, InstallationSettings } from '../../bridge/model.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { PersonaProductionMatcher } from '../support/persona-matcher.ts';
 import { persona } from '../support/requests.ts';

@@ -1,14 +1,14 @@
-// Backfills started from the console (connectors/pipeline/backfill-runs.ts) on real parts: the
+// Backfills started from the console (bridge/backfill-runs.ts) on real parts: the
 // pipeline's store and queue on each test database, the queue's worker running the estimate and run
 // jobs and the enrichments they queue; the records paged from the MemoryCrm (the CRM is outside us).
 // An estimate queues nothing; a confirmed run queues what it counted, in its group; cancel stops it and
 // removes what waits; a run whose CRM failed midway is delivered again and resumes at the saved cursor.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BackfillRecordIdError, type RecordSource } from '../../connectors/pipeline/backfill.ts';
-import { type BackfillRun, BackfillRunError } from '../../connectors/pipeline/backfill-runs.ts';
+import { BackfillRecordIdError, type RecordSource } from '../../bridge/backfill.ts';
+import { type BackfillRun, BackfillRunError } from '../../bridge/backfill-runs.ts';
 import { runStatus } from '../../server/http/console/backfill.ts';
-import type { CrmBackfill } from '../../connectors/pipeline/crm-module.ts';
-import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
+import type { CrmBackfill } from '../../bridge/crm-module.ts';
+import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
 import { MemoryCrmConnector, type MemoryCrm } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/paths.ts';
 import { SALESFORCE_EVENTS_ROUTE, salesforceOutboundMessagePath } from '../../connectors/salesforce/paths.ts';
 import { loadConfig } from '../../server/config.ts';

@@ -1,7 +1,7 @@
 // Remembered deliveries: a redelivered notification id is recognised, per provider, and forgotten
 // once it is older than any redelivery window.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DELIVERY_MEMORY_MS, InboundDeliveries } from '../../connectors/pipeline/deliveries.ts';
+import { DELIVERY_MEMORY_MS, InboundDeliveries } from '../../bridge/deliveries.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
 

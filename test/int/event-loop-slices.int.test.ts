@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runInBackground } from '../../core/storage/event-loop-slices.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { tempDir } from '../support/harness.ts';
 
 describe('the database connection shares the event loop', () => {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { HubSpotApi, HubSpotApiError, Ignored } from '../../connectors/hubspot/api.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 import { requestToken } from '../../connectors/hubspot/auth.ts';
-import { CrmError } from '../../connectors/pipeline/connector.ts';
+import { CrmError } from '../../bridge/connector.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 
 interface Received {

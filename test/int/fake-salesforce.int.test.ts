@@ -3,7 +3,7 @@
 // SaveResults, a 401, the limit header and faults; and its outbound messages read by our parser.
 import { type Server, createServer } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CrmError } from '../../connectors/pipeline/connector.ts';
+import { CrmError } from '../../bridge/connector.ts';
 import { SalesforceApi } from '../../connectors/salesforce/api.ts';
 import { SalesforceConnector, readFields } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_ACK_XML, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound-xml.ts';

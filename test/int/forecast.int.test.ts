@@ -1,7 +1,7 @@
 // The quota forecast of an installation (issue 14, item 4) on real parts: a production installation
 // whose lookups the in-process service bills, its log, and the account's quota, at a fixed clock.
 import { afterEach, describe, expect, it } from 'vitest';
-import { usageForecast } from '../../connectors/pipeline/forecast.ts';
+import { usageForecast } from '../../bridge/forecast.ts';
 import { startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
 

@@ -5,12 +5,12 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../core/accounts/admin.ts';
-import type { Job } from '../../connectors/pipeline/job-queue.ts';
+import type { Job } from '../../bridge/job-queue.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { connectPortal } from '../../connectors/hubspot/install.ts';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
-import { enrichJob } from '../../connectors/pipeline/enrich-job.ts';
-import type { Worker } from '../../connectors/pipeline/worker.ts';
+import { enrichJob } from '../../bridge/enrich-job.ts';
+import type { Worker } from '../../bridge/worker.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { openRuntime, startWorker } from '../../server/runtime.ts';

@@ -12,7 +12,7 @@ import { SecretBox, loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { HubSpotCredentialsSchema } from '../../connectors/hubspot/auth.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { createInstallLink } from '../../connectors/hubspot/install.ts';
-import type { Installation } from '../../connectors/pipeline/model.ts';
+import type { Installation } from '../../bridge/model.ts';
 import { createApp } from '../../server/http/app.ts';
 import { type Config, loadConfig } from '../../server/config.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HubSpotApi, HubSpotApiError, type HubSpotRequest } from '../../connectors/hubspot/api.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
-import type { CallOptions } from '../../connectors/pipeline/connector.ts';
+import type { CallOptions } from '../../bridge/connector.ts';
 import { HUBSPOT_PROPERTY_GROUP, type HubSpotPropertyDefinition, hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { provisionHubSpotProperties, removeHubSpotProperties } from '../../connectors/hubspot/provision.ts';
 import { type FakeHubSpot, type FakeProperty, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';

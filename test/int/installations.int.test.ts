@@ -12,13 +12,13 @@ import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { SecretBoxError } from '../../core/secrets/secret-box.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
-import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../connectors/pipeline/installations.ts';
-import { type InstallationSettings, SPECIAL_CATEGORY_FIELDS } from '../../connectors/pipeline/model.ts';
-import { DuplicateInstallationError, KyselyPipelineStore } from '../../connectors/pipeline/store.ts';
+import { openStorage } from '../../bridge/storage.ts';
+import { InstallationError, type NewInstallation, checkRemoteUrl } from '../../bridge/installations.ts';
+import { type InstallationSettings, SPECIAL_CATEGORY_FIELDS } from '../../bridge/model.ts';
+import { DuplicateInstallationError, KyselyPipelineStore } from '../../bridge/store.ts';
 import { PROVIDER, type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
-import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
+import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
 
 const REMOTE_TOKEN = 'remote-token-7f3c9a1e5b2d4f60';
 const CRM_REFRESH = 'crm-refresh-token-a94b2c7d1e8f';

@@ -1,8 +1,8 @@
-// The worker runs a claimed batch by job kind (connectors/pipeline/job-kinds.ts), on the real queue.
+// The worker runs a claimed batch by job kind (bridge/job-kinds.ts), on the real queue.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../../connectors/pipeline/job-queue.ts';
-import { JobKinds, settledBy } from '../../connectors/pipeline/job-kinds.ts';
-import { ENRICH_JOB } from '../../connectors/pipeline/enrich-job.ts';
+import type { Job } from '../../bridge/job-queue.ts';
+import { JobKinds, settledBy } from '../../bridge/job-kinds.ts';
+import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';

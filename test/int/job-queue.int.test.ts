@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RETRY_BASE_MS } from '../../connectors/pipeline/job-queue.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { RETRY_BASE_MS } from '../../bridge/job-queue.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import pg from 'pg';
 import { TEST_DATABASES, TEST_DATABASE_URL } from '../support/databases.ts';
 

@@ -16,7 +16,7 @@ import { post, tempDir } from '../support/harness.ts';
 import { startPipeline } from '../support/pipeline-harness.ts';
 import { RedisOutage, TEST_REDIS_URL, freshPrefix } from '../support/redis.ts';
 import { byEmail, persona } from '../support/requests.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 
 const logger = createLogger('silent');

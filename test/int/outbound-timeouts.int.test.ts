@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpEnricher } from '../../core/client/http-enricher.ts';
 import { DEFAULT_OUTBOUND_TIMEOUTS, setOutboundTimeouts } from '../../core/client/timeouts.ts';
-import { CrmTimeoutError } from '../../connectors/pipeline/connector.ts';
+import { CrmTimeoutError } from '../../bridge/connector.ts';
 import { HubSpotApi } from '../../connectors/hubspot/api.ts';
 import { HubSpotAuthError, requestToken } from '../../connectors/hubspot/auth.ts';
 import { SalesforceApi } from '../../connectors/salesforce/api.ts';

@@ -2,7 +2,7 @@
 // every active installation of its CRM when the schedule starts, one waiting at a time, none for a
 // paused installation or another CRM's.
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecurringJobs } from '../../connectors/pipeline/recurring.ts';
+import { RecurringJobs } from '../../bridge/recurring.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 
 const harnesses: PipelineHarness[] = [];

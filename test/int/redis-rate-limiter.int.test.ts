@@ -7,7 +7,7 @@ import { InstanceRegistry, RedisRateLimiter } from '../../core/limits/redis-rate
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
 import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { RedisOutage, TEST_REDIS_URL, freshPrefix, redisReady, testRedisClient } from '../support/redis.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { byEmail, persona } from '../support/requests.ts';

@@ -5,8 +5,8 @@
 // that did not change writes nothing to the CRM.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
-import { Refresher } from '../../connectors/pipeline/refresh.ts';
+import type { Installation, InstallationSettings } from '../../bridge/model.ts';
+import { Refresher } from '../../bridge/refresh.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';

@@ -9,8 +9,8 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { CrmError, type WriteResult } from '../../connectors/pipeline/connector.ts';
-import type { Installations } from '../../connectors/pipeline/installations.ts';
+import { CrmError, type WriteResult } from '../../bridge/connector.ts';
+import type { Installations } from '../../bridge/installations.ts';
 import {
   CONCURRENT_LIMIT_WAIT_MS,
   REQUEST_LIMIT_PAUSE_MS,

@@ -10,11 +10,11 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { CrmError } from '../../connectors/pipeline/connector.ts';
-import { BackfillProgress, BackfillRecordIdError, type RecordSource, planBackfill, runBackfill } from '../../connectors/pipeline/backfill.ts';
-import { inputHash as inputHashFor } from '../../connectors/pipeline/input.ts';
-import { InstallationError } from '../../connectors/pipeline/installations.ts';
-import type { Installation } from '../../connectors/pipeline/model.ts';
+import { CrmError } from '../../bridge/connector.ts';
+import { BackfillProgress, BackfillRecordIdError, type RecordSource, planBackfill, runBackfill } from '../../bridge/backfill.ts';
+import { inputHash as inputHashFor } from '../../bridge/input.ts';
+import { InstallationError } from '../../bridge/installations.ts';
+import type { Installation } from '../../bridge/model.ts';
 import { SALESFORCE_API_VERSION, SalesforceApi } from '../../connectors/salesforce/api.ts';
 import type { SalesforceCredentials } from '../../connectors/salesforce/auth.ts';
 import {

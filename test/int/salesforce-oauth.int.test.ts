@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { SecretBox, loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { createInstallLink as createHubSpotInstallLink } from '../../connectors/hubspot/install.ts';
-import type { Installation } from '../../connectors/pipeline/model.ts';
+import type { Installation } from '../../bridge/model.ts';
 import { JWT_BEARER_GRANT_TYPE, SalesforceCredentialsSchema, pkceChallenge } from '../../connectors/salesforce/auth.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { SalesforceInstallError, type SalesforceOrgKind, createInstallLink, verifyOAuthState } from '../../connectors/salesforce/install.ts';

@@ -22,7 +22,7 @@ describe('the SQLite binding', () => {
     // Closed databases left for the collector: on Node 24, better-sqlite3 12 destroys them while Node
     // tears the process down and aborts (exit 134), as the vitest processes of this suite did.
     const script = [
-      "const { openStorage } = await import('./connectors/pipeline/storage.ts');",
+      "const { openStorage } = await import('./bridge/storage.ts');",
       'for (let i = 0; i < 12; i += 1) {',
       `  const opened = await openStorage(${JSON.stringify(dir)} + '/eb-' + i + '.db');`,
       "  await opened.queue.enqueue({ installationId: 'i1', kind: 'enrich', payload: {}, dedupeKey: 'k' });",

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount, describeAccount, issueToken } from '../../core/accounts/admin.ts';
 import { hashToken } from '../../core/accounts/tokens.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 
 const closers: (() => Promise<void>)[] = [];

@@ -4,8 +4,8 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Worker, reclaimDeadWorkers } from '../../connectors/pipeline/worker.ts';
-import { JobKinds } from '../../connectors/pipeline/job-kinds.ts';
+import { Worker, reclaimDeadWorkers } from '../../bridge/worker.ts';
+import { JobKinds } from '../../bridge/job-kinds.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';

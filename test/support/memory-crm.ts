@@ -6,8 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { CrmError, type CrmConnector, type CrmRecord, type FieldValue, type RecordUpdate, type WriteResult } from '../../connectors/pipeline/connector.ts';
-import type { CrmValue } from '../../connectors/pipeline/model.ts';
+import { CrmError, type CrmConnector, type CrmRecord, type FieldValue, type RecordUpdate, type WriteResult } from '../../bridge/connector.ts';
+import type { CrmValue } from '../../bridge/model.ts';
 
 export type Properties = Record<string, CrmValue>;
 

@@ -9,16 +9,16 @@ import { EnrichService } from '../../core/enrich/service.ts';
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { SecretBox } from '../../core/secrets/secret-box.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
-import { openStorage, type OpenedStorage } from '../../connectors/pipeline/storage.ts';
-import { type Bridge, ConnectorRegistry, createBridge } from '../../connectors/pipeline/bridge.ts';
-import type { Installation, InstallationSettings } from '../../connectors/pipeline/model.ts';
-import { enrichJob, type EnrichJobPayload } from '../../connectors/pipeline/enrich-job.ts';
-import { Worker } from '../../connectors/pipeline/worker.ts';
+import { openStorage, type OpenedStorage } from '../../bridge/storage.ts';
+import { type Bridge, ConnectorRegistry, createBridge } from '../../bridge/bridge.ts';
+import type { Installation, InstallationSettings } from '../../bridge/model.ts';
+import { enrichJob, type EnrichJobPayload } from '../../bridge/enrich-job.ts';
+import { Worker } from '../../bridge/worker.ts';
 import type { TestDatabase } from './databases.ts';
 import { tempDir } from './harness.ts';
 import { MemoryCrm, MemoryCrmConnector } from './memory-crm.ts';
 import { PersonaProductionMatcher } from './persona-matcher.ts';
-import type { CrmBackfill } from '../../connectors/pipeline/crm-module.ts';
+import type { CrmBackfill } from '../../bridge/crm-module.ts';
 
 export const PROVIDER = 'memcrm';
 

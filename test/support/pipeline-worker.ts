@@ -8,7 +8,7 @@
 // connector's credentials would.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConnectorRegistry } from '../../connectors/pipeline/bridge.ts';
+import { ConnectorRegistry } from '../../bridge/bridge.ts';
 import { runWorkerProcess } from '../../server/cli/pipeline.ts';
 import { HttpCrmConnector } from './memory-crm.ts';
 

@@ -1,6 +1,6 @@
 // Child process for the cross-process quota race: takes from one token's ledger as fast as it can
 // and prints how many units it was granted. Usage: quota-taker.ts DB_FILE_OR_URL TOKEN_ID LIMIT ATTEMPTS
-import { openStorage } from '../../connectors/pipeline/storage.ts';
+import { openStorage } from '../../bridge/storage.ts';
 
 const [file, tokenId, limit, attempts] = process.argv.slice(2);
 if (file === undefined || tokenId === undefined || limit === undefined || attempts === undefined) {

@@ -1,7 +1,7 @@
 // The console's disconnect page says what a disconnect does, and nothing it does not: the installation's
 // jobs go with it, and its log stays where the operator can read it (enrichbridge log --installation ID).
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation } from '../../connectors/pipeline/model.ts';
+import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
 import { disconnectPage, keptLogSentence } from '../../server/http/console/settings.ts';
 
 const installation: Installation = {

@@ -1,7 +1,7 @@
 // The console's overview says how many missed CRM events were recovered from the CRM's journal, and
 // says nothing of it when none were.
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation } from '../../connectors/pipeline/model.ts';
+import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
 import { type OverviewData, overviewPage } from '../../server/http/console/pages.ts';
 
 const installation: Installation = {

@@ -2,7 +2,7 @@
 // codes: an id of right-to-left characters, or one crafted to reorder text, cannot move the words around
 // it on its line (the overview's failures, the log's rows, a log entry's title and its reused answer).
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation, type LogEntry } from '../../connectors/pipeline/model.ts';
+import { InstallationSettingsSchema, type Installation, type LogEntry } from '../../bridge/model.ts';
 import { logEntryPage, logPage } from '../../server/http/console/log.ts';
 import { type OverviewData, overviewPage, recordIdHtml, recordIdText } from '../../server/http/console/pages.ts';
 

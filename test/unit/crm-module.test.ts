@@ -1,8 +1,8 @@
-// The CRM module seam (connectors/pipeline/crm-module.ts) and the modules this build ships.
+// The CRM module seam (bridge/crm-module.ts) and the modules this build ships.
 import { describe, expect, it } from 'vitest';
 import { hubspotModule } from '../../connectors/hubspot/index.ts';
 import { salesforceModule } from '../../connectors/salesforce/index.ts';
-import { type CrmModule, registryOf } from '../../connectors/pipeline/crm-module.ts';
+import { type CrmModule, registryOf } from '../../bridge/crm-module.ts';
 import { defaultConnectors } from '../../server/runtime.ts';
 
 const quiet: CrmModule = { provider: 'memcrm', name: 'MemCRM', objects: ['contact'], connector: () => Promise.reject(new Error('unused')) };

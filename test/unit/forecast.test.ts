@@ -1,7 +1,7 @@
-// The quota forecast's arithmetic (connectors/pipeline/forecast.ts): the day the remaining units last
+// The quota forecast's arithmetic (bridge/forecast.ts): the day the remaining units last
 // to at the last seven days' pace, or none when they outlast the period.
 import { describe, expect, it } from 'vitest';
-import { describeForecast, runsOutOn } from '../../connectors/pipeline/forecast.ts';
+import { describeForecast, runsOutOn } from '../../bridge/forecast.ts';
 
 const now = new Date('2026-11-10T12:00:00Z');
 const reset = new Date('2026-12-01T00:00:00Z');

@@ -12,14 +12,14 @@ import {
   hubspotActionOutputs,
 } from '../../connectors/hubspot/action-fields.ts';
 import { HUBSPOT_PROPERTY_GROUP, formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
-import type { FieldValue } from '../../connectors/pipeline/connector.ts';
+import type { FieldValue } from '../../bridge/connector.ts';
 import {
   HUBSPOT_ENRICH_ACTION_ROUTE,
   HUBSPOT_OAUTH_CALLBACK_ROUTE,
   HUBSPOT_WEBHOOK_ROUTE,
 } from '../../connectors/hubspot/paths.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES, HUBSPOT_SIGN_IN_SCOPES } from '../../connectors/hubspot/scopes.ts';
-import { fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
+import { fieldsFromResponse } from '../../bridge/write-policy.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import {
   ENRICH_ACTION_MANIFEST,

@@ -15,7 +15,7 @@ import {
   hubspotPropertyFor,
   type HubSpotPropertyDefinition,
 } from '../../connectors/hubspot/fields.ts';
-import { STATUS_KEYS, fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
+import { STATUS_KEYS, fieldsFromResponse } from '../../bridge/write-policy.ts';
 
 const properties = hubspotProperties();
 const byName = new Map(properties.map((p) => [p.name, p]));

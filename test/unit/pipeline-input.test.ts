@@ -2,7 +2,7 @@
 // (hasMatchKey), and is it the same normalized input as last time (inputHash).
 import { describe, expect, it } from 'vitest';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { hasMatchKey, inputHash } from '../../connectors/pipeline/input.ts';
+import { hasMatchKey, inputHash } from '../../bridge/input.ts';
 
 const NAME = { first_name: 'Amanda', last_name: 'Taylor' };
 const AMANDA: EnrichmentRequest = {

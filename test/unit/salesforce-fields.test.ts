@@ -34,7 +34,7 @@ import {
   SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
 } from '../../connectors/salesforce/paths.ts';
 import { SALESFORCE_API_VERSION as VERSION_MODULE_API_VERSION } from '../../connectors/salesforce/version.ts';
-import { STATUS_KEYS, fieldsFromResponse } from '../../connectors/pipeline/write-policy.ts';
+import { STATUS_KEYS, fieldsFromResponse } from '../../bridge/write-policy.ts';
 
 const fields = salesforceFields();
 const STATUS_NAMES = ['WF_Enriched_At__c', 'WF_Household_Matched__c', 'WF_Career_Matched__c', 'WF_Enrichment_Status__c'];

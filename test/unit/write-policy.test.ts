@@ -3,9 +3,9 @@
 // what the log keeps of a write (replacedValues).
 import { describe, expect, it } from 'vitest';
 import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
-import type { FieldValue } from '../../connectors/pipeline/connector.ts';
-import type { CrmValue, OverwriteMode } from '../../connectors/pipeline/model.ts';
-import { STATUS_KEYS, decideWrites, fieldsFromResponse, replacedValues, sameCrmValue, type FieldsToWrite } from '../../connectors/pipeline/write-policy.ts';
+import type { FieldValue } from '../../bridge/connector.ts';
+import type { CrmValue, OverwriteMode } from '../../bridge/model.ts';
+import { STATUS_KEYS, decideWrites, fieldsFromResponse, replacedValues, sameCrmValue, type FieldsToWrite } from '../../bridge/write-policy.ts';
 
 const AT = new Date('2026-03-10T12:00:00.000Z');
 const WINDFALL_ID = 'bde3d183ad6215f2932217ee5d6d368a';

@@ -1,9 +1,9 @@
 // The console's backfill routes: ask for an estimate, see a run (its estimate, then its progress, polled
 // as JSON), confirm, cancel. The work itself is done by the job queue's workers
-// (connectors/pipeline/backfill-runs.ts), so any instance shows any run and a run survives a restart.
-import { BackfillRunError, type BackfillRun } from '../../../connectors/pipeline/backfill-runs.ts';
-import { budgetState } from '../../../connectors/pipeline/budget.ts';
-import type { Installation } from '../../../connectors/pipeline/model.ts';
+// (bridge/backfill-runs.ts), so any instance shows any run and a run survives a restart.
+import { BackfillRunError, type BackfillRun } from '../../../bridge/backfill-runs.ts';
+import { budgetState } from '../../../bridge/budget.ts';
+import type { Installation } from '../../../bridge/model.ts';
 import { BackfillFormSchema, backfillPage, runPage, runStatus } from './backfill.ts';
 import type { ConsoleKit } from './kit.ts';
 import { rawFilter } from './log.ts';

@@ -3,10 +3,10 @@
 // from the run's status address (JSON) while the run is under way; without the script the page says
 // the same on each reload.
 import { z } from 'zod';
-import type { BackfillRun, RunJobs } from '../../../connectors/pipeline/backfill-runs.ts';
-import type { CrmBackfill } from '../../../connectors/pipeline/crm-module.ts';
-import type { BudgetState } from '../../../connectors/pipeline/budget.ts';
-import type { Installation } from '../../../connectors/pipeline/model.ts';
+import type { BackfillRun, RunJobs } from '../../../bridge/backfill-runs.ts';
+import type { CrmBackfill } from '../../../bridge/crm-module.ts';
+import type { BudgetState } from '../../../bridge/budget.ts';
+import type { Installation } from '../../../bridge/model.ts';
 import { type Chrome, escapeHtml, layout, statusText, timeHtml } from './pages.ts';
 
 export const BackfillFormSchema = z.object({

@@ -1,11 +1,11 @@
 // What the console's route modules share: the context it is built from, a signed-in session, and the
 // router's own checks and answer helpers (routes.ts makes them; operator-routes.ts uses them).
 import express from 'express';
-import type { Bridge } from '../../../connectors/pipeline/bridge.ts';
-import type { ConsoleSession } from '../../../connectors/pipeline/console-sessions.ts';
-import type { Installation } from '../../../connectors/pipeline/model.ts';
-import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
-import type { JobQueue } from '../../../connectors/pipeline/job-queue.ts';
+import type { Bridge } from '../../../bridge/bridge.ts';
+import type { ConsoleSession } from '../../../bridge/console-sessions.ts';
+import type { Installation } from '../../../bridge/model.ts';
+import type { CrmModule } from '../../../bridge/crm-module.ts';
+import type { JobQueue } from '../../../bridge/job-queue.ts';
 import type { EnrichService } from '../../../core/enrich/service.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 import type { Store } from '../../../core/storage/port.ts';

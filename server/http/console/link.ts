@@ -3,7 +3,7 @@
 // taken). What a link grants: the operator view, or one installation's.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { ConsoleScope } from '../../../connectors/pipeline/console-sessions.ts';
+import type { ConsoleScope } from '../../../bridge/console-sessions.ts';
 import { openUnexpired, sealJson } from '../../../connectors/kit/oauth-install.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 

@@ -2,8 +2,8 @@
 // record and dates (UTC), 50 a page; each entry's detail (each value written and the value it
 // replaced), and a link to the record in the CRM.
 import { z } from 'zod';
-import type { LogSearch } from '../../../connectors/pipeline/store.ts';
-import type { CrmValue, Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
+import type { LogSearch } from '../../../bridge/store.ts';
+import type { CrmValue, Installation, LogEntry } from '../../../bridge/model.ts';
 import { type Chrome, escapeHtml, layout, outcomeKind, recordIdHtml, recordIdText, timeHtml } from './pages.ts';
 
 export const LOG_PAGE_SIZE = 50;

@@ -1,6 +1,6 @@
 // The operator's pages: accounts with their entitlements and quota, and their tokens: create one
 // (shown once, on the page that answers the form, never again) and revoke one. Operator sessions only.
-import { JOB_STATES } from '../../../connectors/pipeline/job-queue.ts';
+import { JOB_STATES } from '../../../bridge/job-queue.ts';
 import type { Account, TokenRecord } from '../../../core/accounts/model.ts';
 import { ENVIRONMENTS, QUOTA_PERIODS } from '../../../core/accounts/model.ts';
 import { z } from 'zod';

@@ -1,8 +1,8 @@
 // The console's pages as HTML strings: one layout, every value escaped, no inline script or style.
-import type { DailyOutcome } from '../../../connectors/pipeline/store.ts';
-import type { Installation, LogEntry } from '../../../connectors/pipeline/model.ts';
-import { FORECAST_DAYS, type UsageForecast } from '../../../connectors/pipeline/forecast.ts';
-import type { BudgetState } from '../../../connectors/pipeline/budget.ts';
+import type { DailyOutcome } from '../../../bridge/store.ts';
+import type { Installation, LogEntry } from '../../../bridge/model.ts';
+import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
+import type { BudgetState } from '../../../bridge/budget.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -2,7 +2,7 @@
 // with the installation's own token (so the account's entitlements apply), the error simulator if
 // asked; the page shows the request as sent and the answer as the endpoint gives it.
 import { z } from 'zod';
-import type { Installation } from '../../../connectors/pipeline/model.ts';
+import type { Installation } from '../../../bridge/model.ts';
 import { PERSONAS } from '../../../core/sandbox/personas.ts';
 import { type Chrome, escapeHtml, layout } from './pages.ts';
 

@@ -4,13 +4,13 @@
 // installation and nothing else (another installation's address answers 404, as one that does not
 // exist). The operator's pages are in operator-routes.ts.
 import express from 'express';
-import type { ConsoleScope } from '../../../connectors/pipeline/console-sessions.ts';
-import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../connectors/pipeline/model.ts';
+import type { ConsoleScope } from '../../../bridge/console-sessions.ts';
+import { type Installation, InstallationSettingsSchema, type LogEntry } from '../../../bridge/model.ts';
 import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
-import { usageForecast } from '../../../connectors/pipeline/forecast.ts';
-import { budgetState } from '../../../connectors/pipeline/budget.ts';
-import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../connectors/pipeline/deliveries.ts';
+import { usageForecast } from '../../../bridge/forecast.ts';
+import { budgetState } from '../../../bridge/budget.ts';
+import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../bridge/deliveries.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';

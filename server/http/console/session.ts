@@ -3,7 +3,7 @@
 // (only its holder can know it) on every form, and the Origin checked on every state-changing request.
 import { createHash } from 'node:crypto';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
-import { CONSOLE_SESSION_TTL_MS } from '../../../connectors/pipeline/console-sessions.ts';
+import { CONSOLE_SESSION_TTL_MS } from '../../../bridge/console-sessions.ts';
 import { constantTimeEqual } from '../../../core/secrets/constant-time.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 

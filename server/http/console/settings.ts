@@ -3,8 +3,8 @@
 // and disconnect. The form is read with zod; an error is shown next to its field, nothing half-saved.
 import { z } from 'zod';
 import { FIELD_CATALOGUE } from '../../../connectors/kit/field-catalogue.ts';
-import type { CrmModule } from '../../../connectors/pipeline/crm-module.ts';
-import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../connectors/pipeline/model.ts';
+import type { CrmModule } from '../../../bridge/crm-module.ts';
+import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../bridge/model.ts';
 import { type Chrome, escapeHtml, layout, statusText } from './pages.ts';
 
 export const OVERWRITE_HELP: Record<(typeof OVERWRITE_MODES)[number], { label: string; help: string }> = {

@@ -10,7 +10,7 @@ import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import type express from 'express';
 import { z } from 'zod';
 import { ConsoleSignInRefusal, SIGN_IN_STATE_TTL_MS, openSignInState, sealSignInState } from '../../../connectors/kit/console-signin.ts';
-import type { ConsoleSignIn, ConsoleSignInResult, CrmModule } from '../../../connectors/pipeline/crm-module.ts';
+import type { ConsoleSignIn, ConsoleSignInResult, CrmModule } from '../../../bridge/crm-module.ts';
 import { constantTimeEqual } from '../../../core/secrets/constant-time.ts';
 import type { ConsoleKit } from './kit.ts';
 import { type Chrome, escapeHtml, layout, messagePage } from './pages.ts';

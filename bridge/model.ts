@@ -1,7 +1,7 @@
 // What the pipeline works with: installations and their settings, the per-record state, and the
-// enrichment log's entries. Plain data; connectors/pipeline/store.ts keeps them.
+// enrichment log's entries. Plain data; bridge/store.ts keeps them.
 import { z } from 'zod';
-import { ENVIRONMENTS, type Environment } from '../../core/accounts/model.ts';
+import { ENVIRONMENTS, type Environment } from '../core/accounts/model.ts';
 
 export const OVERWRITE_MODES = ['fill_empty', 'tracked', 'always'] as const;
 export type OverwriteMode = (typeof OVERWRITE_MODES)[number];

@@ -1,6 +1,6 @@
 // What to write back, decided field by field: the enrichment's values, the installation's exclusions
 // and minimum confidence, the overwrite mode, the record's current values and what we last wrote.
-import { CAREER_FIELDS, type EnrichmentResponse, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
+import { CAREER_FIELDS, type EnrichmentResponse, HOUSEHOLD_FIELDS } from '../core/contract/schemas.ts';
 import type { CrmConnector, FieldValue } from './connector.ts';
 import type { CrmValue, LoggedChange, OverwriteMode } from './model.ts';
 

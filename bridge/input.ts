@@ -1,13 +1,13 @@
 // What the pipeline asks of a mapped request before spending an enrichment on it: does it carry a
 // match key at all, and is it the same input (normalized) as the last time we enriched the record.
 import { createHash } from 'node:crypto';
-import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { normalizePostalCode, parseStreetLine } from '../../core/normalize/address.ts';
-import { normalizeCompany } from '../../core/normalize/company.ts';
-import { normalizeEmail } from '../../core/normalize/email.ts';
-import { normalizeName } from '../../core/normalize/name.ts';
-import { normalizePhone } from '../../core/normalize/phone.ts';
-import { normalizeRegion } from '../../core/normalize/state.ts';
+import type { EnrichmentRequest } from '../core/contract/schemas.ts';
+import { normalizePostalCode, parseStreetLine } from '../core/normalize/address.ts';
+import { normalizeCompany } from '../core/normalize/company.ts';
+import { normalizeEmail } from '../core/normalize/email.ts';
+import { normalizeName } from '../core/normalize/name.ts';
+import { normalizePhone } from '../core/normalize/phone.ts';
+import { normalizeRegion } from '../core/normalize/state.ts';
 
 interface NormalizedInput {
   readonly name: string;

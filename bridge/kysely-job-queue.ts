@@ -3,11 +3,11 @@
 import { type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
-import { isUniqueViolation } from '../../core/storage/errors.ts';
+import { isUniqueViolation } from '../core/storage/errors.ts';
 import { type ClaimOptions, DEFAULT_MAX_ATTEMPTS, JOB_STATES, type Job, type JobQueue, type JobState, type NewJob, retryDelayMs } from './job-queue.ts';
 import type { JobsTable, PipelineDatabase as Database } from './schema.ts';
 import { JOBS_CHANNEL_SQL, type JobListener } from './job-notifications.ts';
-import { HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
+import { HOST_CLOCK, type LeaseClock } from '../core/storage/database-clock.ts';
 
 const stateColumn = z.enum(JOB_STATES);
 

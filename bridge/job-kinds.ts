@@ -3,9 +3,9 @@
 // registered for it. The pipeline is the handler of `enrich`; a connector's own kinds (a webhook batch
 // to expand, a workflow callback to retry) are registered through the ConnectorRegistry and settled by
 // `settledBy`. A kind nobody registered fails for good: this version cannot run it.
-import { jobsFinished } from '../../core/observe/metrics.ts';
+import { jobsFinished } from '../core/observe/metrics.ts';
 import type { Job, JobQueue } from './job-queue.ts';
-import { retryWhileBusy } from '../../core/storage/errors.ts';
+import { retryWhileBusy } from '../core/storage/errors.ts';
 import type { Installation } from './model.ts';
 import type { BatchSignals, BatchSummary } from './pipeline.ts';
 import type { PipelineStore } from './store.ts';

@@ -7,9 +7,9 @@
 // exclusions, minimum confidence, never empty over a value) → write in CRM-sized batches → save the
 // record state and the log in one transaction → complete the jobs. The worker hands it the batch's
 // `enrich` jobs (job-kinds.ts); other kinds have handlers of their own.
-import type { Enricher } from '../../core/client/enricher.ts';
+import type { Enricher } from '../core/client/enricher.ts';
 import { type Job, type JobQueue, RETRY_BASE_MS } from './job-queue.ts';
-import { retryWhileBusy } from '../../core/storage/errors.ts';
+import { retryWhileBusy } from '../core/storage/errors.ts';
 import {
   BatchRun,
   type Candidate,
@@ -33,11 +33,11 @@ import { CrmError, type CrmConnector, type CrmRecord, CrmTimeoutError, type Reco
 import { EnrichJobPayloadSchema } from './enrich-job.ts';
 import { hasMatchKey, inputHash } from './input.ts';
 import type { CrmValue, Installation, Outcome, StoredAnswer } from './model.ts';
-import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type BudgetState, budgetState, nextMonthStart } from './budget.ts';
-import type { EnrichmentResponse } from '../../core/contract/schemas.ts';
+import type { EnrichmentResponse } from '../core/contract/schemas.ts';
 import type { PipelineStore } from './store.ts';
 import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from './write-policy.ts';
 

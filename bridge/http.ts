@@ -4,6 +4,13 @@
 // server/http mounts every module's routes the same way (crm-routes.ts); nothing there knows a CRM.
 import type { IncomingHttpHeaders } from 'node:http';
 
+/** Where a module logs: the server's logger, by structural type (pino's fits). */
+export interface RouteLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 /** An answer as data: what a handler returns and the server turns into HTTP. */
 export interface HttpResult {
   readonly status: number;

@@ -9,9 +9,8 @@
 // operator commands and its console sign-in (who a CRM user is and whether they administer the account).
 // server/http mounts the routes and the sign-in, server/cli the commands, all the same way.
 import type { Command } from 'commander';
-import type { CrmRoute } from '../kit/http.ts';
-import type { RouteLog } from '../kit/oauth-routes.ts';
-import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { CrmRoute, RouteLog } from './http.ts';
+import type { SecretBox } from '../core/secrets/secret-box.ts';
 import { type Bridge, type CallbackHandler, type ConnectorFactory, type ConnectorJobHandler, ConnectorRegistry } from './bridge.ts';
 import type { RecordSource } from './backfill.ts';
 import type { CrmConnector } from './connector.ts';

@@ -6,7 +6,7 @@
 // its attempts kept: the worker that held it is stopped with the old server. Sealed credentials are
 // copied as they are, so the copy is made only under the key that sealed them (requireSealingKey).
 import type { Kysely } from 'kysely';
-import { SECRET_KEY_ENV, type SecretBox } from '../../core/secrets/secret-box.ts';
+import { SECRET_KEY_ENV, type SecretBox } from '../core/secrets/secret-box.ts';
 import { secretsOpenedBy } from './installations.ts';
 import type { PipelineDatabase } from './schema.ts';
 import { KyselyPipelineStore } from './store.ts';

@@ -3,13 +3,13 @@
 // service's and its adapters (the job queue; the pipeline store and the rest through the bridge) over
 // the same handle.
 import type { Kysely } from 'kysely';
-import { isPostgresUrl, openPostgresStore } from '../../core/storage/postgres.ts';
-import { type OpenOptions, openSqliteStore } from '../../core/storage/sqlite.ts';
-import type { KyselyStore } from '../../core/storage/kysely-store.ts';
+import { isPostgresUrl, openPostgresStore } from '../core/storage/postgres.ts';
+import { type OpenOptions, openSqliteStore } from '../core/storage/sqlite.ts';
+import type { KyselyStore } from '../core/storage/kysely-store.ts';
 import type { JobQueue } from './job-queue.ts';
 import { KyselyJobQueue } from './kysely-job-queue.ts';
 import { postgresJobListener } from './job-notifications.ts';
-import { DatabaseClock, HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
+import { DatabaseClock, HOST_CLOCK, type LeaseClock } from '../core/storage/database-clock.ts';
 import { PIPELINE_MIGRATIONS, type PipelineDatabase, type PipelineTables } from './schema.ts';
 
 export interface OpenedStorage {

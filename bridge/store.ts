@@ -1,11 +1,11 @@
 // The pipeline's storage: installations, per-record state and the enrichment log, on the service
 // database (the same tables in SQLite and PostgreSQL, through Kysely's shared subset).
-import { lockInstallationErasures } from '../../core/storage/postgres.ts';
+import { lockInstallationErasures } from '../core/storage/postgres.ts';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import type { EnrichmentLogTable, InstallationsTable, PipelineDatabase as Database, RecordStatesTable, ReusableAnswersTable } from './schema.ts';
-import { isUniqueViolation } from '../../core/storage/errors.ts';
-import { HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
+import { isUniqueViolation } from '../core/storage/errors.ts';
+import { HOST_CLOCK, type LeaseClock } from '../core/storage/database-clock.ts';
 import {
   type CrmValue,
   EnvironmentSchema,

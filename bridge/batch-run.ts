@@ -1,8 +1,8 @@
 // One batch's run through the pipeline, as data: its records (one Work per record, whatever number of
 // jobs named it), what becomes of each job (Disposal), why the rest of a batch must wait (Stop), and the
 // log entries, record states and counts the run gathers before it is saved in one transaction.
-import type { EnrichOutcome } from '../../core/client/enricher.ts';
-import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import type { EnrichOutcome } from '../core/client/enricher.ts';
+import type { EnrichmentRequest } from '../core/contract/schemas.ts';
 import type { Job } from './job-queue.ts';
 import type { CrmRecord, WriteRefusal } from './connector.ts';
 import { ENRICH_JOB, EnrichJobPayloadSchema } from './enrich-job.ts';

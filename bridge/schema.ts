@@ -4,7 +4,7 @@
 // shipped with, so a data folder made before they moved here opens unchanged.
 // Column types are kept to what SQLite and PostgreSQL share: text, integer, ISO-8601 timestamps.
 import { type Kysely, type Migration, sql } from 'kysely';
-import type { Database as CoreTables } from '../../core/storage/schema.ts';
+import type { Database as CoreTables } from '../core/storage/schema.ts';
 
 export interface JobsTable {
   id: string;
@@ -30,7 +30,7 @@ export interface JobsTable {
   updated_at: string;
 }
 
-/** One CRM account linked to an enrichment target (connectors/pipeline/installations.ts). */
+/** One CRM account linked to an enrichment target (bridge/installations.ts). */
 export interface InstallationsTable {
   id: string;
   provider: string;

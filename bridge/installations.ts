@@ -2,11 +2,11 @@
 // Secrets (the enrichment token, the CRM's credentials) are sealed with the SecretBox before they touch
 // the database, and bound to the installation's id so a sealed value cannot be moved to another row.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { issueToken, requireAccount } from '../../core/accounts/admin.ts';
-import type { Environment } from '../../core/accounts/model.ts';
-import { type SecretBox, SecretBoxError } from '../../core/secrets/secret-box.ts';
+import { issueToken, requireAccount } from '../core/accounts/admin.ts';
+import type { Environment } from '../core/accounts/model.ts';
+import { type SecretBox, SecretBoxError } from '../core/secrets/secret-box.ts';
 import type { JobQueue } from './job-queue.ts';
-import type { Store } from '../../core/storage/port.ts';
+import type { Store } from '../core/storage/port.ts';
 import {
   type Installation,
   type InstallationSecrets,

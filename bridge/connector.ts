@@ -1,6 +1,6 @@
 // The CrmConnector port: what each CRM (HubSpot, Salesforce) implements so the pipeline can read
 // records, map them to a request, map an enrichment to properties, and write those back, in batches.
-import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
+import type { EnrichmentRequest } from '../core/contract/schemas.ts';
 import type { CrmValue } from './model.ts';
 
 export interface CrmRecord {

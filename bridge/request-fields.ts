@@ -1,6 +1,6 @@
 // Building an enrichment request from CRM values, the same way for every connector: trimmed text
 // within the contract's limits, and de-duplicated lists of at most the contract's length.
-import { MAX_LIST_ENTRIES } from '../../core/contract/schemas.ts';
+import { MAX_LIST_ENTRIES } from '../core/contract/schemas.ts';
 import type { CrmValue } from './model.ts';
 
 /**

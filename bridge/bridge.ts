@@ -1,16 +1,16 @@
 // Assembles the pipeline from the service's parts: the pipeline store on the service database, the
 // installations with their sealed secrets, the connectors by provider, and an enricher per
 // installation (in-process against the local service, or HTTP against a remote endpoint).
-import type { LeaseClock } from '../../core/storage/database-clock.ts';
+import type { LeaseClock } from '../core/storage/database-clock.ts';
 import { ConsoleSessions } from './console-sessions.ts';
 import type { Kysely } from 'kysely';
-import type { Enricher } from '../../core/client/enricher.ts';
-import { HttpEnricher } from '../../core/client/http-enricher.ts';
-import { InProcessEnricher } from '../../core/client/in-process-enricher.ts';
-import type { EnrichService } from '../../core/enrich/service.ts';
+import type { Enricher } from '../core/client/enricher.ts';
+import { HttpEnricher } from '../core/client/http-enricher.ts';
+import { InProcessEnricher } from '../core/client/in-process-enricher.ts';
+import type { EnrichService } from '../core/enrich/service.ts';
 import type { Job, JobQueue } from './job-queue.ts';
-import type { SecretBox } from '../../core/secrets/secret-box.ts';
-import type { Store } from '../../core/storage/port.ts';
+import type { SecretBox } from '../core/secrets/secret-box.ts';
+import type { Store } from '../core/storage/port.ts';
 import type { PipelineDatabase as Database } from './schema.ts';
 import type { CrmConnector } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';

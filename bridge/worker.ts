@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobQueue } from './job-queue.ts';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../../core/storage/errors.ts';
-import { runInBackground } from '../../core/storage/event-loop-slices.ts';
-import { ownerKnownDead } from '../../core/storage/owners.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../core/storage/errors.ts';
+import { runInBackground } from '../core/storage/event-loop-slices.ts';
+import { ownerKnownDead } from '../core/storage/owners.ts';
 import type { BatchProcessor } from './job-kinds.ts';
 import type { BatchSummary } from './pipeline.ts';
 
