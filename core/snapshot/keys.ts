@@ -1,12 +1,12 @@
 // The lookup keys shared by a snapshot load and a production request, so both sides normalize a
-// record the same way: address keys (number, street, postal code), units, e-mails, phones, names.
+// record the same way: address keys (number, street, postal code), units, e-mails, phones, names. The
+// blocking keys built from them are block-keys.ts'.
 import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../normalize/address.ts';
 import { normalizeCompany } from '../normalize/company.ts';
 import { normalizeEmail } from '../normalize/email.ts';
 import { personName, normalizeName } from '../normalize/name.ts';
 import { firstNameKeys } from '../normalize/nicknames.ts';
 import { normalizePhone } from '../normalize/phone.ts';
-import { phoneticKey } from '../normalize/similarity.ts';
 import { normalizeRegion, regionForPostalCode } from '../normalize/state.ts';
 
 export interface AddressKey {
@@ -39,7 +39,7 @@ export function addressKeyOf(address: RawAddress): AddressKey | null {
   const postal = postalOf(address);
   const street = parseStreetLine(address.address ?? '');
   if (postal === null || street === null) return null;
-  return { key: `${street.number}|${street.street}|${postal}`, unit: normalizeUnit(street.unit), postal };
+  return { key: addressKey(street.number, street.street, postal), unit: normalizeUnit(street.unit), postal };
 }
 
 /** Region (state or province code) of an address: as written, else inferred from its postal code. */
@@ -83,14 +83,6 @@ function unique(values: readonly (string | null)[]): string[] {
   return seen;
 }
 
-// Blocking keys (issue 15): how a record with a typo still finds its household's candidates. A load
-// writes these beside the exact address keys; a request asks for the same ones built from its own
-// fields, so one wrong field leaves at least one key that agrees:
-//   pn|postal|number               — the street misspelled, or its suffix;
-//   ps|postal|street               — the house number wrong;
-//   cn|city|region|number|core     — the postal code wrong (street name without its type or directions);
-//   np|postal|surname sound        — number or street wrong, and swapped names (asked with the given name).
-
 const DIRECTIONS = new Set(['n', 's', 'e', 'w', 'ne', 'nw', 'se', 'sw', 'north', 'south', 'east', 'west']);
 
 /** A street's name without directions and without its type, however spelled: `n peachtree st ne` → `peachtree`. */
@@ -100,26 +92,13 @@ export function streetCore(street: string): string {
   return words.join(' ');
 }
 
+/** The household lookup key of an address: `number|street|postal`. */
+export function addressKey(number: string, street: string, postal: string): string {
+  return `${number}|${street}|${postal}`;
+}
+
 /** The parts of an address key (`number|street|postal`). */
 export function addressKeyParts(key: string): { number: string; street: string; postal: string } {
   const [number = '', street = '', postal = ''] = key.split('|');
   return { number, street, postal };
-}
-
-/** The blocking keys of one household: its address keys' and its place's. */
-export function householdBlockKeys(addressKeys: readonly string[], city: string, region: string): string[] {
-  const keys = new Set<string>();
-  for (const key of addressKeys) {
-    const { number, street, postal } = addressKeyParts(key);
-    keys.add(`pn|${postal}|${number}`);
-    keys.add(`ps|${postal}|${street}`);
-    if (city !== '' && region !== '') keys.add(`cn|${city}|${region}|${number}|${streetCore(street)}`);
-  }
-  return [...keys];
-}
-
-/** The surname's blocking key within a postal code, or null when either is missing. */
-export function surnameBlockKey(postal: string, name: string): string | null {
-  const sound = name === '' ? '' : phoneticKey(name);
-  return postal === '' || sound === '' ? null : `np|${postal}|${sound}`;
 }

@@ -1,7 +1,7 @@
-// Error-tolerant household linkage for records that carry a name and an address (issue 15): candidate
+// Error-tolerant household linkage for records that carry a name and an address: candidate
 // households from the exact address key and, when that does not decide, from blocking keys that
-// survive one wrong field (keys.ts); each candidate compared field by field; the comparisons weighed
-// as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
+// survive one wrong field (block-keys.ts); each candidate compared field by field; the comparisons
+// weighed as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
 // scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
 // the next turned into a calibrated probability of being right, which is the answer's confidence.
 import { parseStreetLine } from '../normalize/address.ts';
@@ -9,7 +9,8 @@ import { partialName } from '../normalize/name.ts';
 import { givenNameForms, sameFirstName } from '../normalize/nicknames.ts';
 import { damerauLevenshtein, jaroWinkler, soundAlike } from '../normalize/similarity.ts';
 import type { EnrichmentRequest } from '../contract/schemas.ts';
-import { addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore, surnameBlockKey } from './keys.ts';
+import { addressBlocks, isNarrowedBlock, nameSoundBlock } from './block-keys.ts';
+import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore } from './keys.ts';
 import { CALIBRATION, WEIGHTS } from './match-weights.ts';
 import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from './port.ts';
 
@@ -101,7 +102,7 @@ export function linkageQuery(request: EnrichmentRequest): LinkageQuery | null {
       postal,
       city: cityKey(address.city),
       region: regionOf(address, postal === '' ? null : postal),
-      key: postal === '' ? null : `${line.number}|${line.street}|${postal}`,
+      key: postal === '' ? null : addressKey(line.number, line.street, postal),
     });
   }
   return addresses.length === 0 ? null : { first: name.first, last: name.last, addresses };
@@ -291,7 +292,7 @@ function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number
   let asked = 0;
   for (const address of query.addresses) {
     for (const name of [query.last, query.first]) {
-      const key = surnameBlockKey(address.postal, name);
+      const key = nameSoundBlock(address.postal, name);
       if (key === null) continue;
       const hhs = reader.householdsByBlock(key);
       if (hhs.length > BLOCK_LIMIT) return null;
@@ -302,20 +303,10 @@ function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number
   return asked === 0 ? null : named;
 }
 
-/** The blocking keys a record asks (keys.ts): each survives one wrong field. */
+/** The blocking keys a record asks (block-keys.ts): each survives one wrong field. */
 export function queryBlockKeys(query: LinkageQuery): string[] {
   const keys = new Set<string>();
-  for (const address of query.addresses) {
-    if (address.postal !== '') {
-      keys.add(`pn|${address.postal}|${address.number}`);
-      keys.add(`ps|${address.postal}|${address.street}`);
-      for (const name of [query.last, query.first]) {
-        const key = surnameBlockKey(address.postal, name);
-        if (key !== null) keys.add(key);
-      }
-    }
-    if (address.city !== '' && address.region !== '') keys.add(`cn|${address.city}|${address.region}|${address.number}|${streetCore(address.street)}`);
-  }
+  for (const address of query.addresses) for (const key of addressBlocks(address, [query.last, query.first])) keys.add(key);
   return [...keys];
 }
 
@@ -331,7 +322,7 @@ export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): n
   for (const key of queryBlockKeys(query)) {
     const hhs = reader.householdsByBlock(key);
     if (hhs.length > BLOCK_LIMIT) continue;
-    const narrowed = named !== null && (key.startsWith('pn|') || key.startsWith('ps|'));
+    const narrowed = named !== null && isNarrowedBlock(key);
     for (const hh of hhs) {
       if (narrowed && !named.has(hh)) continue;
       if (found.size >= MAX_CANDIDATES) return [...found];
@@ -354,7 +345,7 @@ export function givenDiffers(comparison: Comparison): boolean {
 export function crowd(reader: LinkageReader, query: LinkageQuery, best: Comparison): number {
   if (best.number === 'exact' && best.street === 'exact') return 0;
   const postal = query.addresses.find((address) => address.postal !== '')?.postal ?? '';
-  const key = surnameBlockKey(postal, best.surname === 'swapped' ? query.first : query.last);
+  const key = nameSoundBlock(postal, best.surname === 'swapped' ? query.first : query.last);
   return key === null ? 0 : reader.householdsByBlock(key).length;
 }
 

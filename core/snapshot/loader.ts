@@ -19,8 +19,9 @@ import {
   type PersonRecord,
   SNAPSHOT_FILES,
 } from './format.ts';
-import { addressKeyOf, cityKey, companyKey, emailKeys, householdBlockKeys, nameKey, phoneKeys, postalOf, regionOf, surnameBlockKey } from './keys.ts';
-import type { SnapshotStorage, SnapshotWriter } from './port.ts';
+import { householdBlockKeys, nameSoundBlock } from './block-keys.ts';
+import { type AddressKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
+import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from './port.ts';
 import { SqliteSnapshots } from './sqlite-snapshot.ts';
 
 /** A snapshot with more bad lines than this share of all its lines is refused whole. */
@@ -334,15 +335,16 @@ function postalOfHousehold(record: HouseholdRecord): string {
   return (primary === undefined ? null : postalOf(primary)) ?? '';
 }
 
-function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
+/** What a load writes for one household line: its row (with its blocking keys) and its address keys. */
+export function householdToWrite(record: HouseholdRecord): { household: NewHousehold; addresses: AddressKey[] } {
   const { addresses, ...data } = record;
   const primary = addresses[0];
   const postal = primary === undefined ? null : postalOf(primary);
   const keys = addresses.map(addressKeyOf).filter((key) => key !== null);
   const region = primary === undefined ? '' : regionOf(primary, postal);
   const city = cityKey(primary?.city);
-  return writer.addHousehold(
-    {
+  return {
+    household: {
       windfallId: record.windfall_id,
       data: JSON.stringify(data),
       postal: postal ?? '',
@@ -354,16 +356,17 @@ function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
         region,
       ),
     },
-    keys,
-  );
+    addresses: keys,
+  };
 }
 
-function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null, postal: string): void {
+/** What a load writes for one person line, `postal` being their household's (for the name's blocking key). */
+export function personToWrite(record: PersonRecord, hh: number | null, postal: string): { person: NewPerson; keys: PersonKeys } {
   const name = nameKey(record.first_name, record.last_name);
   const last = name?.last ?? normalizeName(record.last_name ?? '');
-  const surnameBlock = hh === null ? null : surnameBlockKey(postal, last);
-  writer.addPerson(
-    {
+  const nameBlock = hh === null ? null : nameSoundBlock(postal, last);
+  return {
+    person: {
       personId: record.person_id,
       hh,
       first: name?.first ?? normalizeName(record.first_name ?? ''),
@@ -371,8 +374,18 @@ function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | nu
       company: companyKey(record.career?.company_name),
       career: record.career === null ? null : JSON.stringify(record.career),
     },
-    { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [], blocks: surnameBlock === null ? [] : [surnameBlock] },
-  );
+    keys: { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [], blocks: nameBlock === null ? [] : [nameBlock] },
+  };
+}
+
+function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
+  const { household, addresses } = householdToWrite(record);
+  return writer.addHousehold(household, addresses);
+}
+
+function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null, postal: string): void {
+  const { person, keys } = personToWrite(record, hh, postal);
+  writer.addPerson(person, keys);
 }
 
 export interface CleanedLoads {

@@ -53,7 +53,7 @@ export interface SnapshotReader {
   peopleByName(last: string, firstKey: string, scope: NameScope): NameHits;
   householdsAtAddress(key: string): AddressHit[];
   /**
-   * The households filed under a blocking key (keys.ts), by hh: at most BLOCK_LIMIT + 1, so that more
+   * The households filed under a blocking key (block-keys.ts), by hh: at most BLOCK_LIMIT + 1, so that more
    * than BLOCK_LIMIT says the key is too common to narrow anything.
    */
   householdsByBlock(key: string): number[];
@@ -98,7 +98,7 @@ export interface NewHousehold {
   readonly postal: string;
   readonly region: string;
   readonly city: string;
-  /** The household's blocking keys (keys.ts, householdBlockKeys). */
+  /** The household's blocking keys (block-keys.ts, householdBlockKeys). */
   readonly blocks: readonly string[];
 }
 
@@ -116,7 +116,7 @@ export interface PersonKeys {
   readonly emails: readonly string[];
   readonly phones: readonly string[];
   readonly firstKeys: readonly string[];
-  /** Blocking keys that file the person's household under them too (keys.ts, surnameBlockKey). */
+  /** Blocking keys that file the person's household under them too (block-keys.ts, nameSoundBlock). */
   readonly blocks: readonly string[];
 }
 

@@ -1,6 +1,6 @@
 // One data snapshot as a SQLite file in the snapshots folder (the default): the writer a load fills
-// (indexes built at the end), and the read-only reader production matching queries with prepared
-// statements, one indexed lookup each, answered at once.
+// (the tables of schema.ts, their indexes built at the end), and the read-only reader production
+// matching queries with prepared statements, one indexed lookup each, answered at once.
 import { closeSync, fsyncSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import Database, { type BetterSqlite3 } from '../storage/better-sqlite3.ts';
@@ -20,47 +20,12 @@ import {
   type SnapshotStorage,
   type SnapshotWriter,
 } from './port.ts';
-
-const SCHEMA = `
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE households (hh INTEGER PRIMARY KEY, windfall_id TEXT NOT NULL, data TEXT NOT NULL,
-  postal TEXT NOT NULL, region TEXT NOT NULL, city TEXT NOT NULL, address_keys TEXT NOT NULL);
-CREATE TABLE addresses (key TEXT NOT NULL, unit TEXT NOT NULL, hh INTEGER NOT NULL);
-CREATE TABLE people (p INTEGER PRIMARY KEY, person_id TEXT NOT NULL, hh INTEGER, first TEXT NOT NULL,
-  last TEXT NOT NULL, company TEXT NOT NULL, has_career INTEGER NOT NULL);
--- Career records apart: person rows stay small, so lookups that read many of them read few pages.
-CREATE TABLE careers (p INTEGER PRIMARY KEY, career TEXT NOT NULL);
-CREATE TABLE emails (email TEXT NOT NULL, p INTEGER NOT NULL);
-CREATE TABLE phones (phone TEXT NOT NULL, p INTEGER NOT NULL);
-CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL);
--- Blocking keys (keys.ts): the candidates a record with a typo in one field still finds.
-CREATE TABLE blocks (key TEXT NOT NULL, hh INTEGER NOT NULL);
-`;
-
-// Built after the bulk insert: far faster than maintaining them row by row. Each lookup index
-// carries the column results are ordered by, so no query sorts.
-const INDEXES = `
-CREATE UNIQUE INDEX households_windfall_id ON households (windfall_id);
-CREATE INDEX addresses_key ON addresses (key, hh, unit);
-CREATE UNIQUE INDEX people_person_id ON people (person_id);
-CREATE INDEX people_hh ON people (hh);
-CREATE INDEX emails_email ON emails (email, p);
-CREATE INDEX phones_phone ON phones (phone, p);
-CREATE INDEX names_last_first ON names (last, first_key, p);
-CREATE INDEX blocks_key ON blocks (key, hh);
-`;
+import { LOADED_TABLES, type LoadedTable, RowFanOut, columnsOf, sqliteIndexes, sqliteTables } from './schema.ts';
 
 const BATCH = 20_000;
 export class SqliteSnapshotWriter implements SnapshotWriter {
   private readonly db: BetterSqlite3.Database;
-  private readonly insertHouseholdStmt: BetterSqlite3.Statement;
-  private readonly insertAddressStmt: BetterSqlite3.Statement;
-  private readonly insertPersonStmt: BetterSqlite3.Statement;
-  private readonly insertCareerStmt: BetterSqlite3.Statement;
-  private readonly insertEmailStmt: BetterSqlite3.Statement;
-  private readonly insertPhoneStmt: BetterSqlite3.Statement;
-  private readonly insertNameStmt: BetterSqlite3.Statement;
-  private readonly insertBlockStmt: BetterSqlite3.Statement;
+  private readonly rows: RowFanOut;
   private pending = 0;
 
   constructor(readonly file: string) {
@@ -72,17 +37,17 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
     this.db.pragma('synchronous = OFF');
     this.db.pragma('cache_size = -262144');
     this.db.pragma('temp_store = MEMORY');
-    this.db.exec(SCHEMA);
-    this.insertHouseholdStmt = this.db.prepare(
-      'INSERT INTO households (windfall_id, data, postal, region, city, address_keys) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    this.insertAddressStmt = this.db.prepare('INSERT INTO addresses (key, unit, hh) VALUES (?, ?, ?)');
-    this.insertPersonStmt = this.db.prepare('INSERT INTO people (person_id, hh, first, last, company, has_career) VALUES (?, ?, ?, ?, ?, ?)');
-    this.insertCareerStmt = this.db.prepare('INSERT INTO careers (p, career) VALUES (?, ?)');
-    this.insertEmailStmt = this.db.prepare('INSERT INTO emails (email, p) VALUES (?, ?)');
-    this.insertPhoneStmt = this.db.prepare('INSERT INTO phones (phone, p) VALUES (?, ?)');
-    this.insertNameStmt = this.db.prepare('INSERT INTO names (last, first_key, p) VALUES (?, ?, ?)');
-    this.insertBlockStmt = this.db.prepare('INSERT INTO blocks (key, hh) VALUES (?, ?)');
+    for (const statement of sqliteTables()) this.db.exec(statement);
+    const inserts = new Map<LoadedTable, BetterSqlite3.Statement>();
+    for (const table of LOADED_TABLES) {
+      const columns = columnsOf(table, 'sqlite').map((column) => column.name);
+      inserts.set(table, this.db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`));
+    }
+    this.rows = new RowFanOut('sqlite', (table, row) => {
+      const insert = inserts.get(table);
+      if (insert === undefined) throw new Error(`no insert prepared for ${table}`);
+      insert.run(...row);
+    });
     this.db.exec('BEGIN');
   }
 
@@ -96,27 +61,13 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
   }
 
   addHousehold(household: NewHousehold, addresses: readonly { key: string; unit: string }[]): number {
-    const keys = addresses.map((address) => address.key).join('\n');
-    const hh = Number(
-      this.insertHouseholdStmt.run(household.windfallId, household.data, household.postal, household.region, household.city, keys)
-        .lastInsertRowid,
-    );
-    for (const address of addresses) this.insertAddressStmt.run(address.key, address.unit, hh);
-    for (const key of household.blocks) this.insertBlockStmt.run(key, hh);
+    const hh = this.rows.household(household, addresses);
     this.tick();
     return hh;
   }
 
   addPerson(person: NewPerson, keys: PersonKeys): void {
-    const p = Number(
-      this.insertPersonStmt.run(person.personId, person.hh, person.first, person.last, person.company, person.career === null ? 0 : 1)
-        .lastInsertRowid,
-    );
-    if (person.career !== null) this.insertCareerStmt.run(p, person.career);
-    for (const email of keys.emails) this.insertEmailStmt.run(email, p);
-    for (const phone of keys.phones) this.insertPhoneStmt.run(phone, p);
-    if (person.last !== '') for (const key of keys.firstKeys) this.insertNameStmt.run(person.last, key, p);
-    if (person.hh !== null) for (const key of keys.blocks) this.insertBlockStmt.run(key, person.hh);
+    this.rows.person(person, keys);
     this.tick();
   }
 
@@ -133,7 +84,7 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
 
   private finishNow(meta: Record<string, string>): void {
     this.db.exec('COMMIT');
-    this.db.exec(INDEXES);
+    for (const statement of sqliteIndexes()) this.db.exec(statement);
     const insertMeta = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
     for (const [key, value] of Object.entries(meta)) insertMeta.run(key, value);
     this.db.exec('ANALYZE');

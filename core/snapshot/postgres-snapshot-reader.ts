@@ -1,0 +1,379 @@
+// The matching side of a PostgreSQL snapshot: one request's reader, which answers from what it has
+// fetched and notes what it lacks, and the source that sends the rounds of requests in flight to the
+// snapshot's schema as one prepared statement (FETCH), a few requests at a time.
+import type pg from 'pg';
+import { BLOCK_KINDS, NARROWED_KINDS, blockPrefix } from './block-keys.ts';
+import {
+  type AddressHit,
+  BLOCK_LIMIT,
+  type FetchingReader,
+  type HouseholdRow,
+  NAME_LOOKUP_LIMIT,
+  type NameHits,
+  type NameScope,
+  type PersonRow,
+} from './port.ts';
+import { inSchema } from './schema.ts';
+
+/** How long one round of a request's lookups may run. */
+export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+
+interface FetchedRows {
+  readonly emails: (PersonRow & { key: string })[] | null;
+  readonly phones: (PersonRow & { key: string })[] | null;
+  readonly names: (PersonRow & { key: string })[] | null;
+  /** How many people carry each name key asked, counted up to NAME_LOOKUP_LIMIT + 1. */
+  readonly name_totals: { key: string; total: string }[] | null;
+  readonly addresses: (AddressHit & { key: string })[] | null;
+  /** The households filed under each blocking key asked, up to BLOCK_LIMIT + 1 a key. */
+  readonly blocks: { key: string; hh: number }[] | null;
+  /** The households whose rows were fetched, found or not, and the rows found. */
+  readonly households_for: number[] | null;
+  readonly households: HouseholdRow[] | null;
+  readonly data_for: number[] | null;
+  readonly data: { hh: number; data: string }[] | null;
+  readonly members_for: number[] | null;
+  readonly members: PersonRow[] | null;
+  readonly careers_for: number[] | null;
+  readonly careers: { p: number; career: string }[] | null;
+}
+
+/** What the rules read of a person (the person_id is the data team's, never answered). */
+const PERSON = 'p.p, p.hh, p.first, p.last, p.company, p.has_career';
+
+/** An address shared by more households than this is a building: its members are fetched only when asked. */
+const FEW_AT_ADDRESS = 4;
+
+/**
+ * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
+ * come along only for those linkage reads (read_blocks): the kinds it does not narrow, the name's sound
+ * in the postal code and the city key. A household found through a narrowed kind (the postal code and
+ * number or street) is read only when the name's sound also found it (linkage.ts, blockedCandidates),
+ * so sending every one of them, up to 200 a key with all their members, was most of a lookup's cost.
+ */
+const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
+        CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y)`;
+/** The same for a snapshot loaded before blocking keys existed: none, so only exact keys answer. */
+const NO_BLOCKS_CTE = 'b AS (SELECT k.key, NULL::integer AS hh FROM unnest($9::text[]) k(key) WHERE false)';
+
+/** The blocking keys whose households come with their rows and members: every kind linkage does not narrow. */
+const READ_BLOCKS = BLOCK_KINDS.filter((kind) => !NARROWED_KINDS.has(kind))
+  .map((kind) => `key LIKE '${blockPrefix(kind)}%'`)
+  .join(' OR ');
+
+/**
+ * Every lookup of one round in one statement: the people for the e-mails, phones and names asked, the
+ * households at the addresses asked, and, besides the households, records, members and careers asked,
+ * the ones the rules most likely ask next: the household rows of everyone found; the record,
+ * members and careers of the e-mail's or phone's owner; the members of a household found at an
+ * address it shares with few others, and the record and careers of one found at an address it has
+ * alone. So most requests need one round trip, and none fetches a building's worth of records. A
+ * name is looked up within its scope (the employer or the places supplied): a common name's people
+ * elsewhere are passed over in the index and never sent. The statement says which keys it fetched
+ * (the *_for columns): the reader fills its cache for exactly those, found or not.
+ */
+const FETCH = `
+WITH
+e AS (SELECT e.email AS key, ${PERSON} FROM S.emails e JOIN S.people p ON p.p = e.p WHERE e.email = ANY($1::text[])),
+f AS (SELECT f.phone AS key, ${PERSON} FROM S.phones f JOIN S.people p ON p.p = f.p WHERE f.phone = ANY($2::text[])),
+nk AS (SELECT x->>'key' AS key, x->>'last' AS last, x->>'first_key' AS first_key, x->>'company' AS company,
+         ARRAY(SELECT jsonb_array_elements_text(x->'postals')) AS postals,
+         ARRAY(SELECT p->>'city' || '|' || (p->>'region') FROM jsonb_array_elements(x->'places') p) AS places
+       FROM jsonb_array_elements($3::jsonb) x),
+n AS (SELECT nk.key, y.* FROM nk CROSS JOIN LATERAL (SELECT ${PERSON} FROM
+        (SELECT n.p FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
+           AND ((nk.company <> '' AND n.company = nk.company) OR n.postal = ANY(nk.postals) OR n.city || '|' || n.region = ANY(nk.places))
+         ORDER BY n.p LIMIT ${NAME_LOOKUP_LIMIT + 1}) q JOIN S.people p ON p.p = q.p) y),
+nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
+         LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
+a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
+${BLOCKS_CTE},
+read_blocks AS (SELECT hh FROM b WHERE ${READ_BLOCKS}),
+owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
+hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
+       UNION SELECT hh FROM read_blocks),
+lone AS (SELECT min(hh) AS hh FROM a GROUP BY key HAVING count(*) = 1),
+ds AS (SELECT unnest($8::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM lone),
+ms AS (SELECT unnest($6::int[]) AS hh UNION SELECT hh FROM owners
+       UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})
+       UNION SELECT hh FROM read_blocks),
+m AS (SELECT ${PERSON} FROM S.people p WHERE p.hh IN (SELECT hh FROM ms)),
+cs AS (SELECT unnest($7::int[]) AS p UNION SELECT p FROM e WHERE has_career = 1 UNION SELECT p FROM f WHERE has_career = 1
+       UNION SELECT p FROM m WHERE has_career = 1 AND hh IN (SELECT hh FROM lone))
+SELECT
+  (SELECT json_agg(e) FROM e) AS emails,
+  (SELECT json_agg(f) FROM f) AS phones,
+  (SELECT json_agg(n) FROM n) AS names,
+  (SELECT json_agg(nc) FROM nc) AS name_totals,
+  (SELECT json_agg(a) FROM a) AS addresses,
+  (SELECT json_agg(b) FROM b) AS blocks,
+  (SELECT array_agg(hh) FROM hs) AS households_for,
+  (SELECT json_agg(h) FROM (SELECT hh, windfall_id, postal, region, city, address_keys FROM S.households
+     WHERE hh IN (SELECT hh FROM hs)) h) AS households,
+  (SELECT array_agg(hh) FROM ds) AS data_for,
+  (SELECT json_agg(d) FROM (SELECT hh, data FROM S.households WHERE hh IN (SELECT hh FROM ds)) d) AS data,
+  (SELECT array_agg(hh) FROM ms) AS members_for,
+  (SELECT json_agg(m) FROM m) AS members,
+  (SELECT array_agg(p) FROM cs) AS careers_for,
+  (SELECT json_agg(c) FROM S.careers c WHERE c.p IN (SELECT p FROM cs)) AS careers`;
+
+/** The lookup statement, against `S.`; for a snapshot without a blocks table, one that asks none. */
+export function fetchStatement(hasBlocks: boolean): string {
+  return hasBlocks ? FETCH : FETCH.replace(BLOCKS_CTE, NO_BLOCKS_CTE);
+}
+
+const byPerson = (a: PersonRow, b: PersonRow) => a.p - b.p;
+
+/** Rows by the key they were found under (the key stays on each row: the rules never read it). */
+function grouped<T extends { key: string }>(rows: readonly T[] | null): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows ?? []) {
+    const group = groups.get(row.key);
+    if (group === undefined) groups.set(row.key, [row]);
+    else group.push(row);
+  }
+  return groups;
+}
+
+/** One request's view of a PostgreSQL snapshot; see FetchingReader. */
+class PostgresRequestReader implements FetchingReader {
+  private readonly emails = new Map<string, PersonRow[]>();
+  private readonly phones = new Map<string, PersonRow[]>();
+  private readonly names = new Map<string, NameHits>();
+  private readonly addresses = new Map<string, AddressHit[]>();
+  private readonly blocks = new Map<string, number[]>();
+  private readonly households = new Map<number, HouseholdRow | null>();
+  private readonly memberLists = new Map<number, PersonRow[]>();
+  private readonly careers = new Map<number, string | null>();
+  private readonly householdRecords = new Map<number, string | null>();
+  private want = PostgresRequestReader.nothingWanted();
+
+  constructor(private readonly source: PostgresSnapshotSource) {}
+
+  private static nothingWanted() {
+    return {
+      emails: new Set<string>(),
+      phones: new Set<string>(),
+      names: new Map<string, NameLookup>(),
+      addresses: new Set<string>(),
+      blocks: new Set<string>(),
+      households: new Set<number>(),
+      members: new Set<number>(),
+      careers: new Set<number>(),
+      data: new Set<number>(),
+    };
+  }
+
+  peopleByEmail(email: string): PersonRow[] {
+    const rows = this.emails.get(email);
+    if (rows === undefined) this.want.emails.add(email);
+    return rows ?? [];
+  }
+
+  peopleByPhone(phone: string): PersonRow[] {
+    const rows = this.phones.get(phone);
+    if (rows === undefined) this.want.phones.add(phone);
+    return rows ?? [];
+  }
+
+  peopleByName(last: string, firstKey: string, scope: NameScope): NameHits {
+    const key = JSON.stringify([last, firstKey, scope.company, scope.postals, scope.places.map((place) => [place.city, place.region])]);
+    const hits = this.names.get(key);
+    if (hits === undefined) this.want.names.set(key, { key, last, first_key: firstKey, company: scope.company, postals: scope.postals, places: scope.places });
+    return hits ?? { people: [], tooCommon: false };
+  }
+
+  householdsAtAddress(key: string): AddressHit[] {
+    const hits = this.addresses.get(key);
+    if (hits === undefined) this.want.addresses.add(key);
+    return hits ?? [];
+  }
+
+  householdsByBlock(key: string): number[] {
+    const hhs = this.blocks.get(key);
+    if (hhs === undefined) this.want.blocks.add(key);
+    return hhs ?? [];
+  }
+
+  household(hh: number): HouseholdRow | undefined {
+    const row = this.households.get(hh);
+    if (row === undefined) this.want.households.add(hh);
+    return row ?? undefined;
+  }
+
+  members(hh: number): PersonRow[] {
+    const rows = this.memberLists.get(hh);
+    if (rows === undefined) this.want.members.add(hh);
+    return rows ?? [];
+  }
+
+  career(p: number): string | null {
+    const career = this.careers.get(p);
+    if (career === undefined) this.want.careers.add(p);
+    return career ?? null;
+  }
+
+  householdData(hh: number): string | null {
+    const data = this.householdRecords.get(hh);
+    if (data === undefined) this.want.data.add(hh);
+    return data ?? null;
+  }
+
+  lacking(): boolean {
+    return Object.values(this.want).some((wanted) => wanted.size > 0);
+  }
+
+  async fetchLacking(): Promise<void> {
+    const want = this.want;
+    this.want = PostgresRequestReader.nothingWanted();
+    // A name is looked up only when the stronger keys have not decided: a common name finds hundreds
+    // of people (and their households), which an e-mail, phone or address usually makes needless.
+    // Left out now, it is asked again by the next run if the rules still need it.
+    if (want.emails.size + want.phones.size + want.addresses.size > 0) want.names.clear();
+    const names = [...want.names.values()];
+    const rows = await this.source.fetch({
+      emails: [...want.emails],
+      phones: [...want.phones],
+      names,
+      addresses: [...want.addresses],
+      blocks: [...want.blocks],
+      households: [...want.households],
+      members: [...want.members],
+      careers: [...want.careers],
+      data: [...want.data],
+    });
+    // Every key asked gets an answer, empty ones too, so no round asks for it again.
+    const fill = <K, V>(cache: Map<K, V[]>, asked: Iterable<K>, found: Map<K, V[]>, order?: (a: V, b: V) => number) => {
+      for (const key of asked) cache.set(key, order === undefined ? (found.get(key) ?? []) : (found.get(key) ?? []).sort(order));
+    };
+    fill(this.emails, want.emails, grouped(rows.emails), byPerson);
+    fill(this.phones, want.phones, grouped(rows.phones), byPerson);
+    const named = grouped(rows.names);
+    const totals = new Map((rows.name_totals ?? []).map((row) => [row.key, Number(row.total)]));
+    for (const key of want.names.keys()) {
+      this.names.set(key, { people: (named.get(key) ?? []).sort(byPerson), tooCommon: (totals.get(key) ?? 0) > NAME_LOOKUP_LIMIT });
+    }
+    // In the order SQLite's (key, hh, unit) index gives them.
+    fill(this.addresses, want.addresses, grouped(rows.addresses), (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
+    const blocked = grouped(rows.blocks);
+    for (const key of want.blocks) this.blocks.set(key, (blocked.get(key) ?? []).map((row) => row.hh).sort((a, b) => a - b));
+
+    // Households, records, members and careers: exactly the keys the statement says it fetched.
+    const householdRows = new Map((rows.households ?? []).map((row) => [row.hh, row]));
+    for (const hh of rows.households_for ?? []) this.households.set(hh, householdRows.get(hh) ?? null);
+    const records = new Map((rows.data ?? []).map((row) => [row.hh, row.data]));
+    for (const hh of rows.data_for ?? []) this.householdRecords.set(hh, records.get(hh) ?? null);
+    const members = new Map<number, PersonRow[]>();
+    for (const row of rows.members ?? []) {
+      if (row.hh === null) continue;
+      const list = members.get(row.hh);
+      if (list === undefined) members.set(row.hh, [row]);
+      else list.push(row);
+    }
+    for (const hh of rows.members_for ?? []) this.memberLists.set(hh, (members.get(hh) ?? []).sort(byPerson));
+    const careerRows = new Map((rows.careers ?? []).map((row) => [row.p, row.career]));
+    for (const p of rows.careers_for ?? []) this.careers.set(p, careerRows.get(p) ?? null);
+  }
+}
+
+/** One name lookup as the statement reads it (jsonb): the name key and the scope. */
+interface NameLookup {
+  readonly key: string;
+  readonly last: string;
+  readonly first_key: string;
+  readonly company: string;
+  readonly postals: readonly string[];
+  readonly places: readonly { readonly city: string; readonly region: string }[];
+}
+
+/** What one round of one request asks for. */
+interface Lookups {
+  readonly emails: readonly string[];
+  readonly phones: readonly string[];
+  readonly names: readonly NameLookup[];
+  readonly addresses: readonly string[];
+  readonly blocks: readonly string[];
+  readonly households: readonly number[];
+  readonly members: readonly number[];
+  readonly careers: readonly number[];
+  readonly data: readonly number[];
+}
+
+/**
+ * Most requests' rounds one statement answers. Small on purpose: one statement runs on one backend,
+ * so a few requests per statement and several statements in flight keep every core busy (on the
+ * 2-core bench machine 4 matched about 1,750-2,000 a second at 10 in flight; 1 and 32 about 1,100-1,600).
+ */
+const MAX_BATCH = 4;
+
+/**
+ * An open snapshot schema, read through the process's pool. The rounds that requests ask for in one
+ * turn of the event loop go to PostgreSQL a few at a time as one statement (their keys merged), and
+ * each request takes from the answer what it asked for: under load a round trip serves several
+ * requests, as the grouped quota take does. Every row in the answer is the snapshot's own, so a
+ * request that caches another's rows caches true data.
+ */
+export class PostgresSnapshotSource {
+  private readonly statement: { name: string; text: string };
+  private pending: { lookups: Lookups; resolve: (rows: FetchedRows) => void; reject: (error: unknown) => void }[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    schema: string,
+    hasBlocks: boolean,
+  ) {
+    // Prepared once per connection and schema: planning is paid once, not per request.
+    this.statement = { name: `eb_fetch_${schema}`.slice(0, 63), text: inSchema(fetchStatement(hasBlocks), schema) };
+  }
+
+  fetch(lookups: Lookups): Promise<FetchedRows> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ lookups, resolve, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_BATCH);
+      this.query(batch.map((entry) => entry.lookups)).then(
+        (rows) => {
+          for (const entry of batch) entry.resolve(rows);
+        },
+        (error: unknown) => {
+          for (const entry of batch) entry.reject(error);
+        },
+      );
+    }
+  }
+
+  private async query(batch: readonly Lookups[]): Promise<FetchedRows> {
+    const union = <T>(pick: (lookups: Lookups) => readonly T[]) => [...new Set(batch.flatMap(pick))];
+    const names = new Map(batch.flatMap((lookups) => lookups.names.map((name) => [name.key, name] as const)));
+    const result = await this.pool.query<FetchedRows>({
+      ...this.statement,
+      values: [
+        union((l) => l.emails),
+        union((l) => l.phones),
+        JSON.stringify([...names.values()]),
+        union((l) => l.addresses),
+        union((l) => l.households),
+        union((l) => l.members),
+        union((l) => l.careers),
+        union((l) => l.data),
+        union((l) => l.blocks),
+      ],
+    });
+    const row = result.rows[0];
+    if (row === undefined) throw new Error('the snapshot lookup returned no row');
+    return row;
+  }
+
+  requestReader(): FetchingReader {
+    return new PostgresRequestReader(this);
+  }
+}

@@ -1,0 +1,90 @@
+// Unit tests of the blocking keys: a record asked as it was loaded shares a key of every kind with its
+// household, one wrong field leaves a key that agrees, and the PostgreSQL statement tells the kinds
+// apart by the same prefixes the builders write.
+import { describe, expect, it } from 'vitest';
+import type { Address, EnrichmentRequest } from '../../core/contract/schemas.ts';
+import { BLOCK, BLOCK_KINDS, type BlockKind, NARROWED_KINDS, blockKindOf, blockPrefix, isNarrowedBlock, nameSoundBlock } from '../../core/snapshot/block-keys.ts';
+import { linkageQuery, queryBlockKeys } from '../../core/snapshot/linkage.ts';
+import { householdToWrite, personToWrite } from '../../core/snapshot/loader.ts';
+import { fetchStatement } from '../../core/snapshot/postgres-snapshot-reader.ts';
+import { household, person } from '../support/snapshot-fixture.ts';
+
+const HOME: Address = { address: '310 N Ridgewood Avenue Apt 4B', city: 'Atlanta', state: 'GA', zipcode: '30301' };
+
+/** Every blocking key a load files the record's household under: the household's own and the person's. */
+function loadedKeys(home: Address, first: string, last: string): Set<string> {
+  const record = household([home, { address: '12 Peachtree St NE', city: 'Atlanta', state: 'GA', zipcode: '30303' }]);
+  const { household: row } = householdToWrite(record);
+  const { keys } = personToWrite(person('p-1', first, last, record), 1, row.postal);
+  return new Set([...row.blocks, ...keys.blocks]);
+}
+
+function askedKeys(request: EnrichmentRequest): string[] {
+  const query = linkageQuery(request);
+  if (query === null) throw new Error('the request has no name or no street address');
+  return queryBlockKeys(query);
+}
+
+function kindsOf(keys: Iterable<string>): Set<BlockKind | null> {
+  return new Set([...keys].map(blockKindOf));
+}
+
+function sharedKinds(loaded: Set<string>, asked: readonly string[]): Set<BlockKind | null> {
+  return kindsOf(asked.filter((key) => loaded.has(key)));
+}
+
+describe('blocking keys', () => {
+  it('a record asked as it was loaded shares a key of every kind with its household (load and query build the same formats)', () => {
+    const loaded = loadedKeys(HOME, 'Meredith', 'Stephenson');
+    const asked = askedKeys({ first_name: 'Meredith', last_name: 'Stephenson', addresses: [HOME] });
+    expect(kindsOf(loaded)).toEqual(new Set(BLOCK_KINDS));
+    expect(kindsOf(asked)).toEqual(new Set(BLOCK_KINDS));
+    expect(sharedKinds(loaded, asked)).toEqual(new Set(BLOCK_KINDS));
+    // Every key asked is one the load wrote, but the given name's sound (asked for swapped names).
+    expect(asked.filter((key) => !loaded.has(key))).toEqual([nameSoundBlock('30301', 'meredith')]);
+  });
+
+  it('a record with given name and surname swapped shares the name sound key', () => {
+    const loaded = loadedKeys(HOME, 'Meredith', 'Stephenson');
+    const asked = askedKeys({ first_name: 'Stephenson', last_name: 'Meredith', addresses: [HOME] });
+    expect(sharedKinds(loaded, asked)).toContain(BLOCK.nameSound);
+  });
+
+  it('one wrong field leaves a key that agrees', () => {
+    const loaded = loadedKeys(HOME, 'Meredith', 'Stephenson');
+    const wrong: Record<string, Address> = {
+      number: { ...HOME, address: '301 N Ridgewood Avenue Apt 4B' },
+      street: { ...HOME, address: '310 N Ridgewod Avenue Apt 4B' },
+      postal: { ...HOME, zipcode: '30310' },
+      city: { ...HOME, city: 'Atlante' },
+    };
+    for (const [field, address] of Object.entries(wrong)) {
+      const shared = sharedKinds(loaded, askedKeys({ first_name: 'Meredith', last_name: 'Stephenson', addresses: [address] }));
+      expect(shared.size, field).toBeGreaterThan(0);
+    }
+    // A surname misspelled as it sounds keeps its sound's key besides the address's.
+    const misspelledName = askedKeys({ first_name: 'Meredith', last_name: 'Stevenson', addresses: [HOME] });
+    expect(sharedKinds(loaded, misspelledName)).toEqual(new Set(BLOCK_KINDS));
+  });
+
+  it('every key built is of a known kind, told by its prefix', () => {
+    for (const key of [...loadedKeys(HOME, 'Meredith', 'Stephenson'), ...askedKeys({ first_name: 'Ann', last_name: 'Lee', addresses: [HOME] })]) {
+      const kind = blockKindOf(key);
+      expect(kind, key).not.toBeNull();
+      expect(key.startsWith(blockPrefix(kind ?? BLOCK.postalNumber))).toBe(true);
+      expect(isNarrowedBlock(key)).toBe(kind !== null && NARROWED_KINDS.has(kind));
+    }
+    expect(blockKindOf('1|oak st|30301')).toBeNull();
+  });
+
+  it('the PostgreSQL statement reads rows up front for exactly the kinds linkage does not narrow', () => {
+    const statement = fetchStatement(true);
+    for (const kind of BLOCK_KINDS) expect(statement.includes(`key LIKE '${blockPrefix(kind)}%'`), kind).toBe(!NARROWED_KINDS.has(kind));
+    expect([...NARROWED_KINDS].sort()).toEqual([BLOCK.postalNumber, BLOCK.postalStreet].sort());
+  });
+
+  it('the PostgreSQL statement for a snapshot without blocking keys asks for none', () => {
+    expect(fetchStatement(true)).toMatch(/FROM S\.blocks WHERE key = bk\.key/);
+    expect(fetchStatement(false)).not.toMatch(/S\.blocks/);
+  });
+});
