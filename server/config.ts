@@ -186,6 +186,34 @@ export function backendsOf(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'red
   };
 }
 
+/** Whether a host name or address reaches this machine only (a server listening there is not reachable from another). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/**
+ * The address a server with this configuration listens at, as a URL (a wildcard host as `localhost`,
+ * as the start-up log shows it); null when the system picks the port at start (PORT=0).
+ */
+export function listenUrl(config: Pick<Config, 'host' | 'port' | 'tls'>): string | null {
+  if (config.port === 0) return null;
+  const scheme = config.tls === null ? 'http' : 'https';
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : isIP(config.host) === 6 ? `[${config.host}]` : config.host;
+  return `${scheme}://${host}:${config.port}`;
+}
+
+/**
+ * PUBLIC_URL as the server uses it: as set; unset outside production mode, the address the server
+ * listens on, so `npm start` and then opening /console works with nothing to configure. Production
+ * mode never guesses: the address CRMs and admins reach is the operator's to give.
+ */
+export function withDefaultPublicUrl(config: Config): Config {
+  if (config.publicUrl !== null || config.production) return config;
+  return { ...config, publicUrl: listenUrl(config) };
+}
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);

@@ -1,11 +1,30 @@
-// Process entry of the enrichment server (`npm start`): configuration, start, first-start banner,
-// and graceful shutdown on SIGTERM or SIGINT.
-import { type Config, ConfigError, backendsOf, loadConfig } from './config.ts';
+// Process entry of the enrichment server (`npm start`): configuration (PUBLIC_URL defaulted outside
+// production mode), start, first-start banner, and graceful shutdown on SIGTERM or SIGINT.
+import { loadSecretBox } from '../core/secrets/secret-box.ts';
+import { type Config, ConfigError, backendsOf, loadConfig, withDefaultPublicUrl } from './config.ts';
+import { consoleBase, operatorAccess } from './http/console/link.ts';
 import { type Logger, createServerLogger } from './logger.ts';
 import { refusalOf } from './refusals.ts';
 import { startServer } from './runtime.ts';
 
-function banner(url: string, token: string): string {
+/** The banner's lines on the admin console: the operator's way in (operatorAccess says which). */
+function consoleLines(config: Config, publicUrlDefaulted: boolean): string[] {
+  if (config.publicUrl === null) {
+    return ['The admin console needs PUBLIC_URL, the address it is reached at; then: npx enrichbridge console-link --operator', ''];
+  }
+  const access = operatorAccess(loadSecretBox({ dataDir: config.dataDir }), { publicUrl: config.publicUrl, listenHost: config.host, publicUrlDefaulted });
+  if (access.link === null) return ['Open the admin console as the operator with a one-time sign-in link from:', '', `  ${access.command}`, ''];
+  return [
+    'Open the admin console as the operator (this link works on this machine, once, within 15 minutes):',
+    '',
+    `  console: ${access.link}`,
+    '',
+    `A new link later: ${access.command}`,
+    '',
+  ];
+}
+
+function banner(url: string, token: string, consoleText: readonly string[]): string {
   const body = JSON.stringify({ id: 'demo-1', first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
   return [
     '',
@@ -18,6 +37,7 @@ function banner(url: string, token: string): string {
     '',
     `  curl -s -X POST ${url}/sandbox/v1 -H 'Content-Type: application/json' -H 'X-WF-Auth-Token: ${token}' -d '${body}'`,
     '',
+    ...consoleText,
   ].join('\n');
 }
 
@@ -28,12 +48,16 @@ function exitAfterFlush(logger: Logger, code: number): void {
   });
 }
 
-async function main(config: Config): Promise<void> {
+async function main(given: Config): Promise<void> {
+  const config = withDefaultPublicUrl(given);
   const logger = createServerLogger(config.logLevel);
   const server = await startServer(config, logger);
   // Which database and Redis this instance shares with the others (passwords masked), not just its folder.
-  logger.info({ url: server.url, ...backendsOf(config), https_required: config.requireHttps }, 'listening');
-  if (server.demoToken !== null) console.log(banner(server.url, server.demoToken));
+  logger.info(
+    { url: server.url, ...backendsOf(config), https_required: config.requireHttps, console: config.publicUrl === null ? null : consoleBase(config.publicUrl) },
+    'listening',
+  );
+  if (server.demoToken !== null) console.log(banner(server.url, server.demoToken, consoleLines(config, given.publicUrl !== config.publicUrl)));
 
   let signalled = false;
   const shutdown = (signal: NodeJS.Signals): void => {

@@ -1,5 +1,5 @@
 // The HTTP face of the enrichment service: translates between HTTP and EnrichService.enrichRecord and
-// nothing more. Also serves /healthz and the generated /openapi.json.
+// nothing more. Also serves /healthz, the generated /openapi.json, and the root page and favicon (home.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Environment } from '../../core/accounts/model.ts';
 import { EnrichError, errorBody } from '../../core/contract/errors.ts';
@@ -7,6 +7,8 @@ import { buildOpenApiDocument } from '../../core/contract/openapi.ts';
 import { SANDBOX_ERROR_HEADERS } from '../../core/enrich/sandbox-errors.ts';
 import type { EnrichResult, EnrichService } from '../../core/enrich/service.ts';
 import { readBody } from './body.ts';
+import { requestFaultOf } from './faults.ts';
+import { homeRouter } from './home.ts';
 import proxyaddr from 'proxy-addr';
 import { METRICS_CONTENT_TYPE, enrichDuration, httpRequests, metricsText, rateLimited } from '../../core/observe/metrics.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
@@ -83,6 +85,11 @@ function readJsonBody(req: Request, bodyError: string | undefined): unknown {
   } catch {
     throw new EnrichError('invalid_request', 'Request body is not valid JSON.');
   }
+}
+
+/** A fault's words as a sentence: `the body …` becomes `The body ….` */
+function sentence(words: string): string {
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
 }
 
 /** Whose error shape an answer outside the two endpoints takes: the sandbox's under /sandbox. */
@@ -215,6 +222,9 @@ export function createApp(options: AppOptions): express.Express {
     res.type('application/json').send(openApiDocument);
   });
 
+  // The root for a browser (a page pointing to the console and this document) and the favicon.
+  app.use(homeRouter());
+
   const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
     const started = performance.now();
     res.once('finish', () => enrichDuration.observe({ environment, status: res.statusCode }, (performance.now() - started) / 1000));
@@ -271,6 +281,14 @@ export function createApp(options: AppOptions): express.Express {
   // that is away (a restart, a failover) is not the caller's fault and passes: 503, retry in a moment.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (isBodyParserError(error) && error.type === 'request.aborted') return;
+    // A caller's fault that no route answered in its own format (a path that does not percent-decode,
+    // a body a parser refused): its own 4xx, and the request line is all the log it earns.
+    const fault = requestFaultOf(error);
+    if (fault !== undefined) {
+      if (res.headersSent) return;
+      sendJson(res, fault.status, errorBody(environmentOf(req), new EnrichError('invalid_request', sentence(fault.message))));
+      return;
+    }
     if (isDatabaseUnavailable(error)) {
       logger.warn({ err: error, route: routeOf(req) }, 'database unavailable');
       if (res.headersSent) return;

@@ -5,34 +5,10 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { BodyFault } from '../../bridge/http.ts';
+import { bodyFaultOf } from './faults.ts';
 
 /** Answers a fault in the route's format; `next` for a route that defers the answer (the enrichment endpoints). */
 export type RefuseBody = (res: Response, fault: BodyFault, req: Request, next: NextFunction) => void;
-
-function faultOf(error: unknown): BodyFault | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const type = 'type' in error && typeof error.type === 'string' ? error.type : undefined;
-  const status = 'status' in error && typeof error.status === 'number' ? error.status : undefined;
-  switch (type) {
-    case 'entity.too.large':
-      return { status: 413, type, message: 'the body is larger than this endpoint accepts' };
-    case 'encoding.unsupported':
-      return { status: 415, type, message: 'the body has a Content-Encoding this endpoint does not read' };
-    case 'charset.unsupported':
-      return { status: 415, type, message: 'the body must be UTF-8' };
-    case 'request.size.invalid':
-      return { status: 400, type, message: 'the body length does not match Content-Length' };
-    case undefined:
-      // The inflater's own error (a gzip or deflate stream that is corrupt), which body-parser hands
-      // on with a 400 status but no type.
-      return status !== undefined && status >= 400 && status < 500
-        ? { status: 400, type: 'encoding.invalid', message: 'the body does not decode with its Content-Encoding' }
-        : undefined;
-    default:
-      // request.aborted (nobody to answer) and body-parser's own bugs go to the app's last handler.
-      return undefined;
-  }
-}
 
 const NOT_UTF8: BodyFault = { status: 400, type: 'utf8.invalid', message: 'the body is not valid UTF-8' };
 
@@ -46,7 +22,7 @@ export function readBody(options: { readonly limit: number | string; readonly re
   return (req, res, next) => {
     const afterRaw = (error?: unknown): void => {
       if (error !== undefined && error !== null) {
-        const fault = faultOf(error);
+        const fault = bodyFaultOf(error);
         if (fault === undefined) next(error);
         else refuse(res, fault, req, next);
         return;

@@ -34,6 +34,8 @@ let env: Record<string, string> = {};
 let server: Proc;
 let browser: Browser;
 const ids = { a: '', b: '', c: '' };
+/** When installation A's failed entry (rec-7) happened, as stored. */
+let failedAt = '';
 /** One of installation B's log entries and a backfill estimate of B's: ids an admin of A might type. */
 const ofB = { entry: '', run: 'bf_b_estimate' };
 
@@ -77,7 +79,9 @@ beforeAll(async () => {
     const b = await installation('77777');
     ids.a = a.id;
     ids.b = b.id;
-    await runtime.bridge.pipelineStore.saveOutcomes([], seededLog(a.id));
+    const logOfA = seededLog(a.id);
+    failedAt = logOfA.find((entry) => entry.recordId === 'rec-7')?.at ?? '';
+    await runtime.bridge.pipelineStore.saveOutcomes([], logOfA);
     // Installation B: 60 enriched records yesterday, for the log's pages.
     const yesterday = Date.now() - 86_400_000;
     const entriesOfB = Array.from({ length: 60 }, (_, i): LogEntry => {
@@ -172,15 +176,26 @@ describe('the console in a browser', () => {
     expect(response?.headers()['referrer-policy']).toBe('no-referrer');
     const cookie = (await context.cookies()).find((c) => c.name === 'eb_console');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
-    // Times in the viewer's zone (console.js, allowed by the policy as a file of ours).
-    const failedAt = await page.textContent('#failures time');
-    expect(failedAt).not.toContain('UTC');
-    expect(failedAt).toMatch(/\d{1,2}\/\d{1,2}\/\d{4}/);
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize({ width: 360, height: 800 });
     expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     await screenshotAtWidths(page, 'overview');
     expect(await unreachableByKeyboard(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("shows an event's time the same on the overview, in the log and in its detail: in UTC, named, whatever the viewer's zone", async () => {
+    // A viewer six hours behind UTC: the time must not move into their zone on one page and not another.
+    const context = await browser.newContext({ timezoneId: 'America/Chicago', locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(adminLink(ids.a));
+    const expected = `${failedAt.slice(0, 19).replace('T', ' ')} UTC`;
+    const onOverview = await page.textContent('#failures time');
+    await page.goto(`${publicUrl}/console/installations/${ids.a}/log?record=rec-7`);
+    const inLog = await page.textContent('#log time');
+    await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
+    const inDetail = await page.textContent('main dl time');
+    expect({ onOverview, inLog, inDetail }).toEqual({ onOverview: expected, inLog: expected, inDetail: expected });
     await context.close();
   });
 

@@ -39,7 +39,8 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '')('DA
     });
   });
 
-  it('data migrate-to-postgres copies a SQLite folder whole (a token issued before still works), and refuses a database that is not empty', async () => {
+  // Nine CLI starts and a server's: on a loaded 2-core machine that has taken more than the 60 s default.
+  it('data migrate-to-postgres copies a SQLite folder whole (a token issued before still works), and refuses a database that is not empty', { timeout: 150_000 }, async () => {
     const dataDir = tempDir();
     const sqliteEnv = { DATA_DIR: dataDir };
     await cli(['accounts', 'create', 'acme', '--quota', '50'], sqliteEnv);

@@ -1,6 +1,6 @@
 // Configuration from the environment: defaults, production mode, and refusals that name the variable.
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
+import { isLoopbackHost, loadConfig, withDefaultPublicUrl } from '../../server/config.ts';
 
 describe('configuration', () => {
   it('defaults to port 3000, ./data, loopback, plain HTTP allowed', () => {
@@ -55,5 +55,36 @@ describe('configuration', () => {
 
   it('refuses a headers timeout longer than the request timeout, which would never apply', () => {
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/);
+  });
+});
+
+describe('PUBLIC_URL as the server uses it', () => {
+  it('outside production mode, defaults to the address the server listens on', () => {
+    expect(withDefaultPublicUrl(loadConfig({})).publicUrl).toBe('http://127.0.0.1:3000');
+    expect(withDefaultPublicUrl(loadConfig({ PORT: '8080', HOST: '0.0.0.0' })).publicUrl).toBe('http://localhost:8080');
+    expect(withDefaultPublicUrl(loadConfig({ PORT: '8080', HOST: '::1' })).publicUrl).toBe('http://[::1]:8080');
+    expect(withDefaultPublicUrl(loadConfig({ TLS_CERT_FILE: 'cert.pem', TLS_KEY_FILE: 'key.pem' })).publicUrl).toBe('https://127.0.0.1:3000');
+  });
+
+  it('is kept as set, is not guessed in production mode, and has no default while the system picks the port', () => {
+    expect(withDefaultPublicUrl(loadConfig({ PUBLIC_URL: 'https://enrich.example.com/' })).publicUrl).toBe('https://enrich.example.com');
+    expect(withDefaultPublicUrl(loadConfig({ NODE_ENV: 'production' })).publicUrl).toBeNull();
+    expect(withDefaultPublicUrl(loadConfig({ PORT: '0' })).publicUrl).toBeNull();
+    // loadConfig itself reports only what was set: the CRM commands still say when PUBLIC_URL is missing.
+    expect(loadConfig({}).publicUrl).toBeNull();
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['localhost', true],
+    ['::1', true],
+    ['[::1]', true],
+    ['0.0.0.0', false],
+    ['::', false],
+    ['10.0.0.5', false],
+    ['enrich.example.com', false],
+  ])('knows %s for loopback: %s', (host, loopback) => {
+    expect(isLoopbackHost(host)).toBe(loopback);
   });
 });

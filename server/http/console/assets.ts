@@ -1,7 +1,7 @@
 // The console's stylesheet and script, served from /console/assets (no CDN, nothing inline: the
-// Content-Security-Policy allows only these). The script rewrites <time> elements into the viewer's
-// time zone and, on a backfill run's page, polls the run's status while it moves; every page reads the
-// same without it (a reload shows the same progress).
+// Content-Security-Policy allows only these). The script, on a backfill run's page, polls the run's
+// status while it moves; every page reads the same without it (a reload shows the same progress).
+// Times are written by the server in UTC (pages.ts, utcText) and left as they are.
 
 /** Bar widths as classes (w0 … w100): an inline style would need 'unsafe-inline'. */
 const BAR_WIDTHS = Array.from({ length: 101 }, (_, i) => `.w${i}{width:${i}%}`).join('');
@@ -59,11 +59,6 @@ ${BAR_WIDTHS}
 `;
 
 export const CONSOLE_JS = `
-// Times are sent in UTC; shown in the viewer's own time zone.
-for (const el of document.querySelectorAll('time[datetime]')) {
-  const when = new Date(el.getAttribute('datetime'));
-  if (!Number.isNaN(when.getTime())) el.textContent = when.toLocaleString();
-}
 // A backfill under way: its status every second; the page is loaded again when its phase changes
 // (other buttons apply) or the work stops moving.
 const run = document.getElementById('run');

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ConsoleScope } from '../../../bridge/console-sessions.ts';
 import { openUnexpired, sealJson } from '../../../connectors/kit/oauth-install.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
+import { isLoopbackHost } from '../../config.ts';
 
 export const CONSOLE_LINK_TTL_MS = 15 * 60_000;
 const CONTEXT = 'console-link';
@@ -58,4 +59,27 @@ export async function redeemConsoleLink(
   );
   if (!(await claim(`console-link:${link.id}`, randomUUID(), 2 * CONSOLE_LINK_TTL_MS))) throw fail(CONSOLE_LINK_MESSAGES.used);
   return link.scope;
+}
+
+/** How the first-start banner lets the operator in: a ready link, or none, and the command that prints one. */
+export interface OperatorAccess {
+  readonly link: string | null;
+  readonly command: string;
+}
+
+/**
+ * A ready operator link only when nobody on another machine can use it: the server listens on loopback
+ * and PUBLIC_URL names a loopback host. Such a link left in the terminal's scrollback is worth nothing
+ * after one sign-in or 15 minutes. Otherwise (a server others reach, a banner a service manager keeps in
+ * its log) only the command that prints one, so no operator credential sits in a log. The command names
+ * PUBLIC_URL when the server took the default, which a command started alone would not.
+ */
+export function operatorAccess(
+  box: SecretBox,
+  options: { readonly publicUrl: string; readonly listenHost: string; readonly publicUrlDefaulted: boolean },
+  now: Date = new Date(),
+): OperatorAccess {
+  const command = `${options.publicUrlDefaulted ? `PUBLIC_URL=${options.publicUrl} ` : ''}npx enrichbridge console-link --operator`;
+  const thisMachineOnly = isLoopbackHost(options.listenHost) && isLoopbackHost(new URL(options.publicUrl).hostname);
+  return { link: thisMachineOnly ? consoleLinkUrl(box, options.publicUrl, { kind: 'operator' }, now) : null, command };
 }

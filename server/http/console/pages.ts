@@ -29,9 +29,21 @@ export function recordIdText(id: string): string {
   return `\u2068${visibleRecordId(id)}\u2069`;
 }
 
-/** A time in UTC, rewritten into the viewer's zone by console.js (the UTC text stays without it). */
+/**
+ * One rule for times in the console: every time is shown in UTC, to the second, with the zone named
+ * (`2026-11-25 08:02:13 UTC`), on every page and whatever the viewer's own zone, so the same event
+ * reads the same on the overview, in the log and in its detail, and beside the UTC days of the filters
+ * and the daily table. A text that is not a time is shown as it is.
+ */
+export function utcText(iso: string): string {
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return iso;
+  return `${when.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** A time as utcText shows it, marked up for machines too (`<time datetime>`). */
 export function timeHtml(iso: string): string {
-  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC'))}</time>`;
+  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(utcText(iso))}</time>`;
 }
 
 export interface Chrome {
@@ -39,6 +51,11 @@ export interface Chrome {
   readonly base: string;
   /** Who is signed in, and the token the sign-out form carries; null on pages before sign-in. */
   readonly session: { readonly who: string; readonly csrf: string } | null;
+}
+
+/** The server's root under PUBLIC_URL (where /favicon.ico is): the console's path without `/console`. */
+function siteRoot(chrome: Chrome): string {
+  return chrome.base.replace(/\/console$/, '');
 }
 
 export function layout(chrome: Chrome, title: string, main: string): string {
@@ -54,6 +71,7 @@ export function layout(chrome: Chrome, title: string, main: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · enrichbridge console</title>
+<link rel="icon" href="${siteRoot(chrome)}/favicon.ico" sizes="16x16 32x32">
 <link rel="stylesheet" href="${chrome.base}/assets/console.css">
 <script src="${chrome.base}/assets/console.js" defer></script>
 </head>
@@ -81,19 +99,19 @@ function budgetNotice(budget: BudgetState | null): string {
     : `<div class="notice" role="status" id="budget-notice"><p>${Math.floor(budget.ratio * 100)} % of this month's budget is spent (${spent}).</p></div>`;
 }
 
-/** The forecast card's words: the pace, and the day the quota runs out at it (or that it lasts). */
+/** The forecast card's words: the pace, and the (UTC) day the quota runs out at it (or that it lasts). */
 function forecastText(forecast: UsageForecast): string {
   if (forecast.sandbox) return 'sandbox: no quota is spent';
   const pace = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
-  const quota = forecast.runsOutOn !== null ? `at this pace the quota runs out on ${forecast.runsOutOn}` : 'at this pace it lasts until the quota resets';
-  const budget = forecast.budget === null ? '' : forecast.budget.runsOutOn === null ? '; the budget lasts the month' : `; the budget is spent on ${forecast.budget.runsOutOn}`;
+  const quota = forecast.runsOutOn !== null ? `at this pace the quota runs out on ${forecast.runsOutOn} (UTC)` : 'at this pace it lasts until the quota resets';
+  const budget = forecast.budget === null ? '' : forecast.budget.runsOutOn === null ? '; the budget lasts the month' : `; the budget is spent on ${forecast.budget.runsOutOn} (UTC)`;
   return `${pace}: ${quota}${budget}`;
 }
 
 export function statusText(installation: Installation): { text: string; kind: 'active' | 'paused' | 'disabled' } {
   if (installation.status === 'disabled') return { text: 'disabled', kind: 'disabled' };
   if (installation.status === 'paused') {
-    const until = installation.pausedUntil === null ? '' : ` until ${installation.pausedUntil}`;
+    const until = installation.pausedUntil === null ? '' : ` until ${utcText(installation.pausedUntil)}`;
     if (installation.pauseReason === 'quota') return { text: `paused for quota${until}`, kind: 'paused' };
     if (installation.pauseReason === 'crm_limit') return { text: `paused for the CRM's limit${until}`, kind: 'paused' };
     if (installation.pauseReason === 'budget') return { text: `paused: the month's budget is spent${until}`, kind: 'paused' };

@@ -1,4 +1,4 @@
-// The admin console under /console (issue 13): sign-in by a one-time link or with the CRM
+// The admin console under /console: sign-in by a one-time link or with the CRM
 // (signin-routes.ts), the operator's list of installations, and an installation's overview. Every page
 // is server-rendered HTML under a strict Content-Security-Policy; a CRM admin's session sees its own
 // installation and nothing else (another installation's address answers 404, as one that does not
@@ -20,6 +20,7 @@ import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
 import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
+import { consoleForm, consoleFaultHandler } from './request-faults.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
 import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
 import { disconnectPage, keptLogSentence, readSettingsForm, settingsPage } from './settings.ts';
@@ -124,7 +125,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, overviewPage(found.session.chrome, await overview(context, found.installation, now())));
   });
 
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 200 });
+  const form = consoleForm();
 
   /** A form post's checks: signed in, from a console page (Origin, form token); else a refusal page. */
   const posted = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
@@ -318,6 +319,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     res.set('Set-Cookie', clearedSessionCookie(publicUrl));
     page(res, 200, messagePage(signedOutChrome, 'Signed out', ['You are signed out. Your session has ended on the server too.']));
   });
+
+  // Last: what a caller got wrong before a handler ran (a form not read, an address not decoded).
+  router.use('/console', consoleFaultHandler(signedOutChrome));
 
   return router;
 }
