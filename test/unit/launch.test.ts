@@ -19,13 +19,13 @@ afterEach(() => {
 function checkout(at: number): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-launch-'));
   roots.push(root);
-  for (const file of ['core/a.ts', 'connectors/deep/b.ts', 'server/c.ts']) {
+  for (const file of ['core/a.ts', 'bridge/d.ts', 'connectors/deep/b.ts', 'server/c.ts']) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), '');
     utimesSync(path.join(root, file), at, at);
   }
   // Folders too: a folder's time counts (a file removed from it shows there only).
-  for (const dir of ['core', 'connectors/deep', 'connectors', 'server']) utimesSync(path.join(root, dir), at, at);
+  for (const dir of ['core', 'bridge', 'connectors/deep', 'connectors', 'server']) utimesSync(path.join(root, dir), at, at);
   return root;
 }
 
