@@ -25,7 +25,18 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-non-null-assertion': 'error',
@@ -72,7 +83,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/bridge/**', '**/connectors/**', '**/server/**'], message: 'core/ imports npm packages and core/ only (DESIGN.md, Layout).' }] },
+        {
+          patterns: [
+            { group: ['**/bridge/**', '**/connectors/**', '**/server/**'], message: 'core/ imports npm packages and core/ only (DESIGN.md, Layout).' },
+          ],
+        },
       ],
     },
   },

@@ -111,7 +111,10 @@ export class BackfillRuns {
    * Starts an estimate: the run, and the job that reads the CRM. Refused while another run of the
    * installation is estimating, waiting for its confirmation or enqueueing.
    */
-  async estimate(installation: Installation, request: { object: string; flags: Readonly<Record<string, boolean>>; limit: number | null; restart: boolean }): Promise<BackfillRun> {
+  async estimate(
+    installation: Installation,
+    request: { object: string; flags: Readonly<Record<string, boolean>>; limit: number | null; restart: boolean },
+  ): Promise<BackfillRun> {
     const at = this.now().toISOString();
     const busy = await this.db
       .selectFrom('backfill_runs')
@@ -129,7 +132,12 @@ export class BackfillRuns {
     }
     const id = `bf_${ulid()}`;
     // An estimate nobody confirmed is superseded by the new one.
-    await this.db.updateTable('backfill_runs').set({ state: 'cancelled', updated_at: at }).where('installation_id', '=', installation.id).where('state', '=', 'estimated').execute();
+    await this.db
+      .updateTable('backfill_runs')
+      .set({ state: 'cancelled', updated_at: at })
+      .where('installation_id', '=', installation.id)
+      .where('state', '=', 'estimated')
+      .execute();
     await this.db
       .insertInto('backfill_runs')
       .values({
@@ -162,7 +170,11 @@ export class BackfillRuns {
    * Confirms an estimate: the run job is queued. Refused unless the run is estimated and the installation
    * not paused by an admin, and, unless told to go over it, when it may spend more than the budget has left.
    */
-  async confirm(installation: Installation, id: string, budget: { left: number | null; overBudget: boolean } = { left: null, overBudget: false }): Promise<BackfillRun> {
+  async confirm(
+    installation: Installation,
+    id: string,
+    budget: { left: number | null; overBudget: boolean } = { left: null, overBudget: false },
+  ): Promise<BackfillRun> {
     const installationId = installation.id;
     const estimate = await this.find(installationId, id);
     if (estimate !== undefined && budget.left !== null && estimate.quotaUnits > budget.left && !budget.overBudget) {
@@ -182,7 +194,8 @@ export class BackfillRuns {
       .where('id', '=', id)
       .where('state', '=', 'estimated')
       .executeTakeFirst();
-    if (Number(moved.numUpdatedRows) === 0) throw new BackfillRunError('This estimate cannot be confirmed any more (it was cancelled, superseded, or is already running).');
+    if (Number(moved.numUpdatedRows) === 0)
+      throw new BackfillRunError('This estimate cannot be confirmed any more (it was cancelled, superseded, or is already running).');
     await this.queue.enqueue(controlJob(installationId, BACKFILL_RUN_JOB, id));
     return (await this.find(installationId, id)) as BackfillRun;
   }
@@ -235,11 +248,19 @@ export class BackfillRuns {
   }
 
   async save(id: string, values: Partial<Omit<Selectable<BackfillRunsTable>, 'id' | 'installation_id' | 'created_at'>>): Promise<void> {
-    await this.db.updateTable('backfill_runs').set({ ...values, updated_at: this.now().toISOString() }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('backfill_runs')
+      .set({ ...values, updated_at: this.now().toISOString() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Moves a run on only from the state its job found it in (a cancel meanwhile wins). */
-  async finish(id: string, from: BackfillRunState, values: Partial<Omit<Selectable<BackfillRunsTable>, 'id' | 'installation_id' | 'created_at'>>): Promise<boolean> {
+  async finish(
+    id: string,
+    from: BackfillRunState,
+    values: Partial<Omit<Selectable<BackfillRunsTable>, 'id' | 'installation_id' | 'created_at'>>,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('backfill_runs')
       .set({ ...values, updated_at: this.now().toISOString() })

@@ -85,9 +85,7 @@ export class BackfillProgress {
     await this.db
       .insertInto('backfills')
       .values({ installation_id: installationId, object, cursor, enqueued, state: done ? 'done' : 'running', started_at: now, updated_at: now })
-      .onConflict((oc) =>
-        oc.columns(['installation_id', 'object']).doUpdateSet({ cursor, enqueued, state: done ? 'done' : 'running', updated_at: now }),
-      )
+      .onConflict((oc) => oc.columns(['installation_id', 'object']).doUpdateSet({ cursor, enqueued, state: done ? 'done' : 'running', updated_at: now }))
       .execute();
   }
 }

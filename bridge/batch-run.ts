@@ -124,7 +124,12 @@ export class BatchRun {
     readonly cancel: AbortSignal | undefined,
   ) {}
 
-  log(object: string, work: Work, outcome: Outcome, extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'changes' | 'quotaConsumed' | 'latencyMs' | 'detail' | 'reusedFrom'>> = {}): void {
+  log(
+    object: string,
+    work: Work,
+    outcome: Outcome,
+    extra: Partial<Pick<LogEntry, 'fieldsWritten' | 'changes' | 'quotaConsumed' | 'latencyMs' | 'detail' | 'reusedFrom'>> = {},
+  ): void {
     const at = this.now();
     this.outcomes[outcome] = (this.outcomes[outcome] ?? 0) + 1;
     this.lastOutcome.set(`${object}/${work.recordId}`, outcome);

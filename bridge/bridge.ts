@@ -43,7 +43,12 @@ export type ConnectorJobHandler = (
 ) => Promise<void>;
 
 /** Answers a CRM's waiting workflows once their records are settled. */
-export type CallbackHandler = (installation: Installation, installations: Installations, settled: readonly SettledCallback[], context: { queue: JobQueue }) => Promise<void>;
+export type CallbackHandler = (
+  installation: Installation,
+  installations: Installations,
+  settled: readonly SettledCallback[],
+  context: { queue: JobQueue },
+) => Promise<void>;
 
 export class ConnectorRegistry {
   private readonly factories = new Map<string, ConnectorFactory>();
@@ -73,7 +78,12 @@ export class ConnectorRegistry {
     return this;
   }
 
-  async answerCallbacks(installation: Installation, installations: Installations, settled: readonly SettledCallback[], context: { queue: JobQueue }): Promise<void> {
+  async answerCallbacks(
+    installation: Installation,
+    installations: Installations,
+    settled: readonly SettledCallback[],
+    context: { queue: JobQueue },
+  ): Promise<void> {
     await this.callbackHandlers.get(installation.provider)?.(installation, installations, settled, context);
   }
 
@@ -155,12 +165,24 @@ export function createBridge(deps: BridgeDeps): Bridge {
   const backfills = new BackfillProgress(deps.db);
   const backfillRuns = new BackfillRuns(deps.db, deps.queue, deps.now);
   const control = settledBy('backfill', { store: pipelineStore, queue: deps.queue }, (installation, batch) =>
-    runControlJobs(installation, batch, { runs: backfillRuns, progress: backfills, store: pipelineStore, installations, queue: deps.queue, backfillFor: (provider) => deps.connectors.backfillFor(provider) }),
+    runControlJobs(installation, batch, {
+      runs: backfillRuns,
+      progress: backfills,
+      store: pipelineStore,
+      installations,
+      queue: deps.queue,
+      backfillFor: (provider) => deps.connectors.backfillFor(provider),
+    }),
   );
   jobs.work(BACKFILL_ESTIMATE_JOB, control).work(BACKFILL_RUN_JOB, control);
   const deliveries = new InboundDeliveries(deps.db);
   for (const [kind, handler] of deps.connectors.jobHandlers) {
-    jobs.work(kind, settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) => handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue, deliveries, log: deps.log ?? (() => undefined) })));
+    jobs.work(
+      kind,
+      settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) =>
+        handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue, deliveries, log: deps.log ?? (() => undefined) }),
+      ),
+    );
   }
   return {
     pipelineStore,

@@ -82,7 +82,10 @@ export class InboundDeliveries {
     }
     if (now.getTime() - this.lastPrune > 3600_000) {
       this.lastPrune = now.getTime();
-      await this.db.deleteFrom('inbound_deliveries').where('received_at', '<', new Date(now.getTime() - DELIVERY_MEMORY_MS).toISOString()).execute();
+      await this.db
+        .deleteFrom('inbound_deliveries')
+        .where('received_at', '<', new Date(now.getTime() - DELIVERY_MEMORY_MS).toISOString())
+        .execute();
     }
   }
 }

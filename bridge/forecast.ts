@@ -42,7 +42,11 @@ export function runsOutOn(input: { used: number; limit: number | null; resetsAt:
 }
 
 /** The forecast of an installation, from its account's quota (local) or its log (remote), at `now`. */
-export async function usageForecast(deps: { readonly store: Store; readonly pipelineStore: PipelineStore }, installation: Installation, now: Date): Promise<UsageForecast> {
+export async function usageForecast(
+  deps: { readonly store: Store; readonly pipelineStore: PipelineStore },
+  installation: Installation,
+  now: Date,
+): Promise<UsageForecast> {
   const since = new Date(now.getTime() - FORECAST_DAYS * DAY_MS);
   const recent = await deps.pipelineStore.dailyOutcomes(installation.id, since.toISOString());
   const dailyAverage = recent.reduce((sum, row) => sum + row.quotaConsumed, 0) / FORECAST_DAYS;
@@ -68,7 +72,11 @@ export async function usageForecast(deps: { readonly store: Store; readonly pipe
     budget:
       budget === null
         ? null
-        : { spent: budget.spent, budget: budget.budget, runsOutOn: runsOutOn({ used: budget.spent, limit: budget.budget, resetsAt: new Date(budget.resetsAt), dailyAverage, now }) },
+        : {
+            spent: budget.spent,
+            budget: budget.budget,
+            runsOutOn: runsOutOn({ used: budget.spent, limit: budget.budget, resetsAt: new Date(budget.resetsAt), dailyAverage, now }),
+          },
     sandbox: installation.environment === 'sandbox',
     used,
     limit,
@@ -82,7 +90,10 @@ export async function usageForecast(deps: { readonly store: Store; readonly pipe
 /** The forecast in one line, for the CLI and the console. */
 export function describeForecast(forecast: UsageForecast): string {
   const average = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
-  const used = forecast.limit === null ? `${forecast.used} units used this ${forecast.period}` : `${forecast.used} of ${forecast.limit} units used this ${forecast.period}`;
+  const used =
+    forecast.limit === null
+      ? `${forecast.used} units used this ${forecast.period}`
+      : `${forecast.used} of ${forecast.limit} units used this ${forecast.period}`;
   if (forecast.sandbox) return 'sandbox: no quota is spent';
   let pace: string;
   if (forecast.limit === null) pace = "the endpoint's quota is not known here";

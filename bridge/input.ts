@@ -47,7 +47,9 @@ export function normalizeInput(request: EnrichmentRequest): NormalizedInput {
  * the same question of the same data set. The record id is not part of it.
  */
 export function inputHash(request: EnrichmentRequest, environment: string): string {
-  return createHash('sha256').update(JSON.stringify([environment, normalizeInput(request)])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([environment, normalizeInput(request)]))
+    .digest('hex');
 }
 
 /**

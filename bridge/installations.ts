@@ -26,8 +26,7 @@ export class InstallationError extends Error {
 
 export type TargetInput =
   /** Enrich in-process against this local account; the installation gets a token of its own. */
-  | { readonly kind: 'local'; readonly accountName: string }
-  | { readonly kind: 'remote'; readonly url: string; readonly token: string };
+  { readonly kind: 'local'; readonly accountName: string } | { readonly kind: 'remote'; readonly url: string; readonly token: string };
 
 /** The target an operator names on a command line: `--account NAME`, or `--remote-url` with `--remote-token`. */
 export function targetFromFlags(flags: { account?: string | undefined; remoteUrl?: string | undefined; remoteToken?: string | undefined }): TargetInput {
@@ -56,7 +55,11 @@ function secretsContext(installationId: string): string {
  * that opens none of them is not the key that sealed them (every webhook and enrichment of theirs would
  * fail). A value that opens but does not parse still counts as opened: the key is right.
  */
-export async function secretsOpenedBy(box: SecretBox, pipeline: PipelineStore, limit = Number.POSITIVE_INFINITY): Promise<{ readonly tried: number; readonly opened: number }> {
+export async function secretsOpenedBy(
+  box: SecretBox,
+  pipeline: PipelineStore,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<{ readonly tried: number; readonly opened: number }> {
   let tried = 0;
   let opened = 0;
   for (const installation of await pipeline.listInstallations()) {

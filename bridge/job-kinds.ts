@@ -107,13 +107,23 @@ export function settledBy(
     const installationId = jobs[0]?.installationId ?? '';
     const installation = await deps.store.findInstallation(installationId);
     if (installation === undefined) {
-      await retryWhileBusy(() => deps.queue.completeMany(jobs.map((job) => job.id), workerId));
+      await retryWhileBusy(() =>
+        deps.queue.completeMany(
+          jobs.map((job) => job.id),
+          workerId,
+        ),
+      );
       return { ...emptySummary(installationId), jobs: jobs.length, outcomes: { 'dropped:disconnected': jobs.length } };
     }
     let leaseLost = 0;
     try {
       await task(installation, jobs);
-      const completed = await retryWhileBusy(() => deps.queue.completeMany(jobs.map((job) => job.id), workerId));
+      const completed = await retryWhileBusy(() =>
+        deps.queue.completeMany(
+          jobs.map((job) => job.id),
+          workerId,
+        ),
+      );
       leaseLost = jobs.length - completed.size;
     } catch (error) {
       for (const job of jobs) {

@@ -56,7 +56,6 @@ function toJob(row: Selectable<JobsTable>): Job {
   };
 }
 
-
 /**
  * What the claim needs to know of the database. SQLite runs one writer at a time, so the claim's one
  * statement is serialised whole; PostgreSQL runs claims side by side, so each locks the rows it picks
@@ -110,12 +109,7 @@ export class KyselyJobQueue implements JobQueue {
         .executeTakeFirst();
       // The pending twin finished between the insert and this read: try once more.
       if (pending === undefined) return this.enqueue(job);
-      await this.db
-        .updateTable('jobs')
-        .set({ rerun: 1 })
-        .where('id', '=', pending.id)
-        .where('state', '=', 'running')
-        .execute();
+      await this.db.updateTable('jobs').set({ rerun: 1 }).where('id', '=', pending.id).where('state', '=', 'running').execute();
       return { id: pending.id, created: false };
     }
   }
@@ -126,7 +120,10 @@ export class KyselyJobQueue implements JobQueue {
     // One statement is atomic by itself: a single chunk with no duplicate to mark needs no transaction
     // (a webhook batch stored as one job is one INSERT).
     if (jobs.length <= ENQUEUE_CHUNK && jobs.every((job) => job.dedupeKey === undefined)) {
-      const inserted = await this.db.insertInto('jobs').values(jobs.map((job) => newJobRow(job, now))).executeTakeFirst();
+      const inserted = await this.db
+        .insertInto('jobs')
+        .values(jobs.map((job) => newJobRow(job, now)))
+        .executeTakeFirst();
       const created = Number(inserted.numInsertedOrUpdatedRows ?? BigInt(jobs.length));
       if (created > 0) await this.announce();
       return { created, duplicates: jobs.length - created };
@@ -141,7 +138,12 @@ export class KyselyJobQueue implements JobQueue {
         const inserted = await trx
           .insertInto('jobs')
           .values(chunk.map((job) => newJobRow(job, now)))
-          .onConflict((oc) => oc.column('dedupe_key').where(sql.ref('state'), 'in', sql`('queued', 'running')`).doNothing())
+          .onConflict((oc) =>
+            oc
+              .column('dedupe_key')
+              .where(sql.ref('state'), 'in', sql`('queued', 'running')`)
+              .doNothing(),
+          )
           .returning('dedupe_key')
           .execute();
         created += inserted.length;
@@ -231,14 +233,22 @@ export class KyselyJobQueue implements JobQueue {
     });
     const rows = this.skipLocked
       ? await this.db
-          .with((cte) => cte('picked').materialized(), () => this.pick(limit, ready, avoid).forUpdate().skipLocked())
+          .with(
+            (cte) => cte('picked').materialized(),
+            () => this.pick(limit, ready, avoid).forUpdate().skipLocked(),
+          )
           .updateTable('jobs')
           .set(lease)
           .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
           .where(ready)
           .returningAll()
           .execute()
-      : await this.db.updateTable('jobs').set(lease).where('id', 'in', this.pick(limit, ready, avoid)).returningAll().execute();
+      : await this.db
+          .updateTable('jobs')
+          .set(lease)
+          .where('id', 'in', this.pick(limit, ready, avoid))
+          .returningAll()
+          .execute();
     return rows.map(toJob).sort((a, b) => a.runAt.localeCompare(b.runAt) || a.createdAt.localeCompare(b.createdAt));
   }
 
@@ -366,7 +376,13 @@ export class KyselyJobQueue implements JobQueue {
   }
 
   async leaseHolders(): Promise<string[]> {
-    const rows = await this.db.selectFrom('jobs').select('lease_owner').distinct().where('state', '=', 'running').where('lease_owner', 'is not', null).execute();
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select('lease_owner')
+      .distinct()
+      .where('state', '=', 'running')
+      .where('lease_owner', 'is not', null)
+      .execute();
     return rows.flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner]));
   }
 
@@ -414,13 +430,22 @@ export class KyselyJobQueue implements JobQueue {
 
   async list(options: { state?: JobState; limit?: number } = {}): Promise<Job[]> {
     // Ids are time-ordered: they keep jobs enqueued in one millisecond in the order they were enqueued.
-    let query = this.db.selectFrom('jobs').selectAll().orderBy('created_at').orderBy('id').limit(options.limit ?? 1000);
+    let query = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(options.limit ?? 1000);
     if (options.state !== undefined) query = query.where('state', '=', options.state);
     return (await query.execute()).map(toJob);
   }
 
   async countByState(): Promise<Partial<Record<JobState, number>>> {
-    const rows = await this.db.selectFrom('jobs').select(['state', (eb) => eb.fn.countAll().as('n')]).groupBy('state').execute();
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['state', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('state')
+      .execute();
     return Object.fromEntries(rows.map((row) => [stateColumn.parse(row.state), Number(row.n)]));
   }
 

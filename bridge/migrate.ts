@@ -61,7 +61,10 @@ export interface CopyProgress {
 }
 
 async function countRows(db: Kysely<PipelineDatabase>, table: MigratedTable): Promise<number> {
-  const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -78,14 +81,20 @@ export async function copyState(
     const already = await countRows(to, table);
     if (already > 0) throw new MigrationRefusedError(`the target database already has ${already} rows in ${table}: migrate into an empty one`);
   }
-  const totals = Object.fromEntries(await Promise.all(MIGRATED_TABLES.map(async (table) => [table, await countRows(from, table)] as const))) as Record<MigratedTable, number>;
+  const totals = Object.fromEntries(await Promise.all(MIGRATED_TABLES.map(async (table) => [table, await countRows(from, table)] as const))) as Record<
+    MigratedTable,
+    number
+  >;
   return to.transaction().execute(async (trx) => {
     for (const table of MIGRATED_TABLES) {
       const total = totals[table];
       let copied = 0;
       onProgress({ table, copied, total });
       const insert = async (rows: Record<string, unknown>[]): Promise<void> => {
-        await trx.insertInto(table).values((table === 'jobs' ? rows.map(requeued) : rows) as never).execute();
+        await trx
+          .insertInto(table)
+          .values((table === 'jobs' ? rows.map(requeued) : rows) as never)
+          .execute();
         copied += rows.length;
         onProgress({ table, copied, total });
       };
@@ -104,7 +113,10 @@ export async function copyState(
     const landed: Partial<Record<MigratedTable, number>> = {};
     for (const table of MIGRATED_TABLES) landed[table] = await countRows(trx, table);
     const short = MIGRATED_TABLES.filter((table) => landed[table] !== totals[table]);
-    if (short.length > 0) throw new MigrationRefusedError(`the copy does not add up in ${short.join(', ')} (was a server still writing the SQLite file?): nothing was copied; stop the servers and migrate again`);
+    if (short.length > 0)
+      throw new MigrationRefusedError(
+        `the copy does not add up in ${short.join(', ')} (was a server still writing the SQLite file?): nothing was copied; stop the servers and migrate again`,
+      );
     return landed as Record<MigratedTable, number>;
   });
 }

@@ -55,7 +55,10 @@ export const InstallationSettingsSchema = z
      * Scheduled refresh: records enriched longer ago than this many days are enriched again in the
      * background, oldest first; null: off.
      */
-    refreshAfterDays: z.union([z.literal(30), z.literal(60), z.literal(90)]).nullable().default(null),
+    refreshAfterDays: z
+      .union([z.literal(30), z.literal(60), z.literal(90)])
+      .nullable()
+      .default(null),
     /** The share of the token's rate the scheduled refresh may take at most. */
     refreshShare: z.number().min(0.01).max(1).default(0.2),
   })

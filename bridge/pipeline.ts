@@ -41,7 +41,6 @@ import type { EnrichmentResponse } from '../core/contract/schemas.ts';
 import type { PipelineStore } from './store.ts';
 import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from './write-policy.ts';
 
-
 export interface PipelineDeps {
   readonly store: PipelineStore;
   readonly queue: JobQueue;
@@ -120,8 +119,20 @@ export class Pipeline {
     if (installation === undefined) {
       // Disconnected since the jobs were queued: nothing to enrich for, nobody to log for. Settled, not
       // dead: a disconnected installation's jobs are not the operator's to list or retry.
-      await retryWhileBusy(() => this.deps.queue.completeMany(jobs.map((job) => job.id), workerId));
-      return { installationId: first.installationId, jobs: jobs.length, outcomes: { 'dropped:disconnected': jobs.length }, released: 0, crmCalls: 0, leaseLost: 0 };
+      await retryWhileBusy(() =>
+        this.deps.queue.completeMany(
+          jobs.map((job) => job.id),
+          workerId,
+        ),
+      );
+      return {
+        installationId: first.installationId,
+        jobs: jobs.length,
+        outcomes: { 'dropped:disconnected': jobs.length },
+        released: 0,
+        crmCalls: 0,
+        leaseLost: 0,
+      };
     }
     const run = new BatchRun(installation, workerId, this.now, cancel);
     try {
@@ -286,7 +297,12 @@ export class Pipeline {
       await this.deps.queue.reschedule(installation.id, this.now());
       return false;
     }
-    const outcome = installation.pauseReason === 'crm_limit' ? 'skipped:crm_limit_paused' : installation.pauseReason === 'budget' ? 'skipped:budget_paused' : 'skipped:quota_paused';
+    const outcome =
+      installation.pauseReason === 'crm_limit'
+        ? 'skipped:crm_limit_paused'
+        : installation.pauseReason === 'budget'
+          ? 'skipped:budget_paused'
+          : 'skipped:quota_paused';
     const runAt = until ?? new Date(this.now().getTime() + PAUSE_WITHOUT_RESET_MS);
     for (const { object, work } of all) {
       run.log(object, work, outcome, { detail: `waits until ${runAt.toISOString()}` });
@@ -382,7 +398,13 @@ export class Pipeline {
   }
 
   /** The records of a slice worth an enrichment: not deleted, with a match key, and changed or due again. */
-  private async candidates(run: BatchRun, connector: CrmConnector, object: string, works: readonly Work[], records: ReadonlyMap<string, CrmRecord>): Promise<Candidate[]> {
+  private async candidates(
+    run: BatchRun,
+    connector: CrmConnector,
+    object: string,
+    works: readonly Work[],
+    records: ReadonlyMap<string, CrmRecord>,
+  ): Promise<Candidate[]> {
     const { installation } = run;
     const states = await this.deps.store.recordStates(
       installation.id,
@@ -436,7 +458,14 @@ export class Pipeline {
     const now = this.now();
     const notBefore = new Date(now.getTime() - installation.settings.reenrichAfterDays * DAY_MS).toISOString();
     const reusable = candidates.filter((c) => !c.work.force);
-    const kept = reusable.length === 0 ? new Map<string, StoredAnswer>() : await this.deps.store.findAnswers(installation.id, reusable.map((c) => c.hash), notBefore);
+    const kept =
+      reusable.length === 0
+        ? new Map<string, StoredAnswer>()
+        : await this.deps.store.findAnswers(
+            installation.id,
+            reusable.map((c) => c.hash),
+            notBefore,
+          );
     // Answers an earlier slice of this batch looked up (saved with the batch, so not in the store yet).
     for (const answer of run.answers) kept.set(answer.inputHash, answer);
     // The target's data version now: the in-process service knows it; for a remote endpoint, the
@@ -496,7 +525,13 @@ export class Pipeline {
    * back to the queue to be tried on their own, unless the round stopped (a quota pause, a timeout, a
    * shutdown), which holds them with the rest of the slice.
    */
-  private follow(run: BatchRun, object: string, round: EnrichRound, followers: ReadonlyMap<string, readonly Candidate[]>, signal: AbortSignal | undefined): Enriched[] {
+  private follow(
+    run: BatchRun,
+    object: string,
+    round: EnrichRound,
+    followers: ReadonlyMap<string, readonly Candidate[]>,
+    signal: AbortSignal | undefined,
+  ): Enriched[] {
     const out: Enriched[] = [];
     const stopped = round.quotaResetsAt !== undefined || round.endpointTimedOut || signal?.aborted === true;
     for (const [hash, group] of followers) {
@@ -529,7 +564,13 @@ export class Pipeline {
   }
 
   /** Enriches the candidates, paced by the enricher; stops sending at the first 402, a timeout or on shutdown. */
-  private async enrichAll(run: BatchRun, enricher: Enricher, object: string, candidates: readonly Candidate[], signal: AbortSignal | undefined): Promise<EnrichRound> {
+  private async enrichAll(
+    run: BatchRun,
+    enricher: Enricher,
+    object: string,
+    candidates: readonly Candidate[],
+    signal: AbortSignal | undefined,
+  ): Promise<EnrichRound> {
     let quotaResetsAt: Date | null | undefined;
     let endpointTimedOut = false;
     const enriched: Enriched[] = [];
@@ -701,12 +742,7 @@ export class Pipeline {
   }
 
   /** A CRM call failed for these records: wait, pause, or retry, as the error says. */
-  private async crmFailure(
-    run: BatchRun,
-    object: string,
-    works: readonly Work[],
-    error: unknown,
-  ): Promise<Stop | null> {
+  private async crmFailure(run: BatchRun, object: string, works: readonly Work[], error: unknown): Promise<Stop | null> {
     if (run.cancel?.aborted) {
       // Given up by us (shutdown past its grace, a lost lease), not by the CRM: back untouched.
       for (const work of works) run.dispose(work, { kind: 'release' });

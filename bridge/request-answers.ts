@@ -35,7 +35,10 @@ export class RequestAnswers {
       .executeTakeFirst();
     if (now.getTime() - this.lastPrune > 3600_000) {
       this.lastPrune = now.getTime();
-      await this.db.deleteFrom('action_callbacks').where('received_at', '<', new Date(now.getTime() - this.memoryMs).toISOString()).execute();
+      await this.db
+        .deleteFrom('action_callbacks')
+        .where('received_at', '<', new Date(now.getTime() - this.memoryMs).toISOString())
+        .execute();
     }
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return { first: true };
     const row = await this.db.selectFrom('action_callbacks').select(['installation_id', 'answer']).where('callback_id', '=', id).executeTakeFirst();
@@ -50,6 +53,10 @@ export class RequestAnswers {
 
   /** Stores the answer the first request gave. */
   async answered(id: string, answer: unknown): Promise<void> {
-    await this.db.updateTable('action_callbacks').set({ answer: JSON.stringify(answer) }).where('callback_id', '=', id).execute();
+    await this.db
+      .updateTable('action_callbacks')
+      .set({ answer: JSON.stringify(answer) })
+      .where('callback_id', '=', id)
+      .execute();
   }
 }

@@ -312,7 +312,10 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   },
   '0005_jobs_rerun': {
     async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('jobs').addColumn('rerun', 'integer', (c) => c.notNull().defaultTo(sql`0`)).execute();
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('rerun', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .execute();
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('jobs').dropColumn('rerun').execute();

@@ -27,10 +27,7 @@ export interface OpenedStorage {
  * Opens the database at `location`: a `postgres://` URL (DATABASE_URL), or else the path of a SQLite
  * file. `busyTimeoutMs` is SQLite's; PostgreSQL waits on row locks, not on the whole file.
  */
-export async function openStorage(
-  location: string,
-  options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {},
-): Promise<OpenedStorage> {
+export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {}): Promise<OpenedStorage> {
   if (isPostgresUrl(location)) {
     // Its own connection, LISTENing for every instance's enqueues; closed with the store.
     const listener = postgresJobListener(location);
@@ -53,7 +50,10 @@ export async function openStorage(
     const pipelineDb = db.withTables<PipelineTables>();
     return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'postgres', listener, clock }), db: pipelineDb, clock };
   }
-  const { store, db } = await openSqliteStore(location, { ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }), migrations: PIPELINE_MIGRATIONS });
+  const { store, db } = await openSqliteStore(location, {
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    migrations: PIPELINE_MIGRATIONS,
+  });
   const pipelineDb = db.withTables<PipelineTables>();
   return { store, queue: new KyselyJobQueue(pipelineDb, { dialect: 'sqlite' }), db: pipelineDb, clock: HOST_CLOCK };
 }

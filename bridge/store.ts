@@ -373,7 +373,10 @@ export class KyselyPipelineStore implements PipelineStore {
       // A record erased while its batch ran (a deletion or privacy request arrived meanwhile) is not
       // saved again: checked inside the transaction, so an erasure is never undone (on PostgreSQL the
       // transaction first waits for any erasure of these installations in flight, and holds them off).
-      await lockInstallationErasures(trx, [...allStates, ...allEntries, ...allAnswers].map((r) => r.installationId));
+      await lockInstallationErasures(
+        trx,
+        [...allStates, ...allEntries, ...allAnswers].map((r) => r.installationId),
+      );
       const keyOf = (r: { installationId: string; object: string; recordId: string }) => `${r.installationId}\u0000${r.object}\u0000${r.recordId}`;
       const erased = new Set<string>();
       const ids = [...new Set([...allStates, ...allEntries, ...allAnswers].map((r) => r.recordId))];
@@ -384,7 +387,11 @@ export class KyselyPipelineStore implements PipelineStore {
       const states = allStates.filter((state) => !erased.has(keyOf(state)));
       const entries = allEntries.filter((entry) => !erased.has(keyOf(entry)));
       // One row per question: the newest answer wins (an upsert may not touch a row twice in one statement).
-      const answers = [...new Map(allAnswers.filter((answer) => !erased.has(keyOf(answer))).map((answer) => [`${answer.installationId}\u0000${answer.inputHash}`, answer])).values()];
+      const answers = [
+        ...new Map(
+          allAnswers.filter((answer) => !erased.has(keyOf(answer))).map((answer) => [`${answer.installationId}\u0000${answer.inputHash}`, answer]),
+        ).values(),
+      ];
       for (const batch of chunks(answers.map(answerRow), CHUNK)) {
         await trx
           .insertInto('reusable_answers')
@@ -471,7 +478,12 @@ export class KyselyPipelineStore implements PipelineStore {
     const day = sql<string>`substr(at, 1, 10)`;
     const rows = await this.db
       .selectFrom('enrichment_log')
-      .select([day.as('day'), 'outcome', (eb) => eb.fn.countAll<number | string>().as('count'), (eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units')])
+      .select([
+        day.as('day'),
+        'outcome',
+        (eb) => eb.fn.countAll<number | string>().as('count'),
+        (eb) => eb.fn.sum<number | string | null>('quota_consumed').as('units'),
+      ])
       .where('installation_id', '=', installationId)
       .where('at', '>=', sinceIso)
       .groupBy([day, 'outcome'])
@@ -504,7 +516,10 @@ export class KyselyPipelineStore implements PipelineStore {
         .where('record_id', '=', fromId)
         .execute();
       if (survivor !== undefined) return false;
-      await trx.insertInto('record_states').values({ ...from, record_id: toId }).execute();
+      await trx
+        .insertInto('record_states')
+        .values({ ...from, record_id: toId })
+        .execute();
       return true;
     });
   }
@@ -595,7 +610,11 @@ export class KyselyPipelineStore implements PipelineStore {
   }
 
   async purgeAnswers(installationId: string, beforeIso: string): Promise<number> {
-    const result = await this.db.deleteFrom('reusable_answers').where('installation_id', '=', installationId).where('answered_at', '<', beforeIso).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('reusable_answers')
+      .where('installation_id', '=', installationId)
+      .where('answered_at', '<', beforeIso)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

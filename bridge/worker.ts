@@ -58,7 +58,10 @@ export function workerProcess(workerId: string): { host: string; pid: number } |
  * crash), instead of waiting for them to run out. Only this host's processes can be checked; our own
  * pid is never taken for dead (another worker may run in this process).
  */
-export async function reclaimDeadWorkers(queue: JobQueue, options: { host?: string; isAlive?: (pid: number) => boolean } = {}): Promise<{ workers: string[]; jobs: number }> {
+export async function reclaimDeadWorkers(
+  queue: JobQueue,
+  options: { host?: string; isAlive?: (pid: number) => boolean } = {},
+): Promise<{ workers: string[]; jobs: number }> {
   const dead = (await queue.leaseHolders()).filter((owner) => workerProcess(owner) !== null && ownerKnownDead(owner, options));
   return { workers: dead, jobs: await queue.expireLeases(dead) };
 }
@@ -144,14 +147,17 @@ export class Worker {
     // Keep the lease well ahead of a long batch (a shared token's limiter can make one slow).
     // Fewer renewed than claimed is usual (the pipeline settles a batch slice by slice): the lease is
     // lost only when another worker has taken some of the jobs.
-    const heartbeat = setInterval(() => {
-      queue
-        .extendLease(ids, this.workerId, this.leaseMs)
-        .then(async (held) => {
-          if (held < ids.length && (await queue.takenOver(ids, this.workerId)) > 0) lost.abort(new Error('the lease was lost'));
-        })
-        .catch((error: unknown) => this.options.onError?.(error));
-    }, Math.max(100, Math.floor(this.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        queue
+          .extendLease(ids, this.workerId, this.leaseMs)
+          .then(async (held) => {
+            if (held < ids.length && (await queue.takenOver(ids, this.workerId)) > 0) lost.abort(new Error('the lease was lost'));
+          })
+          .catch((error: unknown) => this.options.onError?.(error));
+      },
+      Math.max(100, Math.floor(this.leaseMs / 3)),
+    );
     try {
       const summary = await processor.processBatch(jobs, this.workerId, {
         stop: AbortSignal.any([this.abort.signal, lost.signal]),

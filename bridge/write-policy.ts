@@ -32,7 +32,10 @@ export function fieldsFromResponse(response: EnrichmentResponse, minConfidence: 
   const matchedAny = response.household != null || response.career != null;
   const status: EnrichmentStatus = household !== null || career !== null ? 'enriched' : matchedAny ? 'below_min_confidence' : 'no_match';
   const values = new Map<string, FieldValue>();
-  for (const [prefix, data] of [['household', household], ['career', career]] as const) {
+  for (const [prefix, data] of [
+    ['household', household],
+    ['career', career],
+  ] as const) {
     if (data === null) continue;
     for (const [field, value] of Object.entries(data) as [string, FieldValue | undefined][]) {
       if (value !== undefined && !isEmpty(value)) values.set(`${prefix}.${field}`, value);
@@ -175,10 +178,7 @@ export function decideWrites(input: DecideInput): WriteDecision {
  * What the enrichment log keeps of a write: per property sent, the value and what the record held
  * before it (null when the property was empty or missing), so the console can show what was replaced.
  */
-export function replacedValues(
-  properties: Readonly<Record<string, CrmValue>>,
-  current: Readonly<Record<string, CrmValue>>,
-): Record<string, LoggedChange> {
+export function replacedValues(properties: Readonly<Record<string, CrmValue>>, current: Readonly<Record<string, CrmValue>>): Record<string, LoggedChange> {
   const changes: Record<string, LoggedChange> = {};
   for (const [property, value] of Object.entries(properties)) {
     const before = current[property];

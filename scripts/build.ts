@@ -34,5 +34,9 @@ export async function buildBundles(outDir = path.join(ROOT, 'dist')): Promise<vo
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await buildBundles();
-  console.error(`built ${Object.keys(BUNDLES).map((name) => `dist/${name}`).join(' and ')}`);
+  console.error(
+    `built ${Object.keys(BUNDLES)
+      .map((name) => `dist/${name}`)
+      .join(' and ')}`,
+  );
 }

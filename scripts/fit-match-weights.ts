@@ -65,7 +65,11 @@ interface Pair {
 }
 
 function cli(args: string[], env: Record<string, string>): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'bin/enrichbridge.js'), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [path.join(ROOT, 'bin/enrichbridge.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** Newton's method for a logistic regression: rows of features (the first 1, for the intercept). */
@@ -200,7 +204,9 @@ function main(): void {
       // Per row: the crowd when the best candidate's house number is far off, else null.
       const farCrowds: (number | null)[] = [];
       for (const { query, pairs } of perQuery) {
-        const ranked = pairs.map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison })).sort((a, b) => b.weight - a.weight);
+        const ranked = pairs
+          .map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison }))
+          .sort((a, b) => b.weight - a.weight);
         const [best, second] = ranked;
         if (best === undefined) continue;
         const features = calibrationFeatures(reader, query, best, second ?? null);
@@ -227,7 +233,10 @@ function main(): void {
       }
       for (let low = 0, high = 1; low <= 2 ** 10; low = high, high *= 2) {
         const band = far.filter((answer) => answer.crowd >= low && answer.crowd < high);
-        if (band.length > 0) console.error(`far-off number, crowd ${low}–${high - 1}: ${band.filter((answer) => answer.right).length} right, ${band.filter((answer) => !answer.right).length} wrong`);
+        if (band.length > 0)
+          console.error(
+            `far-off number, crowd ${low}–${high - 1}: ${band.filter((answer) => answer.right).length} right, ${band.filter((answer) => !answer.right).length} wrong`,
+          );
       }
       const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
       const pairsCount = perQuery.reduce((sum, q) => sum + q.pairs.length, 0);
@@ -269,10 +278,28 @@ export const MU = { m: ${describe(m)}, u: ${describe(u)} } as const;
       );
       if (round < Number(values.rounds)) {
         // The comparisons depend on the weights (member and address choice): run again with the new ones.
-        execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/fit-match-weights.ts'), '--people', values.people, '--seed', values.seed, '--queries', values.queries, '--rounds', '1', '--reuse', root], {
-          cwd: ROOT,
-          stdio: 'inherit',
-        });
+        execFileSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            path.join(ROOT, 'scripts/fit-match-weights.ts'),
+            '--people',
+            values.people,
+            '--seed',
+            values.seed,
+            '--queries',
+            values.queries,
+            '--rounds',
+            '1',
+            '--reuse',
+            root,
+          ],
+          {
+            cwd: ROOT,
+            stdio: 'inherit',
+          },
+        );
         break;
       }
     }

@@ -268,7 +268,10 @@ export function renderSfdxProject(): string {
 
 /** Each generated file, relative to SALESFORCE_MANIFEST_DIR, with the content it should have. */
 export function generatedManifests(): ReadonlyMap<string, string> {
-  const files = new Map<string, string>([[SFDX_PROJECT, renderSfdxProject()], [PACKAGE_XML, renderPackageXml()]]);
+  const files = new Map<string, string>([
+    [SFDX_PROJECT, renderSfdxProject()],
+    [PACKAGE_XML, renderPackageXml()],
+  ]);
   for (const field of salesforceFields()) files.set(fieldFile(field.object, field.name), renderField(field));
   files.set(PERMISSION_SET_FILE, renderPermissionSet());
   files.set(LEAD_CONVERT_FILE, renderLeadConvertSettings());

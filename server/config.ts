@@ -7,9 +7,7 @@ import type { OutboundTimeouts } from '../core/client/timeouts.ts';
 import { redactDatabaseUrl, redactRedisUrl } from '../core/observe/connection-urls.ts';
 import { SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
 
-const flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 /** One trusted proxy: a named range express knows, an IPv4/IPv6 address, or a subnet in CIDR form. */
 function isProxyEntry(entry: string): boolean {
@@ -37,7 +35,10 @@ const EnvSchema = z.object({
   /** Connections each instance holds to DATABASE_URL at most. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** What every key this deployment keeps in Redis starts with (several deployments may share one Redis). */
-  REDIS_KEY_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'letters, digits and : . _ - only').default('eb:'),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]{1,64}$/, 'letters, digits and : . _ - only')
+    .default('eb:'),
   /** Redis for the limits several instances share: the inbound per-token rate and the outbound pacing. */
   REDIS_URL: z
     .string()
@@ -63,7 +64,9 @@ const EnvSchema = z.object({
   METRICS_ALLOW: z
     .string()
     .min(1)
-    .refine((value) => value.split(',').every((entry) => isProxyEntry(entry.trim())), { message: 'expected comma-separated addresses or subnets (e.g. loopback, 10.0.0.0/8)' })
+    .refine((value) => value.split(',').every((entry) => isProxyEntry(entry.trim())), {
+      message: 'expected comma-separated addresses or subnets (e.g. loopback, 10.0.0.0/8)',
+    })
     .default('loopback'),
   /** A bearer token that also opens GET /metrics from anywhere (a scraper outside METRICS_ALLOW). */
   METRICS_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
@@ -239,7 +242,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
   }
-  const trustProxy = e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY.split(',').map((entry) => entry.trim()).join(',');
+  const trustProxy =
+    e.TRUST_PROXY === undefined
+      ? false
+      : e.TRUST_PROXY.split(',')
+          .map((entry) => entry.trim())
+          .join(',');
   return {
     production,
     port: e.PORT,

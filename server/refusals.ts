@@ -30,13 +30,12 @@ export function createdbCommand(url: string): { readonly database: string; reado
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || user;
   if (database === '') return null;
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  const args = [
-    ...(host === '' ? [] : ['-h', host]),
-    ...(parsed.port === '' ? [] : ['-p', parsed.port]),
-    ...(user === '' ? [] : ['-U', user]),
+  const args = [...(host === '' ? [] : ['-h', host]), ...(parsed.port === '' ? [] : ['-p', parsed.port]), ...(user === '' ? [] : ['-U', user]), database];
+  return {
     database,
-  ];
-  return { database, server: host === '' ? null : `${host}${parsed.port === '' ? '' : `:${parsed.port}`}`, command: ['createdb', ...args.map(shellWord)].join(' ') };
+    server: host === '' ? null : `${host}${parsed.port === '' ? '' : `:${parsed.port}`}`,
+    command: ['createdb', ...args.map(shellWord)].join(' '),
+  };
 }
 
 /**

@@ -13,7 +13,13 @@ const CHECKED_AT_START = 50;
  * Tries the key on the first installations' sealed secrets. None opens: an error line (every
  * installation's webhooks answer 503 and its jobs fail until the key is fixed). Some do not: a warning.
  */
-export async function checkSecretKey(box: SecretBox, pipeline: PipelineStore, dataDir: string, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function checkSecretKey(
+  box: SecretBox,
+  pipeline: PipelineStore,
+  dataDir: string,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const { tried, opened } = await secretsOpenedBy(box, pipeline, CHECKED_AT_START);
   if (opened === tried) return;
   const keyFile = path.join(dataDir, KEY_FILE_NAME);

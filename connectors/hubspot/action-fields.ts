@@ -58,10 +58,7 @@ export function hubspotActionOutputDefinitions(): HubSpotActionOutputDefinition[
 
 /** `labels.en.outputFieldLabels` of the action definition. */
 export function hubspotActionOutputLabels(): Record<HubSpotActionOutputName, string> {
-  return Object.fromEntries(HUBSPOT_ACTION_OUTPUT_FIELDS.map(({ name, label }) => [name, label])) as Record<
-    HubSpotActionOutputName,
-    string
-  >;
+  return Object.fromEntries(HUBSPOT_ACTION_OUTPUT_FIELDS.map(({ name, label }) => [name, label])) as Record<HubSpotActionOutputName, string>;
 }
 
 /**

@@ -72,7 +72,11 @@ async function completeCallbacks(api: Awaited<ReturnType<typeof hubspotApiFor>>,
   for (let start = 0; start < completions.length; start += CALLBACK_BATCH_LIMIT) {
     const chunk = completions.slice(start, start + CALLBACK_BATCH_LIMIT);
     try {
-      await api.call('complete workflow callbacks', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: chunk.map(completionInput) } }, Ignored);
+      await api.call(
+        'complete workflow callbacks',
+        { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: chunk.map(completionInput) } },
+        Ignored,
+      );
     } catch (error) {
       if (retryableCompletion(error) || chunk.length === 1) {
         for (const c of chunk) failed.set(c.callbackId, error);
@@ -80,7 +84,11 @@ async function completeCallbacks(api: Awaited<ReturnType<typeof hubspotApiFor>>,
       }
       for (const c of chunk) {
         try {
-          await api.call('complete workflow callback', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: [completionInput(c)] } }, Ignored);
+          await api.call(
+            'complete workflow callback',
+            { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: [completionInput(c)] } },
+            Ignored,
+          );
         } catch (one) {
           failed.set(c.callbackId, one);
         }
@@ -95,7 +103,13 @@ async function completeCallbacks(api: Awaited<ReturnType<typeof hubspotApiFor>>,
  * again, queues the next try (backoff doubling from 15 s) while the deadline allows; past it the
  * enrollment has expired in HubSpot and the job ends.
  */
-export async function retryHubSpotCallbacks(installation: Installation, installations: Installations, jobs: readonly Job[], queue: JobQueue, now: Date = new Date()): Promise<void> {
+export async function retryHubSpotCallbacks(
+  installation: Installation,
+  installations: Installations,
+  jobs: readonly Job[],
+  queue: JobQueue,
+  now: Date = new Date(),
+): Promise<void> {
   const api = await hubspotApiFor(installation, installations);
   const due = jobs
     .map((job) => CallbackRetrySchema.safeParse(job.payload))
@@ -117,7 +131,6 @@ export async function retryHubSpotCallbacks(installation: Installation, installa
  * contact in well under a second.
  */
 export const ACTION_WAIT_MS = 2_500;
-
 
 /**
  * The callback ids already taken and what they were answered. A v2-signed action request can be
@@ -251,7 +264,11 @@ function portalOf(raw: Buffer): string | null {
  * own (v3, timestamped, so a replay goes stale in 5 minutes, when HubSpot sends it, as it does beside
  * the older versions; otherwise v2, whose replays the callback ids catch), parsed, then acceptAction.
  */
-export async function acceptActionRequest(body: Buffer, request: { readonly url: string; readonly headers: Headers; readonly now: number }, deps: ActionRequestDeps): Promise<HttpResult> {
+export async function acceptActionRequest(
+  body: Buffer,
+  request: { readonly url: string; readonly headers: Headers; readonly now: number },
+  deps: ActionRequestDeps,
+): Promise<HttpResult> {
   const portal = portalOf(body);
   const installation = portal === null ? undefined : await deps.installationOf(portal);
   const secrets: string[] = deps.appClientSecret === null ? [] : [deps.appClientSecret];
@@ -260,7 +277,8 @@ export async function acceptActionRequest(body: Buffer, request: { readonly url:
     if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
   }
   const verify = (clientSecret: string): boolean =>
-    verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3', 'v2'], now: request.now }).ok;
+    verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3', 'v2'], now: request.now })
+      .ok;
   if (!secrets.some(verify)) return jsonResult(401, { message: 'invalid or missing HubSpot signature' });
   let json: unknown;
   try {

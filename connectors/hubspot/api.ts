@@ -101,7 +101,15 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 const ObjectSchema = z.object({ id: z.string(), properties: z.record(z.string(), z.string().nullable()).default({}) }).loose();
 /** Each error of a 207 is read on its own (`entries`): one HubSpot wrote differently must not cost the others. */
 const BatchObjectsSchema = z.object({ results: z.array(ObjectSchema), errors: z.array(z.unknown()).optional() }).loose();
-const PageSchema = z.object({ results: z.array(ObjectSchema), paging: z.object({ next: z.object({ after: z.string() }).loose().optional() }).loose().optional() }).loose();
+const PageSchema = z
+  .object({
+    results: z.array(ObjectSchema),
+    paging: z
+      .object({ next: z.object({ after: z.string() }).loose().optional() })
+      .loose()
+      .optional(),
+  })
+  .loose();
 /** Any 2xx whose body we do not read (a 204, or one we only need to have succeeded). */
 export const Ignored = z.unknown();
 
@@ -185,7 +193,7 @@ export class HubSpotApi {
   private async callPaced<T>(what: string, request: HubSpotRequest, schema: z.ZodType<T>, signal: AbortSignal | undefined): Promise<T> {
     let token = await this.options.accessToken();
     let refreshed = false;
-    for (let burst = 0; ; ) {
+    for (let burst = 0; ;) {
       if (signal?.aborted) throw signal.reason as Error;
       try {
         this.calls += 1;
@@ -278,7 +286,12 @@ export class HubSpotApi {
     }));
     let response;
     try {
-      response = await this.call('batch update contacts', { method: 'POST', path: HUBSPOT_PATHS.contactsBatchUpdate, body: { inputs } }, BatchObjectsSchema, options);
+      response = await this.call(
+        'batch update contacts',
+        { method: 'POST', path: HUBSPOT_PATHS.contactsBatchUpdate, body: { inputs } },
+        BatchObjectsSchema,
+        options,
+      );
     } catch (error) {
       if (!(error instanceof HubSpotApiError)) throw error;
       return this.refusedWhole(updates, error, options, budget);
@@ -306,7 +319,12 @@ export class HubSpotApi {
    * its reason and the rest are sent again; a validation refusal that names none is narrowed down by
    * halves; anything else ends every record alike.
    */
-  private async refusedWhole(updates: readonly RecordUpdate[], error: HubSpotApiError, options: CallOptions, budget: { narrowingCalls: number }): Promise<WriteResult[]> {
+  private async refusedWhole(
+    updates: readonly RecordUpdate[],
+    error: HubSpotApiError,
+    options: CallOptions,
+    budget: { narrowingCalls: number },
+  ): Promise<WriteResult[]> {
     if (error.status >= 500) return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: error.message }));
     const refusal = refusalOf(error.body);
     const named = new Set(error.ids);
@@ -315,17 +333,29 @@ export class HubSpotApi {
       ...(await this.settle(rest, options, budget)),
     ];
     if (named.size > 0 && updates.some((u) => named.has(u.id))) {
-      return sendAgain(updates.filter((u) => named.has(u.id)), updates.filter((u) => !named.has(u.id)));
+      return sendAgain(
+        updates.filter((u) => named.has(u.id)),
+        updates.filter((u) => !named.has(u.id)),
+      );
     }
     const byProperty = refusal.kind === 'sensitive' || (refusal.kind === 'validation' && refusal.cause !== 'rule');
     if (byProperty && refusal.properties.length > 0) {
       // Refused wherever they are written, and named: the records that write one are refused, the others sent again.
       const writes = (u: RecordUpdate) => refusal.properties.some((p) => p in u.properties);
-      if (updates.some(writes)) return sendAgain(updates.filter(writes), updates.filter((u) => !writes(u)));
+      if (updates.some(writes))
+        return sendAgain(
+          updates.filter(writes),
+          updates.filter((u) => !writes(u)),
+        );
     }
     if ((refusal.kind === 'validation' || refusal.kind === 'sensitive') && updates.length > 1) {
       if (budget.narrowingCalls < 2) {
-        return updates.map((u) => ({ id: u.id, ok: false, reason: 'transient', message: `${error.message} (not yet told apart from the other records of its batch; tried again later)` }));
+        return updates.map((u) => ({
+          id: u.id,
+          ok: false,
+          reason: 'transient',
+          message: `${error.message} (not yet told apart from the other records of its batch; tried again later)`,
+        }));
       }
       // Which record(s) the rule refused is not said: halves, each written or narrowed again.
       budget.narrowingCalls -= 2;
@@ -333,7 +363,9 @@ export class HubSpotApi {
       return [...(await this.settle(updates.slice(0, middle), options, budget)), ...(await this.settle(updates.slice(middle), options, budget))];
     }
     // Not about any one record (a 404 for the whole request, …): every record alike, and gone only when named.
-    return updates.map((u) => (refusal.kind === 'not_found' ? { id: u.id, ok: false, reason: 'rejected', message: error.message } : refusedResult(u.id, refusal, error.message)));
+    return updates.map((u) =>
+      refusal.kind === 'not_found' ? { id: u.id, ok: false, reason: 'rejected', message: error.message } : refusedResult(u.id, refusal, error.message),
+    );
   }
 
   /**

@@ -26,6 +26,11 @@ export const hubspotBackfill: CrmBackfill = {
   nouns: { [CONTACT]: 'contacts' },
   open: async ({ installation, installations }) => {
     const api = await hubspotApiFor(installation, installations);
-    return { connector: new HubSpotConnector(api), source: hubspotRecordSource({ api }), scanned: 'contacts', summary: () => ({ restarted: false, lines: [] }) };
+    return {
+      connector: new HubSpotConnector(api),
+      source: hubspotRecordSource({ api }),
+      scanned: 'contacts',
+      summary: () => ({ restarted: false, lines: [] }),
+    };
   },
 };

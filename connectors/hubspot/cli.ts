@@ -72,9 +72,7 @@ export function hubspotCommands(app: HubSpotAppSettings, context: CrmCommandCont
   });
 
   withTargetOptions(
-    hubspot
-      .command('install-link')
-      .description('an expiring link (7 days) a HubSpot admin opens to install the public app (OAuth) for this target'),
+    hubspot.command('install-link').description('an expiring link (7 days) a HubSpot admin opens to install the public app (OAuth) for this target'),
   ).action((flags: TargetFlags) => {
     const publicUrl = context.publicUrl();
     if (publicUrl === null) throw new InstallationError('set PUBLIC_URL (the address HubSpot and admins reach this server at)');

@@ -82,8 +82,7 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
   'status.enrichment_status': {
     kind: 'enum',
     label: 'Enrichment status',
-    description:
-      'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal.',
+    description: 'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal.',
     options: enrichmentStatusOptions().map(({ value, label }) => ({ label, value })),
   },
   'status.enriched_at': {
@@ -152,9 +151,7 @@ export function hubspotProperties(): HubSpotPropertyDefinition[] {
     ...PAIRS[field.kind],
     displayOrder: index + 1,
     formField: false,
-    ...(field.options.length === 0
-      ? {}
-      : { options: field.options.map((option, order) => ({ ...option, displayOrder: order, hidden: false })) }),
+    ...(field.options.length === 0 ? {} : { options: field.options.map((option, order) => ({ ...option, displayOrder: order, hidden: false })) }),
   }));
 }
 

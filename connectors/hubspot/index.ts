@@ -35,7 +35,8 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
       [HUBSPOT_JOURNAL_JOB]: async (installation, _jobs, { installations, queue, deliveries, log }) => {
         try {
           const pull = await pullHubSpotJournal(installation, { installations, queue, deliveries });
-          if (pull.skipped === null) log({ installation: installation.id, read: pull.read, recovered: pull.recovered, unreadable: pull.unreadable ?? 0 }, 'hubspot journal pulled');
+          if (pull.skipped === null)
+            log({ installation: installation.id, read: pull.read, recovered: pull.recovered, unreadable: pull.unreadable ?? 0 }, 'hubspot journal pulled');
         } catch (error) {
           // An app without the client-credentials grant or the journal scopes: said once an hour, no dead job.
           if (!(error instanceof CrmError && error.kind === 'auth')) throw error;
@@ -53,6 +54,8 @@ export function hubspotModule(app: HubSpotAppSettings = NO_HUBSPOT_APP): CrmModu
     consoleSignIn: hubspotConsoleSignIn(app),
     // HubSpot's app sends a portal on another data centre (app-eu1, …) on from app.hubspot.com.
     recordUrl: (installation, _crm, object, recordId) =>
-      object === CONTACT ? `https://app.hubspot.com/contacts/${encodeURIComponent(installation.externalAccountId)}/record/0-1/${encodeURIComponent(recordId)}` : null,
+      object === CONTACT
+        ? `https://app.hubspot.com/contacts/${encodeURIComponent(installation.externalAccountId)}/record/0-1/${encodeURIComponent(recordId)}`
+        : null,
   };
 }

@@ -80,7 +80,12 @@ export class HubSpotInstallError extends Error {
   }
 }
 
-const seals = new InstallSeals({ context: 'hubspot-oauth', intent: InstallIntentSchema, state: OAuthStateSchema, fail: (message) => new HubSpotInstallError(message) });
+const seals = new InstallSeals({
+  context: 'hubspot-oauth',
+  intent: InstallIntentSchema,
+  state: OAuthStateSchema,
+  fail: (message) => new HubSpotInstallError(message),
+});
 
 /** An install link's token: sealed (so neither readable nor forgeable), expiring. */
 export function createInstallLink(box: SecretBox, target: TargetInput, environment: Environment, now: Date = new Date()): string {
@@ -224,7 +229,11 @@ export async function completeOAuth(options: {
 }
 
 /** Disconnect: optionally archive our properties in the portal, then forget the installation. */
-export async function disconnectPortal(installations: Installations, installationId: string, removeProperties: boolean): Promise<{ removedProperties: number }> {
+export async function disconnectPortal(
+  installations: Installations,
+  installationId: string,
+  removeProperties: boolean,
+): Promise<{ removedProperties: number }> {
   const installation = await installations.require(installationId);
   if (installation.provider !== HUBSPOT_PROVIDER) throw new HubSpotInstallError(`${installationId} is not a HubSpot installation`);
   let removedProperties = 0;

@@ -288,7 +288,11 @@ export interface JsonAnswer {
  * the app's secret or the claimed portal's own, parsed, and stored as one job per portal before the 200.
  * Never throws.
  */
-export async function acceptWebhookBatch(body: Buffer, request: { readonly url: string; readonly headers: Headers; readonly now: number }, deps: HubSpotWebhookDeps): Promise<JsonAnswer> {
+export async function acceptWebhookBatch(
+  body: Buffer,
+  request: { readonly url: string; readonly headers: Headers; readonly now: number },
+  deps: HubSpotWebhookDeps,
+): Promise<JsonAnswer> {
   // Parsed once, but nothing in it is acted on before the signature checks out.
   const json = parseJson(body);
   const secrets: string[] = [];
@@ -302,7 +306,8 @@ export async function acceptWebhookBatch(body: Buffer, request: { readonly url: 
       if (credentials !== null && !secrets.includes(credentials.clientSecret)) secrets.push(credentials.clientSecret);
     }
     verifiedBy = secrets.find(
-      (clientSecret) => verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3'], now: request.now }).ok,
+      (clientSecret) =>
+        verifyHubSpotRequest({ clientSecret, method: 'POST', url: request.url, rawBody: body, headers: request.headers, accept: ['v3'], now: request.now }).ok,
     );
   } catch (error) {
     deps.onError(error);

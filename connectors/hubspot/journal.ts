@@ -104,13 +104,20 @@ export function journalEvents(file: unknown, portalId: string, fileOffset: strin
       continue;
     }
     if (event.data.portalId !== portalId || (event.data.objectTypeId ?? CONTACT_TYPE) !== CONTACT_TYPE) continue;
-    const base = { eventId: `journal:${fileOffset}:${index}`, portalId, objectId: event.data.objectId, occurredAt: event.data.occurredAt, changeSource: 'JOURNAL' };
+    const base = {
+      eventId: `journal:${fileOffset}:${index}`,
+      portalId,
+      objectId: event.data.objectId,
+      occurredAt: event.data.occurredAt,
+      changeSource: 'JOURNAL',
+    };
     switch (event.data.action) {
       case 'CREATE':
         events.push({ ...base, subscriptionType: 'contact.creation' });
         break;
       case 'UPDATE':
-        for (const propertyName of changedProperties(event.data.propertyChanges).filter((name) => IDENTITY.has(name))) events.push({ ...base, eventId: `${base.eventId}:${propertyName}`, subscriptionType: 'contact.propertyChange', propertyName });
+        for (const propertyName of changedProperties(event.data.propertyChanges).filter((name) => IDENTITY.has(name)))
+          events.push({ ...base, eventId: `${base.eventId}:${propertyName}`, subscriptionType: 'contact.propertyChange', propertyName });
         break;
       case 'DELETE':
         events.push({ ...base, subscriptionType: 'contact.deletion' });
@@ -181,7 +188,11 @@ async function ensureSubscription(api: HubSpotApi, portalId: string): Promise<bo
 async function fetchFile(url: string, apiBaseUrl: string): Promise<unknown> {
   const target = new URL(url);
   if (target.protocol !== 'https:' && target.origin !== new URL(apiBaseUrl).origin) throw new Error('HubSpot journal file URL is not https');
-  const response = await fetch(target, { signal: AbortSignal.timeout(outboundTimeouts().hubspotMs), redirect: 'error', headers: { accept: 'application/json' } });
+  const response = await fetch(target, {
+    signal: AbortSignal.timeout(outboundTimeouts().hubspotMs),
+    redirect: 'error',
+    headers: { accept: 'application/json' },
+  });
   if (!response.ok || response.body === null) throw new Error(`HubSpot journal file answered ${response.status}`);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
@@ -289,7 +300,12 @@ async function queueUnseen(installation: Installation, events: readonly HubSpotE
   if (fresh.length === 0) return 0;
   const jobs: NewJob[] = [];
   for (let i = 0; i < fresh.length; i += MAX_EVENTS_PER_BATCH) {
-    jobs.push({ installationId: installation.id, kind: HUBSPOT_EVENTS_JOB, payload: { events: fresh.slice(i, i + MAX_EVENTS_PER_BATCH).map(([, event]) => event) }, maxAttempts: 10 });
+    jobs.push({
+      installationId: installation.id,
+      kind: HUBSPOT_EVENTS_JOB,
+      payload: { events: fresh.slice(i, i + MAX_EVENTS_PER_BATCH).map(([, event]) => event) },
+      maxAttempts: 10,
+    });
   }
   await deps.queue.enqueueMany(jobs);
   const freshKeys = fresh.map(([key]) => key);

@@ -91,7 +91,11 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
   let groupCreated = false;
   if (!groups.results.some((g) => g.name === HUBSPOT_PROPERTY_GROUP.name)) {
     try {
-      await api.call('create property group', { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label } }, Ignored);
+      await api.call(
+        'create property group',
+        { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: HUBSPOT_PROPERTY_GROUP.name, label: HUBSPOT_PROPERTY_GROUP.label } },
+        Ignored,
+      );
       groupCreated = true;
     } catch (error) {
       if (!(error instanceof HubSpotApiError && error.status === 409)) throw error;
@@ -113,7 +117,12 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
       conflicting.push(definition.name);
       continue;
     }
-    if (have.label === definition.label && have.description === definition.description && have.groupName === definition.groupName && sameOptions(definition, have)) {
+    if (
+      have.label === definition.label &&
+      have.description === definition.description &&
+      have.groupName === definition.groupName &&
+      sameOptions(definition, have)
+    ) {
       unchanged.push(definition.name);
       continue;
     }
@@ -132,7 +141,11 @@ export async function provisionHubSpotProperties(api: HubSpotApi): Promise<Provi
   if (missing.length > 0) {
     try {
       // Docs: https://developers.hubspot.com/docs/api-reference/latest/crm/properties/batch/create-properties
-      const response = await api.call('create properties', { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: missing.map((d) => input(d)) } }, PropertiesSchema);
+      const response = await api.call(
+        'create properties',
+        { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: missing.map((d) => input(d)) } },
+        PropertiesSchema,
+      );
       const made = new Set(response.results.map((p) => p.name));
       created.push(...missing.filter((d) => made.has(d.name)).map((d) => d.name));
       // A 207: the ones HubSpot did not create exist already (a concurrent install) or were refused;

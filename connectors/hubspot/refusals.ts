@@ -14,7 +14,10 @@ export const HubSpotErrorSchema = z
     message: z.string().optional(),
     category: z.string().optional(),
     /** A string on most answers; HubSpot's `StandardError` documents it as an object, so it is read only as a string. */
-    subCategory: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)).optional(),
+    subCategory: z
+      .unknown()
+      .transform((v) => (typeof v === 'string' ? v : undefined))
+      .optional(),
     policyName: z.string().optional(),
     errorType: z.string().optional(),
     context: z.record(z.string(), z.unknown()).optional(),
@@ -24,7 +27,10 @@ export const HubSpotErrorSchema = z
           .object({
             message: z.string().optional(),
             code: z.string().optional(),
-            subCategory: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)).optional(),
+            subCategory: z
+              .unknown()
+              .transform((v) => (typeof v === 'string' ? v : undefined))
+              .optional(),
             in: z.string().optional(),
             context: z.record(z.string(), z.unknown()).optional(),
           })
@@ -142,25 +148,25 @@ export function refusalSentence(refusal: HubSpotRefusal): string {
   if (refusal.kind === 'validation' && refusal.cause === 'property') {
     return (
       `HubSpot refused ${named(refusal.properties)}${code}: the property is missing or read-only in this portal. ` +
-      'Reconnect the app (it provisions its properties again) or turn the field off in this installation\'s settings; the record is not retried.'
+      "Reconnect the app (it provisions its properties again) or turn the field off in this installation's settings; the record is not retried."
     );
   }
   if (refusal.kind === 'validation' && refusal.cause === 'value') {
     return (
       `HubSpot refused the value written to ${named(refusal.properties)}${code}: ${refusal.message}. ` +
-      'The property\'s definition in HubSpot (its options or type) was changed: reconnect the app to restore it, or turn the field off in this installation\'s settings; the record is not retried.'
+      "The property's definition in HubSpot (its options or type) was changed: reconnect the app to restore it, or turn the field off in this installation's settings; the record is not retried."
     );
   }
   if (refusal.kind === 'validation') {
     return (
       `HubSpot's validation rules for this portal refused ${named(refusal.properties)}${code}: ${refusal.message}. ` +
-      'Change the rule in HubSpot (Settings › Properties or the contact form rules), or turn the field off in this installation\'s settings; the record is not retried.'
+      "Change the rule in HubSpot (Settings › Properties or the contact form rules), or turn the field off in this installation's settings; the record is not retried."
     );
   }
   if (refusal.kind === 'sensitive') {
     return (
       `HubSpot refused ${named(refusal.properties)}: the portal marks it as sensitive data, which this app may not write. ` +
-      'Unmark it in HubSpot (Settings › Properties › Sensitive data) or turn the field off in this installation\'s settings; the record is not retried.'
+      "Unmark it in HubSpot (Settings › Properties › Sensitive data) or turn the field off in this installation's settings; the record is not retried."
     );
   }
   return refusal.message;

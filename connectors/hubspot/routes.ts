@@ -25,7 +25,6 @@ import { type HubSpotWebhookDeps, acceptWebhookBatch } from './intake.ts';
 import { hubspotRequestUrl } from './signature.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE, HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from './paths.ts';
 
-
 /** HubSpot's batches are up to 100 events of a few hundred bytes each. */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** One action request: a contact id and the workflow's inputs. */
@@ -111,7 +110,11 @@ export function hubspotRoutes(settings: HubSpotAppSettings, context: CrmRouteCon
     handle: async (request) => {
       // Without the public URL the signature cannot be checked: refuse rather than trust.
       if (publicUrl === null) return notVerifiable('webhook');
-      const answer = await acceptWebhookBatch(request.body, { url: hubspotRequestUrl(publicUrl, request.url), headers: request.headers, now: now().getTime() }, webhookIntake);
+      const answer = await acceptWebhookBatch(
+        request.body,
+        { url: hubspotRequestUrl(publicUrl, request.url), headers: request.headers, now: now().getTime() },
+        webhookIntake,
+      );
       return jsonResult(answer.status, answer.body);
     },
   };
@@ -122,7 +125,11 @@ export function hubspotRoutes(settings: HubSpotAppSettings, context: CrmRouteCon
     body: { limit: ACTION_BODY_LIMIT, refuse: refuseAsJson },
     handle: (request) => {
       if (publicUrl === null) return notVerifiable('request');
-      return acceptActionRequest(request.body, { url: hubspotRequestUrl(publicUrl, request.url), headers: request.headers, now: now().getTime() }, actionIntake);
+      return acceptActionRequest(
+        request.body,
+        { url: hubspotRequestUrl(publicUrl, request.url), headers: request.headers, now: now().getTime() },
+        actionIntake,
+      );
     },
   };
 

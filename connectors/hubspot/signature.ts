@@ -4,7 +4,16 @@
 // We do not call @hubspot/api-client's `Signature` here: it compares with `===`, throws on a stale
 // timestamp, and does not decode the URI for v3 (see ../shared/reference/crm-platforms.md, section 2).
 // The tests cross-check our signatures against it.
-import { type HeaderValue, type RawBody, type TimestampFailure, constantTimeEqual, hmacSha256, sha256, singleValue as single, timestampOutsideWindow } from '../kit/signature.ts';
+import {
+  type HeaderValue,
+  type RawBody,
+  type TimestampFailure,
+  constantTimeEqual,
+  hmacSha256,
+  sha256,
+  singleValue as single,
+  timestampOutsideWindow,
+} from '../kit/signature.ts';
 
 /** How far `X-HubSpot-Request-Timestamp` may be from our clock, either way (HubSpot: 5 minutes). */
 export const HUBSPOT_SIGNATURE_MAX_AGE_MS = 5 * 60_000;

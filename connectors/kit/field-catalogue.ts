@@ -95,16 +95,15 @@ const FIELD_LABELS: Readonly<Record<string, string>> = { confidence: 'Match conf
 function fieldLabel(field: string): string {
   const fixed = FIELD_LABELS[field];
   if (fixed !== undefined) return fixed;
-  const words = field.split('_').filter((word) => word !== '').map((word) => ACRONYMS[word] ?? word);
+  const words = field
+    .split('_')
+    .filter((word) => word !== '')
+    .map((word) => ACRONYMS[word] ?? word);
   const [first = '', ...rest] = words;
   return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
 }
 
-function catalogue(
-  group: CatalogueField['group'],
-  fields: readonly string[],
-  shape: Readonly<Record<string, z.core.$ZodType>>,
-): CatalogueField[] {
+function catalogue(group: CatalogueField['group'], fields: readonly string[], shape: Readonly<Record<string, z.core.$ZodType>>): CatalogueField[] {
   return fields.map((field) => {
     const key = `${group}.${field}`;
     const schema = shape[field];

@@ -91,12 +91,26 @@ export class InstallSeals<Intent extends { readonly expiresAt: number }, State e
 
   /** The intent of a link: ours, untampered, unexpired (else the CRM's refusal). */
   openLink(box: SecretBox, sealed: string, now: Date): Intent {
-    return openUnexpired(box, this.spec.context, sealed, { schema: this.spec.intent, what: 'install link', expired: INSTALL_MESSAGES.linkExpired }, now, this.spec.fail);
+    return openUnexpired(
+      box,
+      this.spec.context,
+      sealed,
+      { schema: this.spec.intent, what: 'install link', expired: INSTALL_MESSAGES.linkExpired },
+      now,
+      this.spec.fail,
+    );
   }
 
   /** The state the CRM hands back: ours, unexpired, and from the browser that started. */
   verifyState(box: SecretBox, sealed: string, cookieNonce: string | undefined, now: Date): State {
-    const state = openUnexpired(box, this.spec.context, sealed, { schema: this.spec.state, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired }, now, this.spec.fail);
+    const state = openUnexpired(
+      box,
+      this.spec.context,
+      sealed,
+      { schema: this.spec.state, what: 'OAuth state', expired: INSTALL_MESSAGES.stateExpired },
+      now,
+      this.spec.fail,
+    );
     requireSameBrowser(state.nonce, cookieNonce, this.spec.fail);
     return state;
   }

@@ -47,7 +47,9 @@ export interface OAuthInstallFlow<App extends { readonly publicUrl: string }, St
   readonly now?: () => Date;
 }
 
-export function oauthInstallRoutes<App extends { readonly publicUrl: string }, State extends { readonly nonce: string }>(flow: OAuthInstallFlow<App, State>): CrmRoute[] {
+export function oauthInstallRoutes<App extends { readonly publicUrl: string }, State extends { readonly nonce: string }>(
+  flow: OAuthInstallFlow<App, State>,
+): CrmRoute[] {
   const now = flow.now ?? (() => new Date());
   const page = (status: number, content: ResultPageContent, headers: Readonly<Record<string, string>> = {}): HttpResult => {
     const result = resultPage(status, content);
@@ -89,7 +91,8 @@ export function oauthInstallRoutes<App extends { readonly publicUrl: string }, S
       }
       const code = request.query.code ?? '';
       const sealed = request.query.state ?? '';
-      if (code === '' || sealed === '') return page(400, { title: 'Incomplete callback', lines: ['The callback is missing its code or state. Start the install again.'] });
+      if (code === '' || sealed === '')
+        return page(400, { title: 'Incomplete callback', lines: ['The callback is missing its code or state. Start the install again.'] });
       try {
         const state = flow.verify(sealed, flow.cookie.read(request.headers.cookie), now());
         if (!(await claimOAuthState(flow.leases, state.nonce))) {

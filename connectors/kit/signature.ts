@@ -70,7 +70,10 @@ export type TimestampFailure =
  * Whether a signed timestamp is within `windowMs` of `nowMs`, either way. `unitMs`: what one unit of
  * the timestamp is (1 for milliseconds, 1000 for seconds). Null when it is.
  */
-export function timestampOutsideWindow(timestamp: string, options: { readonly nowMs: number; readonly windowMs: number; readonly unitMs: number; readonly maxDigits: number }): TimestampFailure | null {
+export function timestampOutsideWindow(
+  timestamp: string,
+  options: { readonly nowMs: number; readonly windowMs: number; readonly unitMs: number; readonly maxDigits: number },
+): TimestampFailure | null {
   if (!new RegExp(`^\\d{1,${options.maxDigits}}$`).test(timestamp)) return 'invalid_timestamp';
   const age = options.nowMs - Number(timestamp) * options.unitMs;
   if (age > options.windowMs) return 'stale_timestamp';

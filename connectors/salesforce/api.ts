@@ -305,14 +305,21 @@ export class SalesforceApi {
    * retrieve does not document, so such a read is a SOQL query built with jsforce's query builder from validated
    * ids and field names. Always explicit fields: no describe call is ever made.
    */
-  async retrieve(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions = {}): Promise<Map<string, Record<string, CrmValue> | null>> {
+  async retrieve(
+    object: string,
+    ids: readonly string[],
+    fields: readonly string[],
+    options: CallOptions = {},
+  ): Promise<Map<string, Record<string, CrmValue> | null>> {
     checkNames(object, ids, fields);
     if (ids.length > SALESFORCE_BATCH_LIMIT) throw new Error(`at most ${SALESFORCE_BATCH_LIMIT} records per read`);
     const found = new Map<string, Record<string, CrmValue> | null>();
     if (ids.length === 0) return found;
     // A converted Lead is a Contact now: it is read to tell, and reported gone.
     const asked = object === 'Lead' && !fields.includes('IsConverted') ? [...fields, 'IsConverted'] : [...fields];
-    const lookup = asked.some((f) => f.includes('.')) ? await this.query(object, ids, asked, options) : await this.collectionsRetrieve(object, ids, asked, options);
+    const lookup = asked.some((f) => f.includes('.'))
+      ? await this.query(object, ids, asked, options)
+      : await this.collectionsRetrieve(object, ids, asked, options);
     for (const [index, id] of ids.entries()) {
       const record = lookup(id, index);
       found.set(id, record === null || (object === 'Lead' && record['IsConverted'] === true) ? null : pick(record, fields));
@@ -324,7 +331,12 @@ export class SalesforceApi {
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_retrieve_post.htm
    * One sObject or null per id, in the order asked.
    */
-  private async collectionsRetrieve(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions): Promise<(id: string, index: number) => Record<string, unknown> | null> {
+  private async collectionsRetrieve(
+    object: string,
+    ids: readonly string[],
+    fields: readonly string[],
+    options: CallOptions,
+  ): Promise<(id: string, index: number) => Record<string, unknown> | null> {
     const { body } = await this.send(
       `retrieve ${object}`,
       {
@@ -336,7 +348,8 @@ export class SalesforceApi {
       options,
     );
     const parsed = z.array(SObjectSchema.nullable()).safeParse(body);
-    if (!parsed.success || parsed.data.length !== ids.length) throw new CrmError('transient', `Salesforce retrieve ${object}: an answer that is not one record or null per id`);
+    if (!parsed.success || parsed.data.length !== ids.length)
+      throw new CrmError('transient', `Salesforce retrieve ${object}: an answer that is not one record or null per id`);
     const records = parsed.data;
     return (_id, index) => records[index] ?? null;
   }
@@ -345,7 +358,12 @@ export class SalesforceApi {
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
    * `SELECT <fields> FROM <object> WHERE Id IN (…)`; an id missing from the answer is gone.
    */
-  private async query(object: string, ids: readonly string[], fields: readonly string[], options: CallOptions): Promise<(id: string, index: number) => Record<string, unknown> | null> {
+  private async query(
+    object: string,
+    ids: readonly string[],
+    fields: readonly string[],
+    options: CallOptions,
+  ): Promise<(id: string, index: number) => Record<string, unknown> | null> {
     const soql = await soqlBuilder
       .sobject(object)
       .find({ Id: { $in: [...ids] } }, fields.includes('Id') ? [...fields] : ['Id', ...fields])
@@ -446,7 +464,10 @@ export class SalesforceApi {
     for (;;) {
       // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_asynch.meta/api_asynch/query_get_job_results.htm
       const params = new URLSearchParams({ maxRecords: String(pageSize), ...(locator === null ? {} : { locator }) });
-      const { body, headers } = await this.send(`bulk query ${object} results`, { method: 'GET', url: path(`/jobs/query/${jobId}/results?${params.toString()}`) });
+      const { body, headers } = await this.send(`bulk query ${object} results`, {
+        method: 'GET',
+        url: path(`/jobs/query/${jobId}/results?${params.toString()}`),
+      });
       // jsforce parses the text/csv answer into one object per row.
       const rows = z.array(z.object({ Id: z.string().regex(RECORD_ID) }).loose()).safeParse(body === '' ? [] : body);
       if (!rows.success) throw new CrmError('transient', `Salesforce bulk query ${object}: results that are not a CSV of ids`);
@@ -465,9 +486,13 @@ export class SalesforceApi {
       const job = parseJob(body, object);
       if (job.state === 'JobComplete') return;
       if (job.state === 'Failed' || job.state === 'Aborted') {
-        throw new CrmError('transient', `Salesforce bulk query ${object}: job ${jobId} ${job.state}${job.errorMessage === undefined ? '' : `: ${job.errorMessage}`}`);
+        throw new CrmError(
+          'transient',
+          `Salesforce bulk query ${object}: job ${jobId} ${job.state}${job.errorMessage === undefined ? '' : `: ${job.errorMessage}`}`,
+        );
       }
-      if (waited >= BULK_QUERY_MAX_WAIT_MS) throw new CrmError('transient', `Salesforce bulk query ${object}: job ${jobId} still ${job.state} after ${waited / 60_000} minutes`);
+      if (waited >= BULK_QUERY_MAX_WAIT_MS)
+        throw new CrmError('transient', `Salesforce bulk query ${object}: job ${jobId} still ${job.state} after ${waited / 60_000} minutes`);
       await this.sleep(wait);
       waited += wait;
     }

@@ -231,7 +231,12 @@ const OAuthErrorSchema = z.object({ name: z.string(), message: z.string() });
  * One token request through jsforce's OAuth2 (its transport observed, without retries, with a timeout), its
  * answer parsed and checked: the instance URL must be a Salesforce host (unless allowed otherwise).
  */
-async function tokenRequest(config: OAuth2Config, allowAnyHost: boolean, run: (oauth2: OAuth2) => Promise<unknown>, prepare?: (oauth2: OAuth2) => void): Promise<SalesforceGrant> {
+async function tokenRequest(
+  config: OAuth2Config,
+  allowAnyHost: boolean,
+  run: (oauth2: OAuth2) => Promise<unknown>,
+  prepare?: (oauth2: OAuth2) => void,
+): Promise<SalesforceGrant> {
   const oauth2 = new OAuth2(config);
   prepare?.(oauth2);
   let status: number | null = null;
@@ -508,6 +513,8 @@ export class SalesforceTokenSource {
     if (credentials.kind === 'oauth' && credentials.refreshToken !== null && credentials.clientId !== null) {
       return refreshGrant(credentials, credentials.refreshToken, credentials.clientId, this.allowAnyHost);
     }
-    return Promise.reject(new SalesforceAuthError('the Salesforce session expired and cannot be renewed (no refresh token, client id or JWT key)', null, null, 'auth'));
+    return Promise.reject(
+      new SalesforceAuthError('the Salesforce session expired and cannot be renewed (no refresh token, client id or JWT key)', null, null, 'auth'),
+    );
   }
 }

@@ -130,7 +130,8 @@ export function salesforceRecordSource(options: SalesforceRecordSourceOptions): 
     }
     if (cursor === null) return { job: await newJob(), offset: 0 };
     const at = decodeBackfillCursor(cursor);
-    if (at === null) throw new InstallationError(`the saved position of the last ${object} backfill is not one this version reads: pass --restart to start over`);
+    if (at === null)
+      throw new InstallationError(`the saved position of the last ${object} backfill is not one this version reads: pass --restart to start over`);
     return resume(at);
   }
 

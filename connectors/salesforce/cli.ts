@@ -114,7 +114,9 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
   withTargetOptions(
     salesforce
       .command('connect-jwt')
-      .description('connect one org server to server with the JWT bearer flow (SALESFORCE_JWT_CONSUMER_KEY, _USERNAME, _PRIVATE_KEY_FILE); prints the installation id')
+      .description(
+        'connect one org server to server with the JWT bearer flow (SALESFORCE_JWT_CONSUMER_KEY, _USERNAME, _PRIVATE_KEY_FILE); prints the installation id',
+      )
       .requiredOption('--instance-url <url>', "the org's API host the token must be for, https://<my-domain>.my.salesforce.com")
       .option('--login-url <url>', 'where the token is asked for (default SALESFORCE_LOGIN_URL; a sandbox org: https://test.salesforce.com)'),
   ).action(async (flags: ConnectJwtFlags) => {
@@ -137,7 +139,8 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
       context.tell(
         `${result.created ? 'connected' : 'renewed the credentials of'} org ${installation.externalAccountId} (${installation.environment}) with the JWT bearer flow as ${key.username}; deploy manifests/salesforce to create the fields and flows`,
       );
-      if (result.newWebhookSecret !== null) context.tell(`signing secret for the JSON callout (shown once; the Apex class needs it): ${result.newWebhookSecret}`);
+      if (result.newWebhookSecret !== null)
+        context.tell(`signing secret for the JSON callout (shown once; the Apex class needs it): ${result.newWebhookSecret}`);
       context.tell(`outbound messages go to: ${outboundUrl(context.publicUrl(), await installations.outboundSecret(installation.id))}`);
       context.print(installation.id);
     });
@@ -145,7 +148,9 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
 
   salesforce
     .command('outbound-url <installation>')
-    .description("the URL this org's outbound messages must be sent to (the endpointUrl of manifests/salesforce's workflows), with the installation's secret in it")
+    .description(
+      "the URL this org's outbound messages must be sent to (the endpointUrl of manifests/salesforce's workflows), with the installation's secret in it",
+    )
     .action(async (id: string) => {
       await context.withRuntime(async ({ installations }) => {
         const installation = await installations.require(id);

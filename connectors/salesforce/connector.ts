@@ -25,7 +25,12 @@ export function isSalesforceObject(object: string): object is SalesforceObject {
 
 /** What a read asks for: the identity fields, and ours on that object (the overwrite policy compares them). */
 export function readFields(object: SalesforceObject): string[] {
-  return [...SALESFORCE_IDENTITY_FIELDS[object], ...salesforceFields().filter((f) => f.object === object).map((f) => f.name)];
+  return [
+    ...SALESFORCE_IDENTITY_FIELDS[object],
+    ...salesforceFields()
+      .filter((f) => f.object === object)
+      .map((f) => f.name),
+  ];
 }
 
 export class SalesforceConnector implements CrmConnector {

@@ -49,15 +49,21 @@ export function salesforceVerdict(grant: Pick<SalesforceGrant, 'orgId' | 'userId
   if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
     const errors = ErrorsSchema.safeParse(answer.body);
     const code = errors.success ? errors.data[0]?.errorCode : undefined;
-    if (code !== undefined) return { ...who, isAdmin: false, reason: `Salesforce would not read this user's permissions (${code}), so whether they hold ${needed} in org ${orgId} cannot be told.` };
+    if (code !== undefined)
+      return {
+        ...who,
+        isAdmin: false,
+        reason: `Salesforce would not read this user's permissions (${code}), so whether they hold ${needed} in org ${orgId} cannot be told.`,
+      };
   }
   if (answer.status !== 200) throw new SalesforceAuthError(`Salesforce permissions query answered ${answer.status}`, answer.status, null, 'transient');
   const parsed = PermissionsSchema.safeParse(answer.body);
   if (!parsed.success) throw new SalesforceAuthError('Salesforce permissions query answered 200 without one row of permissions', 200, null, 'transient');
   const [row] = parsed.data.records;
-  const held = [row?.PermissionsModifyAllData === true ? SALESFORCE_ADMIN_PERMISSIONS[0] : null, row?.PermissionsCustomizeApplication === true ? SALESFORCE_ADMIN_PERMISSIONS[1] : null].filter(
-    (p) => p !== null,
-  );
+  const held = [
+    row?.PermissionsModifyAllData === true ? SALESFORCE_ADMIN_PERMISSIONS[0] : null,
+    row?.PermissionsCustomizeApplication === true ? SALESFORCE_ADMIN_PERMISSIONS[1] : null,
+  ].filter((p) => p !== null);
   return held.length > 0
     ? { ...who, isAdmin: true, reason: `Salesforce ${who.userLabel} holds ${held.join(' and ')} in org ${orgId}.` }
     : { ...who, isAdmin: false, reason: `Salesforce ${who.userLabel} holds neither ${SALESFORCE_ADMIN_PERMISSIONS.join(' nor ')} in org ${orgId}.` };
@@ -100,7 +106,15 @@ export function salesforceConsoleSignIn(settings: SalesforceAppSettings): Consol
       const loginUrl = checkInstanceUrl(loginUrlFor(app, org), { allowAnyHost: app.allowAnyHost });
       const codeVerifier = createPkceVerifier();
       const state = seal({ codeVerifier, loginUrl, org });
-      return authorizationUrl({ loginUrl, clientId: app.clientId, redirectUri: callbackUrl(app), state, codeVerifier, scope: SALESFORCE_SIGN_IN_SCOPE, allowAnyHost: app.allowAnyHost });
+      return authorizationUrl({
+        loginUrl,
+        clientId: app.clientId,
+        redirectUri: callbackUrl(app),
+        state,
+        codeVerifier,
+        scope: SALESFORCE_SIGN_IN_SCOPE,
+        allowAnyHost: app.allowAnyHost,
+      });
     },
     identify: async ({ publicUrl, code, carry }) => {
       const app = appFor(publicUrl);
@@ -122,7 +136,8 @@ export function salesforceConsoleSignIn(settings: SalesforceAppSettings): Consol
         if (error instanceof SalesforceAuthError && error.oauthError !== null && error.status !== null && error.status < 500) {
           throw new ConsoleSignInRefusal(`Salesforce refused the sign-in code (${error.oauthError}). Sign in again.`);
         }
-        if (error instanceof SalesforceUrlError) throw new SalesforceAuthError('Salesforce answered with an instance URL that is not a Salesforce host', 200, null, 'transient');
+        if (error instanceof SalesforceUrlError)
+          throw new SalesforceAuthError('Salesforce answered with an instance URL that is not a Salesforce host', 200, null, 'transient');
         throw error;
       }
       return salesforceVerdict(grant, await queryPermissions(grant.instanceUrl, grant.accessToken));

@@ -22,7 +22,16 @@
 //   req.setBody(body); // exactly the string that was signed
 //   new Http().send(req);
 import { z } from 'zod';
-import { type HeaderValue, type RawBody, type TimestampFailure, constantTimeEqual, hmacSha256, rawBytes, singleHeader, timestampOutsideWindow } from '../kit/signature.ts';
+import {
+  type HeaderValue,
+  type RawBody,
+  type TimestampFailure,
+  constantTimeEqual,
+  hmacSha256,
+  rawBytes,
+  singleHeader,
+  timestampOutsideWindow,
+} from '../kit/signature.ts';
 import { describeIssues } from '../../core/enrich/request-errors.ts';
 import { OrganizationIdSchema, SalesforceIdSchema, recordIdMatchesObject } from './ids.ts';
 

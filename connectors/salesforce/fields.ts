@@ -113,7 +113,6 @@ interface Field {
   readonly kind: Kind;
 }
 
-
 /** 32-bit FNV-1a in base 36, five characters: a short, stable tag for a shortened name. */
 function shortHash(text: string): string {
   let hash = 0x811c9dc5;
@@ -227,8 +226,7 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key'>> = {
   'status.enrichment_status': {
     name: 'WF_Enrichment_Status__c',
     label: 'WF Enrichment status',
-    description:
-      'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this org. Empty: never enriched.',
+    description: 'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this org. Empty: never enriched.',
     kind: { type: 'Picklist', values: enrichmentStatusOptions() },
   },
 };
@@ -236,10 +234,7 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key'>> = {
 /** The field the record-triggered flows test: a record already enriched (e.g. a converted lead) is not sent again. */
 export const ENRICHED_AT_FIELD = STATUS_FIELDS['status.enriched_at'].name;
 
-const FIELDS: readonly Field[] = [
-  ...STATUS_KEYS.map((key) => ({ key, ...STATUS_FIELDS[key] })),
-  ...FIELD_CATALOGUE.map(contractField),
-];
+const FIELDS: readonly Field[] = [...STATUS_KEYS.map((key) => ({ key, ...STATUS_FIELDS[key] })), ...FIELD_CATALOGUE.map(contractField)];
 
 const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
 const BY_NAME = new Map(FIELDS.map((field) => [field.name, field]));

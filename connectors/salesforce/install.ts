@@ -115,7 +115,12 @@ export class SalesforceInstallError extends InstallationError {
 }
 
 // Not HubSpot's context: a HubSpot install link or state does not open here, nor ours there.
-const seals = new InstallSeals({ context: 'salesforce-oauth', intent: InstallIntentSchema, state: OAuthStateSchema, fail: (message) => new SalesforceInstallError(message) });
+const seals = new InstallSeals({
+  context: 'salesforce-oauth',
+  intent: InstallIntentSchema,
+  state: OAuthStateSchema,
+  fail: (message) => new SalesforceInstallError(message),
+});
 
 /** An install link's token: sealed (neither readable nor forgeable), expiring in 7 days. */
 export function createInstallLink(
@@ -198,7 +203,14 @@ export function beginOAuth(
   };
   const sealed = seals.seal(box, state);
   return {
-    authorizeUrl: authorizationUrl({ loginUrl, clientId: app.clientId, redirectUri: callbackUrl(app), state: sealed, codeVerifier, allowAnyHost: app.allowAnyHost }),
+    authorizeUrl: authorizationUrl({
+      loginUrl,
+      clientId: app.clientId,
+      redirectUri: callbackUrl(app),
+      state: sealed,
+      codeVerifier,
+      allowAnyHost: app.allowAnyHost,
+    }),
     nonce,
   };
 }

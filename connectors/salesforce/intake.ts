@@ -18,7 +18,16 @@ import type { PipelineStore } from '../../bridge/store.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
 import { parseEvents, verifyEvents } from './events.ts';
 import { toSalesforceId18 } from './ids.ts';
-import { OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OutboundMessageError, SOAP_FAULT_HTTP_STATUS, outboundMessageDedupeKey, parseOutboundMessage, scanOrganizationId, soapFault } from './outbound-xml.ts';
+import {
+  OUTBOUND_ACK_XML,
+  OUTBOUND_CONTENT_TYPE,
+  OutboundMessageError,
+  SOAP_FAULT_HTTP_STATUS,
+  outboundMessageDedupeKey,
+  parseOutboundMessage,
+  scanOrganizationId,
+  soapFault,
+} from './outbound-xml.ts';
 
 export interface SalesforceIntakeDeps {
   readonly installations: Installations;
@@ -39,8 +48,14 @@ export interface IntakeAnswer {
   readonly refused?: 'unreadable' | 'unknown_org' | 'wrong_secret';
 }
 
-const soap = (status: number, body: string, refused?: IntakeAnswer['refused']): IntakeAnswer => ({ status, contentType: OUTBOUND_CONTENT_TYPE, body, ...(refused === undefined ? {} : { refused }) });
-const fault = (message: string, code: 'Client' | 'Server' = 'Client', refused?: IntakeAnswer['refused']): IntakeAnswer => soap(SOAP_FAULT_HTTP_STATUS, soapFault(message, code), refused);
+const soap = (status: number, body: string, refused?: IntakeAnswer['refused']): IntakeAnswer => ({
+  status,
+  contentType: OUTBOUND_CONTENT_TYPE,
+  body,
+  ...(refused === undefined ? {} : { refused }),
+});
+const fault = (message: string, code: 'Client' | 'Server' = 'Client', refused?: IntakeAnswer['refused']): IntakeAnswer =>
+  soap(SOAP_FAULT_HTTP_STATUS, soapFault(message, code), refused);
 const json = (status: number, value: unknown): IntakeAnswer => ({ status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) });
 
 async function installationOf(store: PipelineStore, orgId: string): Promise<Installation | undefined> {

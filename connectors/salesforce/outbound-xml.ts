@@ -48,7 +48,10 @@ export function scanOrganizationId(body: Buffer): string | null {
 // API names of objects and fields: a letter, then letters, digits and underscores (`IO__Order__c`).
 const API_NAME = /^[A-Za-z][A-Za-z0-9_]{0,79}$/;
 const ApiNameSchema = z.string().regex(API_NAME, 'not a Salesforce API name');
-const HttpsUrlSchema = z.string().max(2048).refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'not an https URL');
+const HttpsUrlSchema = z
+  .string()
+  .max(2048)
+  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'not an https URL');
 
 export const OutboundNotificationSchema = z
   .strictObject({
@@ -127,7 +130,8 @@ function decodeText(raw: unknown): string {
   let text: string;
   if (typeof raw === 'string') {
     // A UTF-8 encoding is never shorter than the string's length, so the cheap test comes first.
-    if (raw.length > OUTBOUND_MESSAGE_MAX_BYTES || Buffer.byteLength(raw, 'utf8') > OUTBOUND_MESSAGE_MAX_BYTES) refuse('too_large', `The envelope is larger than ${OUTBOUND_MESSAGE_MAX_BYTES} bytes.`);
+    if (raw.length > OUTBOUND_MESSAGE_MAX_BYTES || Buffer.byteLength(raw, 'utf8') > OUTBOUND_MESSAGE_MAX_BYTES)
+      refuse('too_large', `The envelope is larger than ${OUTBOUND_MESSAGE_MAX_BYTES} bytes.`);
     text = raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
   } else if (raw instanceof Uint8Array) {
     if (raw.byteLength > OUTBOUND_MESSAGE_MAX_BYTES) refuse('too_large', `The envelope is larger than ${OUTBOUND_MESSAGE_MAX_BYTES} bytes.`);

@@ -26,7 +26,13 @@ import {
 } from './install.ts';
 import { type IntakeAnswer, type SalesforceIntakeDeps, acceptEvents, acceptOutboundMessage } from './intake.ts';
 import { OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, SOAP_FAULT_HTTP_STATUS, soapFault } from './outbound-xml.ts';
-import { SALESFORCE_EVENTS_ROUTE, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OAUTH_INSTALL_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE, salesforceOutboundMessagePath } from './paths.ts';
+import {
+  SALESFORCE_EVENTS_ROUTE,
+  SALESFORCE_OAUTH_CALLBACK_ROUTE,
+  SALESFORCE_OAUTH_INSTALL_ROUTE,
+  SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
+  salesforceOutboundMessagePath,
+} from './paths.ts';
 
 /** How the outbound-message endpoint is exposed (SALESFORCE_OUTBOUND_LEGACY_PATH, SALESFORCE_OUTBOUND_RATE). */
 export interface OutboundSettings {
@@ -41,7 +47,11 @@ export const DEFAULT_OUTBOUND_SETTINGS: OutboundSettings = { legacyPath: false, 
 /** The name of the cookie that binds an install to the browser that started it. */
 export const SALESFORCE_STATE_COOKIE = 'eb_salesforce_oauth';
 
-const soapResult = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResult => ({ status, headers: { ...headers, 'Content-Type': OUTBOUND_CONTENT_TYPE }, body });
+const soapResult = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResult => ({
+  status,
+  headers: { ...headers, 'Content-Type': OUTBOUND_CONTENT_TYPE },
+  body,
+});
 const faultResult = (message: string, code: 'Client' | 'Server' = 'Client'): HttpResult => soapResult(SOAP_FAULT_HTTP_STATUS, soapFault(message, code));
 const answerOf = (answer: IntakeAnswer): HttpResult => ({ status: answer.status, headers: { 'Content-Type': answer.contentType }, body: answer.body });
 
@@ -79,7 +89,10 @@ function outboundRoutes(settings: OutboundSettings, context: CrmRouteContext): C
       if (knownOrg) this.wrongSecret += 1;
       else this.unknownOrg += 1;
       this.timer ??= setTimeout(() => {
-        context.log.warn({ route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE, unknown_org: this.unknownOrg, wrong_secret: this.wrongSecret }, 'outbound messages refused before parsing in the last second');
+        context.log.warn(
+          { route: SALESFORCE_OUTBOUND_MESSAGE_ROUTE, unknown_org: this.unknownOrg, wrong_secret: this.wrongSecret },
+          'outbound messages refused before parsing in the last second',
+        );
         this.unknownOrg = 0;
         this.wrongSecret = 0;
         this.timer = undefined;
@@ -95,7 +108,10 @@ function outboundRoutes(settings: OutboundSettings, context: CrmRouteContext): C
     admit: ({ address }) =>
       limiter.peekNow(addressKey(address), settings.ratePerAddress).allowed
         ? undefined
-        : { ...soapResult(429, soapFault('too many refused outbound messages from this address; Salesforce will retry', 'Server'), { Connection: 'close' }), close: true },
+        : {
+            ...soapResult(429, soapFault('too many refused outbound messages from this address; Salesforce will retry', 'Server'), { Connection: 'close' }),
+            close: true,
+          },
     // A little over the parser's own cap, so an oversized message gets its SOAP fault, not a 413.
     body: { limit: OUTBOUND_MESSAGE_MAX_BYTES + 1024, refuse: (fault: BodyFault) => soapResult(fault.status, soapFault(fault.message, 'Client')) },
     handle: async (request) => {
@@ -115,7 +131,9 @@ function outboundRoutes(settings: OutboundSettings, context: CrmRouteContext): C
         method: 'POST',
         path: SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
         handle: () => ({
-          ...faultResult("this endpoint needs the installation's secret in its URL: run `enrichbridge salesforce outbound-url <installation>` and update the outbound messages"),
+          ...faultResult(
+            "this endpoint needs the installation's secret in its URL: run `enrichbridge salesforce outbound-url <installation>` and update the outbound messages",
+          ),
           status: 404,
         }),
       };
@@ -176,10 +194,22 @@ function refusalOf(error: unknown, step: 'install' | 'callback', log: CrmRouteCo
     if (step === 'install') {
       // The configured login URL, not the admin's doing.
       log.error({ err: error }, 'salesforce login URL refused');
-      return { status: 503, content: { title: 'Salesforce install is not configured', lines: ['The configured Salesforce login URL is not a Salesforce host (SALESFORCE_LOGIN_URL).'] } };
+      return {
+        status: 503,
+        content: {
+          title: 'Salesforce install is not configured',
+          lines: ['The configured Salesforce login URL is not a Salesforce host (SALESFORCE_LOGIN_URL).'],
+        },
+      };
     }
     log.error({ err: error }, 'salesforce token answer named a host that is not Salesforce');
-    return { status: 502, content: { title: 'The install could not finish', lines: ['Salesforce answered with an instance URL that is not a Salesforce host. Nothing was installed.'] } };
+    return {
+      status: 502,
+      content: {
+        title: 'The install could not finish',
+        lines: ['Salesforce answered with an instance URL that is not a Salesforce host. Nothing was installed.'],
+      },
+    };
   }
   if (step === 'install') return undefined;
   if (error instanceof SalesforceAuthError && error.oauthError !== null && error.status !== null && error.status < 500) {
@@ -187,12 +217,18 @@ function refusalOf(error: unknown, step: 'install' | 'callback', log: CrmRouteCo
     log.warn({ status: error.status, oauth_error: error.oauthError }, 'salesforce refused the authorization code');
     return {
       status: 400,
-      content: { title: 'The install could not finish', lines: [`Salesforce refused the authorization code (${error.oauthError}). Nothing was installed; start the install again.`] },
+      content: {
+        title: 'The install could not finish',
+        lines: [`Salesforce refused the authorization code (${error.oauthError}). Nothing was installed; start the install again.`],
+      },
     };
   }
   if (error instanceof InstallationError) {
     // The link's target cannot take the org (its account is gone, its remote URL is not usable).
-    return { status: 400, content: { title: 'The install could not finish', lines: [error.message, 'Nothing was installed; ask your operator for a new install link.'] } };
+    return {
+      status: 400,
+      content: { title: 'The install could not finish', lines: [error.message, 'Nothing was installed; ask your operator for a new install link.'] },
+    };
   }
   return undefined;
 }
@@ -213,10 +249,15 @@ function connectedPage(app: SalesforceAppConfig, state: SalesforceOAuthState, re
   lines.push(
     `Outbound messages from this org go to ${app.publicUrl}${salesforceOutboundMessagePath(outboundSecret)}: put it in the endpointUrl of the two workflows (it replaces https://YOUR_PUBLIC_HOST/webhooks/salesforce/outbound-message/YOUR_OUTBOUND_SECRET) and keep it private, since it lets whoever has it send records to enrich.`,
     'Next, deploy the metadata in manifests/salesforce (sf project deploy start --manifest manifest/package.xml): the WF_* fields on Contact and Lead, the permission set, and the record-triggered flows whose outbound messages send new Contacts and Leads here. Assign the Enrichbridge permission set to the integration user. See manifests/salesforce/README.md.',
-    installation.settings.enrichOnCreate ? 'New Contacts and Leads are then enriched within seconds.' : 'Automatic enrichment of new records is off for this installation.',
+    installation.settings.enrichOnCreate
+      ? 'New Contacts and Leads are then enriched within seconds.'
+      : 'Automatic enrichment of new records is off for this installation.',
   );
   if (result.newWebhookSecret === null) {
-    return { title: 'enrichbridge is connected to Salesforce', lines: [...lines, 'The signing secret for the JSON callout is unchanged (it was shown when the org was first connected).'] };
+    return {
+      title: 'enrichbridge is connected to Salesforce',
+      lines: [...lines, 'The signing secret for the JSON callout is unchanged (it was shown when the org was first connected).'],
+    };
   }
   return {
     title: 'enrichbridge is connected to Salesforce',

@@ -37,7 +37,10 @@ const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function parseFieldList<F extends string>(value: string, catalogue: readonly F[], kind: string): FieldEntitlement<F> {
   if (value.trim() === 'all') return 'all';
-  const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const known = new Set<string>(catalogue);
   const unknown = names.filter((name) => !known.has(name));
   if (names.length === 0 || unknown.length > 0) {
@@ -70,9 +73,7 @@ function applySettings<T extends NewAccount>(base: T, settings: AccountSettings)
     ...(settings.householdFields === undefined
       ? {}
       : { householdFields: parseFieldList<HouseholdField>(settings.householdFields, HOUSEHOLD_FIELDS, 'household') }),
-    ...(settings.careerFields === undefined
-      ? {}
-      : { careerFields: parseFieldList<CareerField>(settings.careerFields, CAREER_FIELDS, 'career') }),
+    ...(settings.careerFields === undefined ? {} : { careerFields: parseFieldList<CareerField>(settings.careerFields, CAREER_FIELDS, 'career') }),
   };
 }
 
@@ -80,10 +81,7 @@ export async function createAccount(store: Store, name: string, settings: Accoun
   if (!ACCOUNT_NAME.test(name)) {
     throw new AdminError(`account name "${name}" must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit`);
   }
-  const input = applySettings<NewAccount>(
-    { name, careerIntelligence: false, householdFields: 'all', careerFields: 'all', ...ACCOUNT_DEFAULTS },
-    settings,
-  );
+  const input = applySettings<NewAccount>({ name, careerIntelligence: false, householdFields: 'all', careerFields: 'all', ...ACCOUNT_DEFAULTS }, settings);
   return store.createAccount(input);
 }
 

@@ -1,11 +1,6 @@
 // What an account may see of a match: Career Intelligence gates career data entirely; field
 // entitlements trim each object to the purchased fields, keeping the identity fields every match has.
-import {
-  ALWAYS_CAREER_FIELDS,
-  ALWAYS_HOUSEHOLD_FIELDS,
-  type Career,
-  type Household,
-} from '../contract/schemas.ts';
+import { ALWAYS_CAREER_FIELDS, ALWAYS_HOUSEHOLD_FIELDS, type Career, type Household } from '../contract/schemas.ts';
 import type { Account, FieldEntitlement } from './model.ts';
 
 function pick<T extends object>(record: T, granted: FieldEntitlement<string>, always: readonly string[]): T {

@@ -3,13 +3,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { SANDBOX_ERROR_HEADERS } from '../enrich/sandbox-errors.ts';
-import {
-  EnrichmentRequestSchema,
-  ProductionErrorSchema,
-  ProductionResponseSchema,
-  SandboxErrorSchema,
-  SandboxResponseSchema,
-} from './schemas.ts';
+import { EnrichmentRequestSchema, ProductionErrorSchema, ProductionResponseSchema, SandboxErrorSchema, SandboxResponseSchema } from './schemas.ts';
 
 const rateLimitHeaders = {
   'RateLimit-Limit': { description: 'Requests per second allowed for this token.', schema: { type: 'integer' } },
@@ -32,11 +26,7 @@ const retryAfter = {
 
 type Environment = 'production' | 'sandbox';
 
-function errorResponse(
-  environment: Environment,
-  description: string,
-  headers: ZodOpenApiResponseObject['headers'] = {},
-): ZodOpenApiResponseObject {
+function errorResponse(environment: Environment, description: string, headers: ZodOpenApiResponseObject['headers'] = {}): ZodOpenApiResponseObject {
   return {
     description,
     headers,
@@ -53,17 +43,21 @@ function responses(environment: Environment): ZodOpenApiResponsesObject {
       headers: limits,
       content: { 'application/json': { schema: environment === 'production' ? ProductionResponseSchema : SandboxResponseSchema } },
     },
-    '400': errorResponse(environment, 'Malformed request: invalid JSON, a non-JSON Content-Type, a body over 64 KiB, a field of the wrong type, or more than 10 emails, phones or addresses.', limits),
+    '400': errorResponse(
+      environment,
+      'Malformed request: invalid JSON, a non-JSON Content-Type, a body over 64 KiB, a field of the wrong type, or more than 10 emails, phones or addresses.',
+      limits,
+    ),
     '401': errorResponse(environment, 'Missing, invalid or revoked X-WF-Auth-Token.'),
     ...(environment === 'production'
-      ? { '402': errorResponse(environment, 'The token\'s usage quota is exhausted until the next refresh (error quota_exhausted).', limits) }
+      ? { '402': errorResponse(environment, "The token's usage quota is exhausted until the next refresh (error quota_exhausted).", limits) }
       : {}),
     '403': errorResponse(
       environment,
       `A ${environment === 'production' ? 'sandbox' : 'production'} token on the ${environment} endpoint (forbidden_environment), or plain HTTP where HTTPS is required (https_required, which carries no limit headers).`,
       rateLimitHeaders,
     ),
-    '429': errorResponse(environment, 'More requests per second than the token\'s rate limit (5 by default); error rate_limit.', { ...limits, ...retryAfter }),
+    '429': errorResponse(environment, "More requests per second than the token's rate limit (5 by default); error rate_limit.", { ...limits, ...retryAfter }),
     '500': errorResponse(environment, 'Unhandled server error. Limit headers are present when the token was read before the fault.', limits),
     '503': errorResponse(
       environment,
@@ -122,7 +116,7 @@ export function buildOpenApiDocument() {
       },
       {
         name: 'sandbox',
-        description: 'Deterministic answers from 15 fictitious personas (and the maker\'s own sandbox example); never billed.',
+        description: "Deterministic answers from 15 fictitious personas (and the maker's own sandbox example); never billed.",
       },
     ],
     servers: [{ url: '/' }],

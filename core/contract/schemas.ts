@@ -18,8 +18,7 @@ export const STRING_LIMITS = {
 /** The spec's limit on emails, phones and addresses. */
 export const MAX_LIST_ENTRIES = 10;
 
-const optionalText = (max: number, description: string) =>
-  z.string().max(max).nullable().optional().meta({ description });
+const optionalText = (max: number, description: string) => z.string().max(max).nullable().optional().meta({ description });
 
 export const AddressSchema = z
   .object({
@@ -45,16 +44,10 @@ export const EnrichmentRequestSchema = z
   .object({
     id: optionalText(STRING_LIMITS.id, "Identifier from the caller's system, echoed back in the response."),
     first_name: optionalText(STRING_LIMITS.name, 'First name.'),
-    last_name: optionalText(
-      STRING_LIMITS.name,
-      'Last name. A caller who has only a full name puts it here and leaves first_name empty.',
-    ),
+    last_name: optionalText(STRING_LIMITS.name, 'Last name. A caller who has only a full name puts it here and leaves first_name empty.'),
     addresses: list(AddressSchema, 'Postal addresses.'),
     emails: list(z.string().max(STRING_LIMITS.email), 'E-mail addresses.'),
-    phones: list(
-      z.string().max(STRING_LIMITS.phone),
-      'Phone numbers in any common format; +1 (United States) is assumed when no country code is given.',
-    ),
+    phones: list(z.string().max(STRING_LIMITS.phone), 'Phone numbers in any common format; +1 (United States) is assumed when no country code is given.'),
     company_name: optionalText(STRING_LIMITS.company_name, 'Company associated with the person.'),
   })
   .meta({ id: 'EnrichmentRequest', description: 'One person record. No field is required; unknown fields are ignored.' });
@@ -65,7 +58,10 @@ const isoDate = z.iso.date().meta({ description: 'Date, YYYY-MM-DD.' });
 /** Household data: all 32 fields of contract.md. Only confidence and windfall_id are always present. */
 export const HouseholdSchema = z
   .object({
-    windfall_id: z.string().regex(/^[0-9a-f]{32}$/).meta({ description: 'Stable household identifier, 32 lowercase hex characters.' }),
+    windfall_id: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .meta({ description: 'Stable household identifier, 32 lowercase hex characters.' }),
     confidence,
     net_worth: z.number().int().optional().meta({ description: 'Estimated net worth in dollars.' }),
     low_confidence_net_worth: z.number().int().optional(),
@@ -176,9 +172,7 @@ export const ProductionErrorSchema = z
   .object({ error: z.enum(ERROR_CODES), message: z.string() })
   .meta({ id: 'ProductionError', description: 'Production error body.' });
 
-export const SandboxErrorSchema = z
-  .object({ message: z.string() })
-  .meta({ id: 'SandboxError', description: 'Sandbox error body.' });
+export const SandboxErrorSchema = z.object({ message: z.string() }).meta({ id: 'SandboxError', description: 'Sandbox error body.' });
 
 export type Address = z.infer<typeof AddressSchema>;
 export type EnrichmentRequest = z.infer<typeof EnrichmentRequestSchema>;

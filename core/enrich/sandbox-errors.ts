@@ -15,10 +15,7 @@ const SIMULATED: Readonly<Record<string, { code: ErrorCode; message: string }>> 
 export function simulatedError(value: string): EnrichError {
   const simulated = SIMULATED[value.trim()];
   if (simulated === undefined) {
-    return new EnrichError(
-      'invalid_request',
-      `The sandbox error header accepts 400, 429, 500 or 503; got "${value.slice(0, 16)}".`,
-    );
+    return new EnrichError('invalid_request', `The sandbox error header accepts 400, 429, 500 or 503; got "${value.slice(0, 16)}".`);
   }
   return new EnrichError(simulated.code, simulated.message);
 }

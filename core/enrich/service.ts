@@ -120,12 +120,7 @@ export class EnrichService {
     return this.production(call, credential, rate, request);
   }
 
-  private async production(
-    call: EnrichCall,
-    credential: Credential,
-    rate: RateDecision,
-    request: EnrichmentRequest,
-  ): Promise<EnrichResult> {
+  private async production(call: EnrichCall, credential: Credential, rate: RateDecision, request: EnrichmentRequest): Promise<EnrichResult> {
     const matcher = this.productionMatcher;
     if (matcher.dataVersion === null) {
       // Nothing to match against: say so before touching the quota, so concurrent callers all get

@@ -177,7 +177,15 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       this.sequence += 1;
       const run = (this.redis as unknown as { slidingLog: (...args: (string | number)[]) => Promise<ScriptResult> }).slidingLog;
-      result = await run.call(this.redis, `${this.options.keyPrefix ?? 'eb:rate:'}${key}`, admit, EFFECTIVE_WINDOW_MS, consume ? '1' : '0', `${this.member}:${this.sequence}`, ...owed);
+      result = await run.call(
+        this.redis,
+        `${this.options.keyPrefix ?? 'eb:rate:'}${key}`,
+        admit,
+        EFFECTIVE_WINDOW_MS,
+        consume ? '1' : '0',
+        `${this.member}:${this.sequence}`,
+        ...owed,
+      );
     } catch (error) {
       return this.insured(key, limit, consume, error, now);
     }
@@ -225,7 +233,10 @@ export class RedisRateLimiter implements RateLimiter {
       this.sequence += 1;
       const entries = this.unreported.get(key) ?? [];
       entries.push({ at: now, member: `${this.member}:${this.sequence}` });
-      this.unreported.set(key, entries.filter((entry) => now - entry.at < EFFECTIVE_WINDOW_MS));
+      this.unreported.set(
+        key,
+        entries.filter((entry) => now - entry.at < EFFECTIVE_WINDOW_MS),
+      );
     }
     return { ...decision, limit };
   }

@@ -72,14 +72,34 @@ function nanpFastPath(raw: string): string | undefined {
   }
   if (count === 11 && digitAt(0) === DIGIT_1) {
     return String.fromCharCode(
-      PLUS, digitAt(0), digitAt(1), digitAt(2), digitAt(3), digitAt(4), digitAt(5),
-      digitAt(6), digitAt(7), digitAt(8), digitAt(9), digitAt(10),
+      PLUS,
+      digitAt(0),
+      digitAt(1),
+      digitAt(2),
+      digitAt(3),
+      digitAt(4),
+      digitAt(5),
+      digitAt(6),
+      digitAt(7),
+      digitAt(8),
+      digitAt(9),
+      digitAt(10),
     );
   }
   if (count === 10 && !hasPlus && !(digitAt(0) === DIGIT_0 && digitAt(1) === DIGIT_1 && digitAt(2) === DIGIT_1)) {
     return String.fromCharCode(
-      PLUS, DIGIT_1, digitAt(0), digitAt(1), digitAt(2), digitAt(3), digitAt(4),
-      digitAt(5), digitAt(6), digitAt(7), digitAt(8), digitAt(9),
+      PLUS,
+      DIGIT_1,
+      digitAt(0),
+      digitAt(1),
+      digitAt(2),
+      digitAt(3),
+      digitAt(4),
+      digitAt(5),
+      digitAt(6),
+      digitAt(7),
+      digitAt(8),
+      digitAt(9),
     );
   }
   return undefined;

@@ -18,12 +18,7 @@ const BASE64_ANY = /^[A-Za-z0-9+/_-]+={0,2}$/;
 // altered secret. Refuse it at seal time instead.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-export type SecretBoxErrorReason =
-  | 'malformed'
-  | 'unsupported_version'
-  | 'authentication_failed'
-  | 'invalid_plaintext'
-  | 'invalid_key';
+export type SecretBoxErrorReason = 'malformed' | 'unsupported_version' | 'authentication_failed' | 'invalid_plaintext' | 'invalid_key';
 
 /** Every failure here; messages name what is wrong, never a plaintext, a key or a key's source text. */
 export class SecretBoxError extends Error {
@@ -106,10 +101,7 @@ export class SecretBox {
       return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
     } catch {
       // GCM cannot tell these apart, and the message must not hint at partial plaintext.
-      throw new SecretBoxError(
-        'authentication_failed',
-        'sealed secret failed authentication: wrong key, wrong context, or the value was altered',
-      );
+      throw new SecretBoxError('authentication_failed', 'sealed secret failed authentication: wrong key, wrong context, or the value was altered');
     }
   }
 }

@@ -4,7 +4,11 @@ import { z } from 'zod';
 import { AddressSchema, CareerSchema, HouseholdSchema } from '../contract/schemas.ts';
 
 export const ManifestSchema = z.object({
-  version: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dots, dashes or underscores'),
+  version: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dots, dashes or underscores'),
   // Data teams send dates, local or offset date-times; all are taken as they are.
   created_at: z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]),
 });
@@ -17,7 +21,10 @@ export const HouseholdRecordSchema = HouseholdSchema.omit({ confidence: true }).
 /** A person line; `career` carries every career field except confidence, or is null. */
 export const PersonRecordSchema = z.object({
   person_id: z.string().min(1).max(128),
-  windfall_id: z.string().regex(/^[0-9a-f]{32}$/).nullable(),
+  windfall_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .nullable(),
   first_name: z.string().max(256).nullable(),
   last_name: z.string().max(256).nullable(),
   emails: z.array(z.string().max(320)).default([]),

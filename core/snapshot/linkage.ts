@@ -350,7 +350,12 @@ export function crowd(reader: LinkageReader, query: LinkageQuery, best: Comparis
 }
 
 /** What the calibration reads of the best candidate: its weight, its lead, D and the crowd (log2(1 + n)). */
-export function calibrationFeatures(reader: LinkageReader, query: LinkageQuery, best: { comparison: Comparison; weight: number }, second: { weight: number } | null) {
+export function calibrationFeatures(
+  reader: LinkageReader,
+  query: LinkageQuery,
+  best: { comparison: Comparison; weight: number },
+  second: { weight: number } | null,
+) {
   return {
     weight: best.weight,
     lead: Math.min(second === null ? CALIBRATION.marginCap : best.weight - second.weight, CALIBRATION.marginCap),
@@ -386,7 +391,11 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
   const kept = candidates.filter((candidate) => candidate !== null).sort((a, b) => b.weight - a.weight || a.household.hh - b.household.hh);
   const [best, second] = kept;
   if (best === undefined) return null;
-  return { best, probability: probability(calibrationFeatures(reader, query, best, second ?? null)), tied: second !== undefined && second.weight === best.weight };
+  return {
+    best,
+    probability: probability(calibrationFeatures(reader, query, best, second ?? null)),
+    tied: second !== undefined && second.weight === best.weight,
+  };
 }
 
 /**
@@ -412,12 +421,20 @@ export const DECIDED_AT = 0.99;
  */
 export function link(reader: LinkageReader, query: LinkageQuery): Linked | null {
   const exact = exactCandidates(reader, query);
-  const first = rank(reader, query, exact.map((hh) => compareCandidate(reader, query, hh)));
+  const first = rank(
+    reader,
+    query,
+    exact.map((hh) => compareCandidate(reader, query, hh)),
+  );
   if (first !== null && !first.tied && first.probability >= DECIDED_AT) return first;
   // A reader fetching in rounds has not sent the exact candidates yet: ask the blocking keys only in
   // a later round, once the exact address has had its say.
   if (reader.pending()) return null;
   const all = new Set([...exact, ...blockedCandidates(reader, query)]);
-  const linked = rank(reader, query, [...all].map((hh) => compareCandidate(reader, query, hh)));
+  const linked = rank(
+    reader,
+    query,
+    [...all].map((hh) => compareCandidate(reader, query, hh)),
+  );
   return linked !== null && !linked.tied && linked.probability >= ANSWER_AT && !likelyNamesake(reader, query, linked.best.comparison) ? linked : null;
 }

@@ -10,15 +10,7 @@ import type { ZodType } from 'zod';
 import { normalizeName } from '../normalize/name.ts';
 import { ownerKnownDead, processOwner } from '../storage/owners.ts';
 import type { Store } from '../storage/port.ts';
-import {
-  HouseholdRecordSchema,
-  type HouseholdRecord,
-  ManifestSchema,
-  type Manifest,
-  PersonRecordSchema,
-  type PersonRecord,
-  SNAPSHOT_FILES,
-} from './format.ts';
+import { HouseholdRecordSchema, type HouseholdRecord, ManifestSchema, type Manifest, PersonRecordSchema, type PersonRecord, SNAPSHOT_FILES } from './format.ts';
 import { householdBlockKeys, nameSoundBlock } from './block-keys.ts';
 import { type AddressKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
 import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from './port.ts';
@@ -374,7 +366,12 @@ export function personToWrite(record: PersonRecord, hh: number | null, postal: s
       company: companyKey(record.career?.company_name),
       career: record.career === null ? null : JSON.stringify(record.career),
     },
-    keys: { emails: emailKeys(record.emails), phones: phoneKeys(record.phones), firstKeys: name?.firstKeys ?? [], blocks: nameBlock === null ? [] : [nameBlock] },
+    keys: {
+      emails: emailKeys(record.emails),
+      phones: phoneKeys(record.phones),
+      firstKeys: name?.firstKeys ?? [],
+      blocks: nameBlock === null ? [] : [nameBlock],
+    },
   };
 }
 

@@ -17,8 +17,7 @@ export const RETRY_UNOPENABLE_MS = 30_000;
 export const RETIRE_AFTER_MS = 30_000;
 
 export type SnapshotEvent =
-  | { readonly kind: 'activated'; readonly snapshot: SnapshotRecord; readonly previous: string | null }
-  | { readonly kind: 'error'; readonly error: unknown };
+  { readonly kind: 'activated'; readonly snapshot: SnapshotRecord; readonly previous: string | null } | { readonly kind: 'error'; readonly error: unknown };
 
 export class SnapshotManager {
   private current: { id: string; opened: OpenedSnapshot } | null = null;

@@ -13,50 +13,50 @@
 // likelyNamesake): below it, such answers were right 99.5 % of the time or more in training.
 
 export const WEIGHTS = {
-  "surname": {
-    "exact": 6.64,
-    "edit1": 6.58,
-    "phonetic": 3.32,
-    "similar": 4.53,
-    "different": -12,
-    "swapped": 12,
-    "missing": 0
+  surname: {
+    exact: 6.64,
+    edit1: 6.58,
+    phonetic: 3.32,
+    similar: 4.53,
+    different: -12,
+    swapped: 12,
+    missing: 0,
   },
-  "given": {
-    "exact": 5.39,
-    "close": 0.37,
-    "different": -12,
-    "swapped": 0,
-    "missing": 0.29
+  given: {
+    exact: 5.39,
+    close: 0.37,
+    different: -12,
+    swapped: 0,
+    missing: 0.29,
   },
-  "number": {
-    "exact": 11.56,
-    "near": 2.19,
-    "different": -7.62
+  number: {
+    exact: 11.56,
+    near: 2.19,
+    different: -7.62,
   },
-  "street": {
-    "exact": 9.74,
-    "core": 1.73,
-    "close": 6.21,
-    "different": -11.11
+  street: {
+    exact: 9.74,
+    core: 1.73,
+    close: 6.21,
+    different: -11.11,
   },
-  "postal": {
-    "exact": 8.09,
-    "different": -4.28,
-    "missing": -0.25
+  postal: {
+    exact: 8.09,
+    different: -4.28,
+    missing: -0.25,
   },
-  "city": {
-    "exact": 5.67,
-    "different": -9.53,
-    "missing": 0.11
+  city: {
+    exact: 5.67,
+    different: -9.53,
+    missing: 0.11,
   },
-  "unit": {
-    "exact": 8.99,
-    "different": -10.07,
-    "query_only": -3.38,
-    "household_only": -2.82,
-    "none": 0.31
-  }
+  unit: {
+    exact: 8.99,
+    different: -10.07,
+    query_only: -3.38,
+    household_only: -2.82,
+    none: 0.31,
+  },
 } as const;
 
 export const CALIBRATION = {
@@ -71,4 +71,23 @@ export const CALIBRATION = {
 } as const;
 
 /** The counts behind WEIGHTS: m among right candidate pairs, u among random pairs. */
-export const MU = { m: {"surname":{"exact":20311,"edit1":4049,"phonetic":259,"similar":762,"different":0,"swapped":1368,"missing":0},"given":{"exact":23797,"close":249,"different":1,"swapped":1368,"missing":1334},"number":{"exact":25423,"near":1192,"different":134},"street":{"exact":23864,"core":834,"close":2040,"different":11},"postal":{"exact":25133,"different":1351,"missing":265},"city":{"exact":25425,"different":33,"missing":1291},"unit":{"exact":4690,"different":0,"query_only":368,"household_only":685,"none":21006}}, u: {"surname":{"exact":4979,"edit1":1037,"phonetic":639,"similar":806,"different":648335,"swapped":4,"missing":0},"given":{"exact":13953,"close":4756,"different":610407,"swapped":4,"missing":26680},"number":{"exact":205,"near":6414,"different":649181},"street":{"exact":685,"core":6156,"close":675,"different":648284},"postal":{"exact":2260,"different":645760,"missing":7780},"city":{"exact":12282,"different":614078,"missing":29440},"unit":{"exact":225,"different":26398,"query_only":94357,"household_only":118636,"none":416184}} } as const;
+export const MU = {
+  m: {
+    surname: { exact: 20311, edit1: 4049, phonetic: 259, similar: 762, different: 0, swapped: 1368, missing: 0 },
+    given: { exact: 23797, close: 249, different: 1, swapped: 1368, missing: 1334 },
+    number: { exact: 25423, near: 1192, different: 134 },
+    street: { exact: 23864, core: 834, close: 2040, different: 11 },
+    postal: { exact: 25133, different: 1351, missing: 265 },
+    city: { exact: 25425, different: 33, missing: 1291 },
+    unit: { exact: 4690, different: 0, query_only: 368, household_only: 685, none: 21006 },
+  },
+  u: {
+    surname: { exact: 4979, edit1: 1037, phonetic: 639, similar: 806, different: 648335, swapped: 4, missing: 0 },
+    given: { exact: 13953, close: 4756, different: 610407, swapped: 4, missing: 26680 },
+    number: { exact: 205, near: 6414, different: 649181 },
+    street: { exact: 685, core: 6156, close: 675, different: 648284 },
+    postal: { exact: 2260, different: 645760, missing: 7780 },
+    city: { exact: 12282, different: 614078, missing: 29440 },
+    unit: { exact: 225, different: 26398, query_only: 94357, household_only: 118636, none: 416184 },
+  },
+} as const;

@@ -4,18 +4,7 @@ import type { Career, EnrichmentRequest, Household } from '../contract/schemas.t
 import type { ProductionMatch, ProductionMatcher } from '../enrich/production-matcher.ts';
 import { withinOneEdit } from '../normalize/name.ts';
 import { sameFirstName } from '../normalize/nicknames.ts';
-import {
-  type AddressKey,
-  type NameKey,
-  addressKeyOf,
-  cityKey,
-  companyKey,
-  emailKeys,
-  nameKey,
-  phoneKeys,
-  postalOf,
-  regionOf,
-} from './keys.ts';
+import { type AddressKey, type NameKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
 import { link, linkageQuery } from './linkage.ts';
 import { type FetchingReader, type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
 
@@ -420,7 +409,9 @@ export class SnapshotMatcher implements ProductionMatcher {
   private householdResult(reader: RequestView, resolution: Resolution, household: HouseholdRow, keys: RequestKeys): Household {
     const { agree, conflict } = this.householdAgreement(reader, household, resolution, keys);
     const confidence =
-      resolution.probability === undefined ? score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0) : score(resolution.probability, 0, 0);
+      resolution.probability === undefined
+        ? score(BASE_CONFIDENCE[resolution.evidence], agree, conflict ? CONFLICT_PENALTY : 0)
+        : score(resolution.probability, 0, 0);
     // null only in a fetching reader's early round (the record not fetched yet), whose answer is
     // thrown away: the household's row and record are one row of the snapshot.
     const data = reader.householdData(household.hh) ?? JSON.stringify({ windfall_id: household.windfall_id });

@@ -88,8 +88,7 @@ export interface FetchingReader extends Omit<SnapshotReader, 'close'> {
 
 /** An open snapshot: lookups answered at once (SQLite), or a fetching reader per request (PostgreSQL). */
 export type OpenedSnapshot =
-  | { readonly kind: 'immediate'; readonly reader: SnapshotReader; close(): void }
-  | { readonly kind: 'fetched'; requestReader(): FetchingReader; close(): void };
+  { readonly kind: 'immediate'; readonly reader: SnapshotReader; close(): void } | { readonly kind: 'fetched'; requestReader(): FetchingReader; close(): void };
 
 export interface NewHousehold {
   readonly windfallId: string;

@@ -256,7 +256,11 @@ class PostgresRequestReader implements FetchingReader {
     // In the order SQLite's (key, hh, unit) index gives them.
     fill(this.addresses, want.addresses, grouped(rows.addresses), (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
     const blocked = grouped(rows.blocks);
-    for (const key of want.blocks) this.blocks.set(key, (blocked.get(key) ?? []).map((row) => row.hh).sort((a, b) => a - b));
+    for (const key of want.blocks)
+      this.blocks.set(
+        key,
+        (blocked.get(key) ?? []).map((row) => row.hh).sort((a, b) => a - b),
+      );
 
     // Households, records, members and careers: exactly the keys the statement says it fetched.
     const householdRows = new Map((rows.households ?? []).map((row) => [row.hh, row]));

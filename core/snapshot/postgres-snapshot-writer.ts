@@ -33,7 +33,6 @@ interface CopyTarget {
   drain: Promise<void> | null;
 }
 
-
 /** A load into a new snapshot schema; see SnapshotWriter. */
 export class PostgresSnapshotWriter implements SnapshotWriter {
   private readonly rows: RowFanOut;

@@ -44,7 +44,10 @@ export class PostgresSnapshots implements SnapshotStorage {
     });
     try {
       const { rows } = await pool.query<{ schema: string }>('SELECT current_schema() AS schema');
-      const tag = createHash('sha256').update(rows[0]?.schema ?? 'public').digest('hex').slice(0, 8);
+      const tag = createHash('sha256')
+        .update(rows[0]?.schema ?? 'public')
+        .digest('hex')
+        .slice(0, 8);
       return new PostgresSnapshots(url, pool, `ebs_${tag}_`);
     } catch (error) {
       await pool.end();
@@ -78,10 +81,9 @@ export class PostgresSnapshots implements SnapshotStorage {
   }
 
   async present(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ name: string }>(
-      "SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, $1) ORDER BY nspname",
-      [this.prefix],
-    );
+    const { rows } = await this.pool.query<{ name: string }>('SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, $1) ORDER BY nspname', [
+      this.prefix,
+    ]);
     return rows.map((row) => row.name);
   }
 

@@ -140,7 +140,12 @@ function sqliteColumn(table: Table, { name, type, nullable }: Column): string {
 
 /** Every table of a snapshot file. */
 export function sqliteTables(): string[] {
-  return TABLES.map((table) => `CREATE TABLE ${table.name} (${columnsOf(table.name, 'sqlite').map((c) => sqliteColumn(table, c)).join(', ')})`);
+  return TABLES.map(
+    (table) =>
+      `CREATE TABLE ${table.name} (${columnsOf(table.name, 'sqlite')
+        .map((c) => sqliteColumn(table, c))
+        .join(', ')})`,
+  );
 }
 
 /** Every index of a snapshot file, to run once its rows are in. */
@@ -161,12 +166,19 @@ function postgresColumn(table: Table, { name, type, nullable }: Column): string 
 
 /** Every table of a snapshot schema. */
 export function postgresTables(): string[] {
-  return TABLES.map((table) => `CREATE TABLE S.${table.name} (${columnsOf(table.name, 'postgres').map((c) => postgresColumn(table, c)).join(', ')})`);
+  return TABLES.map(
+    (table) =>
+      `CREATE TABLE S.${table.name} (${columnsOf(table.name, 'postgres')
+        .map((c) => postgresColumn(table, c))
+        .join(', ')})`,
+  );
 }
 
 /** The COPY that fills a loaded table. */
 export function postgresCopy(table: LoadedTable): string {
-  return `COPY S.${table} (${columnsOf(table, 'postgres').map((c) => c.name).join(', ')}) FROM STDIN`;
+  return `COPY S.${table} (${columnsOf(table, 'postgres')
+    .map((c) => c.name)
+    .join(', ')}) FROM STDIN`;
 }
 
 /**

@@ -131,7 +131,9 @@ export class SqliteSnapshotReader implements SnapshotReader {
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);
     this.atAddress = this.db.prepare('SELECT hh, unit FROM addresses WHERE key = ? ORDER BY hh');
     const hasBlocks = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'blocks'").get() !== undefined;
-    this.byBlock = hasBlocks ? this.db.prepare<[string], number>(`SELECT DISTINCT hh FROM blocks WHERE key = ? ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}`).pluck() : null;
+    this.byBlock = hasBlocks
+      ? this.db.prepare<[string], number>(`SELECT DISTINCT hh FROM blocks WHERE key = ? ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}`).pluck()
+      : null;
     this.householdStmt = this.db.prepare('SELECT hh, windfall_id, postal, region, city, address_keys FROM households WHERE hh = ?');
     this.householdDataStmt = this.db.prepare('SELECT data FROM households WHERE hh = ?');
     this.membersStmt = this.db.prepare(`${person} WHERE p.hh = ? ORDER BY p.p`);

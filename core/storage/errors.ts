@@ -62,6 +62,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (code.startsWith('08') || (UNAVAILABLE_SQLSTATES as readonly string[]).includes(code)) return true;
     if ((UNAVAILABLE_SOCKET_CODES as readonly string[]).includes(code)) return true;
   }
-  if (/^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable/.test(error.message)) return true;
+  if (/^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable/.test(error.message))
+    return true;
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
 }

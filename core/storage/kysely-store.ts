@@ -3,23 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, PostgresAdapter, type Selectable, type Transaction, sql } from 'kysely';
 import { z } from 'zod';
-import {
-  type Account,
-  ENVIRONMENTS,
-  type FieldEntitlement,
-  type NewAccount,
-  QUOTA_PERIODS,
-  type TokenRecord,
-} from '../accounts/model.ts';
+import { type Account, ENVIRONMENTS, type FieldEntitlement, type NewAccount, QUOTA_PERIODS, type TokenRecord } from '../accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../contract/schemas.ts';
-import {
-  DuplicateAccountError,
-  type NewToken,
-  type QuotaTake,
-  SNAPSHOT_STATES,
-  type SnapshotRecord,
-  type Store,
-} from './port.ts';
+import { DuplicateAccountError, type NewToken, type QuotaTake, SNAPSHOT_STATES, type SnapshotRecord, type Store } from './port.ts';
 import { isUniqueViolation } from './errors.ts';
 import { SNAPSHOTS_CHANNEL_SQL } from './postgres-listener.ts';
 import type { AccountsTable, Database, SnapshotsTable, TokensTable } from './schema.ts';
@@ -76,7 +62,6 @@ function toToken(row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'envir
     revokedAt: row.revoked_at,
   };
 }
-
 
 export class KyselyStore implements Store {
   constructor(
@@ -140,7 +125,10 @@ export class KyselyStore implements Store {
   }
 
   async countAccounts(): Promise<number> {
-    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -187,10 +175,7 @@ export class KyselyStore implements Store {
   }
 
   async revokeToken(ref: { hash: string } | { id: string }): Promise<boolean> {
-    let query = this.db
-      .updateTable('tokens')
-      .set({ revoked_at: new Date().toISOString() })
-      .where('revoked_at', 'is', null);
+    let query = this.db.updateTable('tokens').set({ revoked_at: new Date().toISOString() }).where('revoked_at', 'is', null);
     query = 'hash' in ref ? query.where('token_hash', '=', ref.hash) : query.where('id', '=', ref.id);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
@@ -236,12 +221,7 @@ export class KyselyStore implements Store {
   }
 
   async quotaUsed(tokenId: string, periodKey: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('quota_usage')
-      .select('used')
-      .where('token_id', '=', tokenId)
-      .where('period_key', '=', periodKey)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('quota_usage').select('used').where('token_id', '=', tokenId).where('period_key', '=', periodKey).executeTakeFirst();
     return row === undefined ? 0 : Number(row.used);
   }
 

@@ -67,10 +67,13 @@ export class PostgresListener implements ChannelListener {
       client.end().catch(() => undefined);
       if (this.closed) return;
       this.failures += 1;
-      this.retry = setTimeout(() => {
-        this.retry = undefined;
-        this.connect();
-      }, Math.min(10_000, 1_000 * this.failures));
+      this.retry = setTimeout(
+        () => {
+          this.retry = undefined;
+          this.connect();
+        },
+        Math.min(10_000, 1_000 * this.failures),
+      );
       this.retry.unref();
     };
     client.on('error', again);

@@ -32,7 +32,10 @@ export function usesPostgres(db: Kysely<never> | { getExecutor(): { adapter: unk
  * outcomes: under READ COMMITTED an erasure could otherwise commit between a save's check for it and
  * the save's write, and be undone. SQLite runs one writing transaction at a time already.
  */
-export async function lockInstallationErasures(trx: Kysely<never> | { getExecutor(): { adapter: unknown } }, installationIds: readonly string[]): Promise<void> {
+export async function lockInstallationErasures(
+  trx: Kysely<never> | { getExecutor(): { adapter: unknown } },
+  installationIds: readonly string[],
+): Promise<void> {
   if (!usesPostgres(trx)) return;
   for (const id of [...new Set(installationIds)].sort()) {
     await sql`SELECT pg_advisory_xact_lock(hashtext(${`eb-erasure:${id}`}))`.execute(trx as Kysely<never>);

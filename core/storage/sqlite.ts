@@ -117,7 +117,11 @@ function connect(file: string, busyTimeoutMs: number): BetterSqlite3.Database {
  * Runs the service's migrations and the ones the layers above bring (the pipeline's), as one sequence
  * of names: a name may not be claimed twice.
  */
-export async function migrateToLatest(db: Kysely<Tables>, more: Readonly<Record<string, Migration>> = {}, options: { readonly migrationTableSchema?: string } = {}): Promise<void> {
+export async function migrateToLatest(
+  db: Kysely<Tables>,
+  more: Readonly<Record<string, Migration>> = {},
+  options: { readonly migrationTableSchema?: string } = {},
+): Promise<void> {
   const clash = Object.keys(more).find((name) => name in CORE_MIGRATIONS);
   if (clash !== undefined) throw new Error(`migration ${clash} is defined twice`);
   const migrations = { ...CORE_MIGRATIONS, ...more };
@@ -154,4 +158,3 @@ export async function openSqliteStore(file: string, options: OpenOptions = {}): 
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), db };
 }
-

@@ -95,7 +95,9 @@ async function confirmAndEnqueue(
   const reporter = progressReporter('enqueue', (n) => String(n));
   const result = await runBackfill(plan, { queue, progress, onProgress: (done) => reporter.update(done, plan.toEnrich, '') });
   reporter.stop();
-  console.log(`enqueued ${result.enqueued} ${noun}${result.duplicates > 0 ? ` (${result.duplicates} were already queued)` : ''}; the workers enrich them at the token's rate`);
+  console.log(
+    `enqueued ${result.enqueued} ${noun}${result.duplicates > 0 ? ` (${result.duplicates} were already queued)` : ''}; the workers enrich them at the token's rate`,
+  );
 }
 
 /** A flag's name as commander stores it: `--where-not-enriched` → `whereNotEnriched`. */

@@ -17,7 +17,7 @@ export class ConsoleLinkRefused extends Error {
 export function consoleCommand(): Command {
   return new Command('console-link')
     .description('print a one-time sign-in link to the admin console (good for 15 minutes and one sign-in)')
-    .option('--installation <id>', "the installation whose admin signs in (they see that installation only)")
+    .option('--installation <id>', 'the installation whose admin signs in (they see that installation only)')
     .option('--operator', 'sign in as the operator (every account, installation, job and snapshot)')
     .action(async (flags: { installation?: string; operator?: boolean }) => {
       if ((flags.installation === undefined) === (flags.operator !== true)) {

@@ -23,9 +23,7 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 /** A bar on a terminal; a line per tenth of the work otherwise, so CI logs stay readable. */
 export function progressReporter(label: string, unit: (value: number) => string) {
   if (process.stderr.isTTY) {
-    const bar = new SingleBar(
-      { format: `${label} [{bar}] {percentage}% | {done} of {all} | {detail}`, hideCursor: true, stream: process.stderr },
-    );
+    const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {done} of {all} | {detail}`, hideCursor: true, stream: process.stderr });
     let started = false;
     return {
       update(done: number, total: number, detail: string) {
@@ -81,7 +79,11 @@ export function dataCommands(withStore: WithStore): Command {
     .option('--seed <s>', 'random seed (same seed, same files)', wholeNumber(1), 1)
     .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', wholeNumber(1))
     .option('--gzip', 'write .jsonl.gz files')
-    .addOption(new Option('--noise <set>', 'also write queries-typos.jsonl: name-and-address duplicates with one data-entry error each, and negatives').choices(['typos']))
+    .addOption(
+      new Option('--noise <set>', 'also write queries-typos.jsonl: name-and-address duplicates with one data-entry error each, and negatives').choices([
+        'typos',
+      ]),
+    )
     .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean; noise?: string }) => {
       const progress = progressReporter('generate', (n) => n.toLocaleString('en-US'));
       const started = performance.now();
@@ -183,7 +185,9 @@ export function dataCommands(withStore: WithStore): Command {
       if (config.databaseUrl === null) throw new MigrationRefusedError('set DATABASE_URL to the PostgreSQL database to copy into');
       const marker = readMigrationMarker(config.dataDir);
       if (marker !== null) {
-        throw new MigrationRefusedError(`this data folder was already migrated to ${marker.migratedTo ?? 'PostgreSQL'} (${migrationMarkerPath(config.dataDir)}): point every instance at that database`);
+        throw new MigrationRefusedError(
+          `this data folder was already migrated to ${marker.migratedTo ?? 'PostgreSQL'} (${migrationMarkerPath(config.dataDir)}): point every instance at that database`,
+        );
       }
       const file = path.join(config.dataDir, SQLITE_FILE_NAME);
       if (!existsSync(file)) throw new MigrationRefusedError(`there is no SQLite database to copy at ${file}`);

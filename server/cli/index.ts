@@ -2,15 +2,7 @@
 // as a running server (DATA_DIR), which sees changes within a second without a restart.
 import { Command, Option } from 'commander';
 import { wholeNumber } from './options.ts';
-import {
-  AdminError,
-  type AccountSettings,
-  createAccount,
-  describeAccount,
-  issueToken,
-  revokeToken,
-  updateAccount,
-} from '../../core/accounts/admin.ts';
+import { AdminError, type AccountSettings, createAccount, describeAccount, issueToken, revokeToken, updateAccount } from '../../core/accounts/admin.ts';
 import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../../core/accounts/model.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { JobQueue } from '../../bridge/job-queue.ts';
@@ -57,9 +49,7 @@ function withSettingsOptions(command: Command, forUpdate: boolean): Command {
     .option('--career-intelligence', 'grant Career Intelligence (career matching)')
     .addOption(new Option('--no-career-intelligence', 'withdraw Career Intelligence').hideHelp(!forUpdate))
     .option('--quota <n>', `usage tokens per period for each production token${forUpdate ? '' : ' (default 1000)'}`, wholeNumber(0))
-    .addOption(
-      new Option('--quota-period <period>', `when the quota refreshes${forUpdate ? '' : ' (default month)'}`).choices(QUOTA_PERIODS),
-    )
+    .addOption(new Option('--quota-period <period>', `when the quota refreshes${forUpdate ? '' : ' (default month)'}`).choices(QUOTA_PERIODS))
     .option('--rate-limit <n>', `requests per second per token${forUpdate ? '' : ' (default 5)'}`, wholeNumber(1))
     .option('--household-fields <list>', 'household fields granted: "all" or a comma-separated list')
     .option('--career-fields <list>', 'career fields granted: "all" or a comma-separated list');
@@ -169,14 +159,12 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     .showHelpAfterError();
 
   const accounts = program.command('accounts').description('create, change and inspect accounts');
-  withSettingsOptions(accounts.command('create <name>').description('create an account'), false).action(
-    async (name: string, flags: SettingsFlags) => {
-      await withStore(async (store) => {
-        const account = await createAccount(store, name, settingsFrom(flags));
-        console.log(`created account ${account.name} (${account.id})`);
-      });
-    },
-  );
+  withSettingsOptions(accounts.command('create <name>').description('create an account'), false).action(async (name: string, flags: SettingsFlags) => {
+    await withStore(async (store) => {
+      const account = await createAccount(store, name, settingsFrom(flags));
+      console.log(`created account ${account.name} (${account.id})`);
+    });
+  });
   withSettingsOptions(accounts.command('update <name>').description("change an account's settings"), true).action(
     async (name: string, flags: SettingsFlags) => {
       await withStore(async (store) => {

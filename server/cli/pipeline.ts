@@ -52,8 +52,7 @@ function logLine(entry: LogEntry): string {
 
 function describeInstallation(i: Installation): string {
   const target = i.target.kind === 'local' ? `local account ${i.target.accountId} (token ${i.target.tokenId})` : `remote ${i.target.url}`;
-  const pause =
-    i.status === 'paused' ? ` (${i.pauseReason ?? 'paused'}${i.pausedUntil === null ? '' : ` until ${i.pausedUntil}`})` : '';
+  const pause = i.status === 'paused' ? ` (${i.pauseReason ?? 'paused'}${i.pausedUntil === null ? '' : ` until ${i.pausedUntil}`})` : '';
   const s = i.settings;
   return [
     `installation       ${i.id}`,
@@ -126,7 +125,11 @@ export function pipelineCommands(): Command[] {
       await withRuntime(async ({ installations: all, pipelineStore }, { store }) => {
         const installation = await all.require(id);
         const forecast = await usageForecast({ store, pipelineStore }, installation, new Date());
-        console.log(flags.json === true ? JSON.stringify({ ...installation, forecast }, null, 2) : `${describeInstallation(installation)}\nquota              ${describeForecast(forecast)}`);
+        console.log(
+          flags.json === true
+            ? JSON.stringify({ ...installation, forecast }, null, 2)
+            : `${describeInstallation(installation)}\nquota              ${describeForecast(forecast)}`,
+        );
       });
     });
   installations
@@ -141,13 +144,28 @@ export function pipelineCommands(): Command[] {
     .option('--no-enrich-on-create', 'do not enrich new records automatically')
     .option('--reuse-answers', 'apply a kept answer to a record asking what another record asked (no unit spent)')
     .option('--no-reuse-answers', 'look every record up, and keep no answers')
-    .addOption(new Option('--refresh-after-days <days>', 're-enrich in the background records enriched longer ago than this, or off').choices(['30', '60', '90', 'off']))
+    .addOption(
+      new Option('--refresh-after-days <days>', 're-enrich in the background records enriched longer ago than this, or off').choices(['30', '60', '90', 'off']),
+    )
     .option('--refresh-share <x>', "the share of the token's rate the scheduled refresh may take (default 0.2)", ratio)
-    .option('--monthly-budget <units>', "units this installation may spend per UTC calendar month, or 'none'", (value: string) => (value === 'none' ? null : wholeNumber(1, 1_000_000_000)(value)))
+    .option('--monthly-budget <units>', "units this installation may spend per UTC calendar month, or 'none'", (value: string) =>
+      value === 'none' ? null : wholeNumber(1, 1_000_000_000)(value),
+    )
     .action(
       async (
         id: string,
-        flags: { overwriteMode?: OverwriteMode; reenrichAfterDays?: number; minConfidence?: number; objects?: string; excludeFields?: string; enrichOnCreate?: boolean; reuseAnswers?: boolean; monthlyBudget?: number | null; refreshAfterDays?: string; refreshShare?: number },
+        flags: {
+          overwriteMode?: OverwriteMode;
+          reenrichAfterDays?: number;
+          minConfidence?: number;
+          objects?: string;
+          excludeFields?: string;
+          enrichOnCreate?: boolean;
+          reuseAnswers?: boolean;
+          monthlyBudget?: number | null;
+          refreshAfterDays?: string;
+          refreshShare?: number;
+        },
       ) => {
         await withRuntime(async ({ installations: all }) => {
           const updated = await all.updateSettings(id, {
@@ -159,7 +177,9 @@ export function pipelineCommands(): Command[] {
             ...(flags.enrichOnCreate === undefined ? {} : { enrichOnCreate: flags.enrichOnCreate }),
             ...(flags.reuseAnswers === undefined ? {} : { reuseAnswers: flags.reuseAnswers }),
             ...(flags.monthlyBudget === undefined ? {} : { monthlyBudget: flags.monthlyBudget }),
-            ...(flags.refreshAfterDays === undefined ? {} : { refreshAfterDays: flags.refreshAfterDays === 'off' ? null : (Number(flags.refreshAfterDays) as 30 | 60 | 90) }),
+            ...(flags.refreshAfterDays === undefined
+              ? {}
+              : { refreshAfterDays: flags.refreshAfterDays === 'off' ? null : (Number(flags.refreshAfterDays) as 30 | 60 | 90) }),
             ...(flags.refreshShare === undefined ? {} : { refreshShare: Math.max(0.01, flags.refreshShare) }),
           });
           console.log(describeInstallation(updated));

@@ -72,7 +72,10 @@ function readJsonBody(req: Request, bodyError: string | undefined): unknown {
   if (req.is(['application/json', 'application/*+json']) === false) {
     throw new EnrichError('invalid_request', 'Content-Type must be application/json.');
   }
-  const charset = /charset=([^;]+)/i.exec(req.get('content-type') ?? '')?.[1]?.trim().toLowerCase();
+  const charset = /charset=([^;]+)/i
+    .exec(req.get('content-type') ?? '')?.[1]
+    ?.trim()
+    .toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
     throw new EnrichError('invalid_request', 'Request body must be UTF-8.');
   }
@@ -261,7 +264,10 @@ export function createApp(options: AppOptions): express.Express {
       path,
       // Unreadable bodies (too large, bad encoding, not UTF-8) still go through the pipeline, so a bad
       // token gets its 401 before anyone is told the body was malformed: contract.md's order of checks.
-      readBody({ limit: BODY_LIMIT_BYTES, refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next) }),
+      readBody({
+        limit: BODY_LIMIT_BYTES,
+        refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next),
+      }),
       (req: Request, res: Response) => enrich(environment, req, res),
     );
     app.all(path, (_req, res) => {

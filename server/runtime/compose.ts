@@ -35,7 +35,6 @@ export function defaultConnectors(config?: Config): ConnectorRegistry {
   return registryOf(crmModules(config));
 }
 
-
 export interface Runtime {
   readonly opened: OpenedStorage;
   /** What GET /readyz checks: the database, and Redis when the limits are shared. */
@@ -61,12 +60,7 @@ export type RuntimePurpose = 'serve' | 'command';
  * The composition root: the service's parts without a listener, built the same way for the server, a
  * standalone worker and every CLI command that needs the pipeline (withRuntime).
  */
-export async function openRuntime(
-  config: Config,
-  logger: Logger,
-  connectors?: ConnectorRegistry,
-  purpose: RuntimePurpose = 'serve',
-): Promise<Runtime> {
+export async function openRuntime(config: Config, logger: Logger, connectors?: ConnectorRegistry, purpose: RuntimePurpose = 'serve'): Promise<Runtime> {
   setOutboundTimeouts(config.timeouts);
   const serving = purpose === 'serve';
   // One list of the CRM modules: their routes and commands, and (unless a test brings its own) the
@@ -132,7 +126,6 @@ export async function openRuntime(
     throw error;
   }
 }
-
 
 /** A one-shot command's runtime on the configured data folder, closed when `run` is done. */
 export async function withRuntime<T>(run: (bridge: Bridge, opened: OpenedStorage) => Promise<T>): Promise<T> {

@@ -43,7 +43,9 @@ export async function openSharedLimits(url: string, prefix: string, logger: Logg
     redis.once('ready', done);
   });
   const instances = new InstanceRegistry(redis, { key: `${prefix}instances` });
-  await instances.beat().catch((error: unknown) => logger.warn({ err: error }, 'redis unreachable at start: the rate limit falls back (see README, Running several instances)'));
+  await instances
+    .beat()
+    .catch((error: unknown) => logger.warn({ err: error }, 'redis unreachable at start: the rate limit falls back (see README, Running several instances)'));
   instances.start();
   const rateLimiter = new RedisRateLimiter(redis, {
     keyPrefix: `${prefix}rate:`,

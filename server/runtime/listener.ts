@@ -19,7 +19,12 @@ import { type Runtime, openRuntime } from './compose.ts';
 import { startWorker } from './workers.ts';
 
 /** What a CRM module's routes are given by a server on this runtime (tests move the clock with `now`). */
-export function routeContext(runtime: Runtime, config: Config, logger: Logger, options: { readonly wake: () => void; readonly now?: () => Date }): CrmRouteContext {
+export function routeContext(
+  runtime: Runtime,
+  config: Config,
+  logger: Logger,
+  options: { readonly wake: () => void; readonly now?: () => Date },
+): CrmRouteContext {
   return {
     publicUrl: config.publicUrl,
     bridge: runtime.bridge,
@@ -70,7 +75,16 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
     readiness: runtime.readiness,
     routers: [
       crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker?.wake() })),
-      consoleRouter({ publicUrl: config.publicUrl, box: runtime.box, bridge: runtime.bridge, store, service: runtime.service, queue: runtime.opened.queue, modules: runtime.modules, log: logger }),
+      consoleRouter({
+        publicUrl: config.publicUrl,
+        box: runtime.box,
+        bridge: runtime.bridge,
+        store,
+        service: runtime.service,
+        queue: runtime.opened.queue,
+        modules: runtime.modules,
+        log: logger,
+      }),
     ],
   });
   // GET /metrics reads the queue's depth when scraped, and serves the process's own figures.
@@ -86,8 +100,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   });
   collectProcessMetrics();
   const limits = connectionLimits(config);
-  const server =
-    tls === null ? http.createServer(limits, app) : https.createServer({ ...limits, ...tls }, app);
+  const server = tls === null ? http.createServer(limits, app) : https.createServer({ ...limits, ...tls }, app);
   server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   server.maxConnections = config.http.maxConnections;
   let dropsLogged = 0;
@@ -116,7 +129,9 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${scheme}://${shownHost}:${port}`;
   worker =
-    config.workerConcurrency > 0 ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs, config.shutdownTimeoutMs, config.remoteRatePerSecond) : null;
+    config.workerConcurrency > 0
+      ? startWorker(runtime, logger, config.workerConcurrency, config.workerLeaseMs, config.shutdownTimeoutMs, config.remoteRatePerSecond)
+      : null;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

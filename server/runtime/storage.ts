@@ -41,7 +41,10 @@ export async function openDataFolder(
 }
 
 /** The data folder and the database a configuration names. */
-export function openConfiguredStorage(config: Config, options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {}): Promise<OpenedStorage> {
+export function openConfiguredStorage(
+  config: Config,
+  options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {},
+): Promise<OpenedStorage> {
   return openDataFolder(config.dataDir, { ...options, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 }
 
@@ -64,7 +67,6 @@ export async function openSnapshotStorage(config: Config): Promise<SnapshotStora
   if (config.databaseUrl === null) return new SqliteSnapshots(snapshotsDir(config.dataDir));
   return PostgresSnapshots.open(config.databaseUrl, { poolSize: config.databasePoolSize });
 }
-
 
 /** The active data snapshot behind the service's production matcher, followed as loads activate others. */
 export async function watchSnapshots(

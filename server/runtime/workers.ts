@@ -19,7 +19,9 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
     queue: runtime.opened.queue,
     owner: workerId,
     rateOf: async (installation) =>
-      installation.target.kind === 'local' ? ((await runtime.opened.store.findAccountById(installation.target.accountId))?.rateLimit ?? 5) : remoteRatePerSecond,
+      installation.target.kind === 'local'
+        ? ((await runtime.opened.store.findAccountById(installation.target.accountId))?.rateLimit ?? 5)
+        : remoteRatePerSecond,
     onError: (error) => logger.error({ err: error }, 'scheduled refresh error'),
   });
   // Jobs the CRM modules run on a schedule for each installation (HubSpot's journal pull).
@@ -53,14 +55,17 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
         const { spent, budget, resetsAt } = summary.budget;
         logger.warn(
           { installation: summary.installationId, spent, budget, resets_at: resetsAt },
-          spent >= budget ? "installation's monthly budget is spent: enrichment waits for next month or a larger budget" : "installation has spent 80% of its monthly budget",
+          spent >= budget
+            ? "installation's monthly budget is spent: enrichment waits for next month or a larger budget"
+            : 'installation has spent 80% of its monthly budget',
         );
       }
     },
     // A locked database is another process's long write, not a fault of ours: the worker backs off.
     onError: (error) => {
       if (isDatabaseBusy(error)) logger.warn('pipeline worker: database busy, backing off');
-      else if (isDatabaseUnavailable(error)) logger.warn({ err_message: error instanceof Error ? error.message : String(error) }, 'pipeline worker: database unavailable, backing off');
+      else if (isDatabaseUnavailable(error))
+        logger.warn({ err_message: error instanceof Error ? error.message : String(error) }, 'pipeline worker: database unavailable, backing off');
       else logger.error({ err: error }, 'pipeline worker error');
     },
   });

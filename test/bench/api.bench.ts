@@ -99,8 +99,12 @@ async function main(): Promise<void> {
       bodies: [AMANDA_TAYLOR],
     };
     const matched = (body: unknown) =>
-      typeof body === 'object' && body !== null && 'household_matched' in body && body.household_matched === true &&
-      'career_matched' in body && body.career_matched === true;
+      typeof body === 'object' &&
+      body !== null &&
+      'household_matched' in body &&
+      body.household_matched === true &&
+      'career_matched' in body &&
+      body.career_matched === true;
     await checkOnce(sandboxTarget, matched);
     await checkOnce(echoTarget, (body) => JSON.stringify(body) === AMANDA_TAYLOR);
 

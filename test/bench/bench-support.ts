@@ -131,7 +131,11 @@ export function machine(): string {
  * Sends `count` requests with `inFlight` at a time and times each one (from just before `send` to
  * when it resolves); `send` checks the answer itself. Returns the latencies (ms) and the wall time (s).
  */
-export async function timedInFlight(count: number, inFlight: number, send: (index: number) => Promise<void>): Promise<{ latencies: number[]; seconds: number }> {
+export async function timedInFlight(
+  count: number,
+  inFlight: number,
+  send: (index: number) => Promise<void>,
+): Promise<{ latencies: number[]; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -162,7 +166,12 @@ let nextContactId = 900_000_001;
 let nextEventId = 1;
 
 /** One batch of `count` `contact.creation` events for contacts never seen before, signed (v3) as HubSpot signs it. */
-export function signedCreationBatch(url: string, secret: string, portal: { readonly portalId: string; readonly appId: string }, count = 100): { body: string; headers: Record<string, string> } {
+export function signedCreationBatch(
+  url: string,
+  secret: string,
+  portal: { readonly portalId: string; readonly appId: string },
+  count = 100,
+): { body: string; headers: Record<string, string> } {
   const now = Date.now();
   const events: WebhookEvent[] = Array.from({ length: count }, () => ({
     eventId: nextEventId++,

@@ -204,8 +204,20 @@ async function main(): Promise<void> {
     const alone = await deliver(quiet, clientSecret, BATCHES);
     await quiet.stop();
     const quietHandling = quiet.webhookHandlingMs();
-    console.log(ackLine(`WORKER_CONCURRENCY=0 (no enrichment competes), 1 in flight (what one batch costs)`, single, quietHandling.slice(-BATCHES - BASELINE_BATCHES, -BATCHES)));
-    console.log(ackLine(`WORKER_CONCURRENCY=0 (no enrichment competes), ${CONCURRENT_DELIVERIES} in flight, after ${WARM_UP_BATCHES} warm-up batches`, alone, quietHandling.slice(-BATCHES)));
+    console.log(
+      ackLine(
+        `WORKER_CONCURRENCY=0 (no enrichment competes), 1 in flight (what one batch costs)`,
+        single,
+        quietHandling.slice(-BATCHES - BASELINE_BATCHES, -BATCHES),
+      ),
+    );
+    console.log(
+      ackLine(
+        `WORKER_CONCURRENCY=0 (no enrichment competes), ${CONCURRENT_DELIVERIES} in flight, after ${WARM_UP_BATCHES} warm-up batches`,
+        alone,
+        quietHandling.slice(-BATCHES),
+      ),
+    );
 
     const busy = await startServer(fake, 'writeback', 2, logDir);
     servers.push(busy);
@@ -220,13 +232,23 @@ async function main(): Promise<void> {
     await deliver(busy, clientSecret, WARM_UP_BATCHES);
     const draining = await deliver(busy, clientSecret, BATCHES);
     await busy.stop();
-    console.log(ackLine(`WORKER_CONCURRENCY=2 (the default), ${CONCURRENT_DELIVERIES} in flight, after ${WARM_UP_BATCHES} warm-up batches, the workers draining the queued jobs meanwhile`, draining, busy.webhookHandlingMs().slice(-BATCHES)));
+    console.log(
+      ackLine(
+        `WORKER_CONCURRENCY=2 (the default), ${CONCURRENT_DELIVERIES} in flight, after ${WARM_UP_BATCHES} warm-up batches, the workers draining the queued jobs meanwhile`,
+        draining,
+        busy.webhookHandlingMs().slice(-BATCHES),
+      ),
+    );
     console.log('');
 
     const w = latencyStats(writeBacks);
-    console.log(`(b) creation to write-back, no backlog: ${CONTACTS} persona contacts created one at a time (>= ${CREATION_SPACING_MS} ms apart, under the account's default 5/s), WORKER_CONCURRENCY=2`);
+    console.log(
+      `(b) creation to write-back, no backlog: ${CONTACTS} persona contacts created one at a time (>= ${CREATION_SPACING_MS} ms apart, under the account's default 5/s), WORKER_CONCURRENCY=2`,
+    );
     console.log(`    from the webhook POST to the batch update reaching the fake (after 3 warm-up contacts)`);
-    console.log(`    p50 ${w.p50.toFixed(0)} ms   p99 ${w.p99.toFixed(0)} ms   max ${w.max.toFixed(0)} ms   target p50 <= ${TARGETS.writeBackP50Ms} ms: ${verdict(w.p50 <= TARGETS.writeBackP50Ms)}`);
+    console.log(
+      `    p50 ${w.p50.toFixed(0)} ms   p99 ${w.p99.toFixed(0)} ms   max ${w.max.toFixed(0)} ms   target p50 <= ${TARGETS.writeBackP50Ms} ms: ${verdict(w.p50 <= TARGETS.writeBackP50Ms)}`,
+    );
     console.log('');
     console.log(`server logs (LOG_LEVEL=info): ${logDir}`);
   } finally {

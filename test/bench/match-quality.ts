@@ -25,7 +25,8 @@ export class QualityTally {
 
   add(line: QueryLine, answer: Answer): void {
     const { expected } = line;
-    if (answer.household !== null) this.answered.push({ confidence: answer.household.confidence, right: answer.household.windfall_id === expected.windfall_id });
+    if (answer.household !== null)
+      this.answered.push({ confidence: answer.household.confidence, right: answer.household.windfall_id === expected.windfall_id });
     const absent = expected.windfall_id === null && expected.person_id === null;
     if (absent) {
       this.absent += 1;
@@ -83,7 +84,12 @@ export class QualityTally {
       row.sum += confidence;
       if (right) row.right += 1;
     }
-    return rows.map((row) => ({ decile: row.decile, answers: row.answers, meanConfidence: row.answers === 0 ? 0 : row.sum / row.answers, right: row.answers === 0 ? 0 : row.right / row.answers }));
+    return rows.map((row) => ({
+      decile: row.decile,
+      answers: row.answers,
+      meanConfidence: row.answers === 0 ? 0 : row.sum / row.answers,
+      right: row.answers === 0 ? 0 : row.right / row.answers,
+    }));
   }
 
   static precision(t: Tally): number {

@@ -9,19 +9,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
-import {
-  type Target,
-  cli,
-  freePort,
-  machine,
-  measure,
-  measuredRow,
-  startChild,
-  stopChild,
-  tableRow,
-  verdict,
-  waitHealthy,
-} from './bench-support.ts';
+import { type Target, cli, freePort, machine, measure, measuredRow, startChild, stopChild, tableRow, verdict, waitHealthy } from './bench-support.ts';
 import { type Answer, QualityTally } from './match-quality.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
@@ -113,10 +101,13 @@ async function main(): Promise<void> {
       byType.set(type, [...(byType.get(type) ?? []), line]);
     }
     const typoTallies = new Map<string, QualityTally>();
-    for (const [type, ofType] of [...byType].sort(([a], [b]) => a.localeCompare(b))) typoTallies.set(type, await replay(`http://127.0.0.1:${port}/v1/`, production, ofType));
+    for (const [type, ofType] of [...byType].sort(([a], [b]) => a.localeCompare(b)))
+      typoTallies.set(type, await replay(`http://127.0.0.1:${port}/v1/`, production, ofType));
     const typoAll = QualityTally.sum([...typoTallies].filter(([type]) => type !== 'negative').map(([, t]) => t));
     const typoTotal = QualityTally.sum([...typoTallies.values()]);
-    const typeTargetMet = [...typoTallies].every(([type, t]) => type === 'negative' || type === 'surname_multi_edit' || QualityTally.recall(t.household) >= 0.9);
+    const typeTargetMet = [...typoTallies].every(
+      ([type, t]) => type === 'negative' || type === 'surname_multi_edit' || QualityTally.recall(t.household) >= 0.9,
+    );
     const negatives = typoTallies.get('negative');
     const negativeRate = negatives === undefined || negatives.absent === 0 ? 0 : negatives.falseMatches / negatives.absent;
 
@@ -168,11 +159,13 @@ async function main(): Promise<void> {
         `  household precision ${verdict(QualityTally.precision(typoAll.household) >= 0.995)}, recall ${verdict(QualityTally.recall(typoAll.household) >= 0.85)}, ` +
           `every single-error type >= 90 % ${verdict(typeTargetMet)}, negatives ${verdict(negativeRate <= 0.005)}`,
         '',
-        'calibration of the typo set\'s household answers (negatives included), by confidence decile:',
+        "calibration of the typo set's household answers (negatives included), by confidence decile:",
         tableRow(['confidence', 'answers', 'mean conf.', 'right']),
-        ...typoTotal.calibration().map((row) =>
-          tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),
-        ),
+        ...typoTotal
+          .calibration()
+          .map((row) =>
+            tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),
+          ),
         '',
         tableRow(['', 'req/s', 'p50 ms', 'p99 ms']),
         measuredRow(productionSpeed),

@@ -112,7 +112,16 @@ async function main(): Promise<void> {
       if (p === undefined) throw new Error('no sandbox personas');
       const id = `r-${String(i + 1).padStart(7, '0')}`;
       ids.push(id);
-      crm.create(OBJECT, id, { first_name: p.first_name, last_name: p.last_name, email: p.email, phone: p.phone, street: p.address, city: p.city, state: p.state, zip: p.zipcode });
+      crm.create(OBJECT, id, {
+        first_name: p.first_name,
+        last_name: p.last_name,
+        email: p.email,
+        phone: p.phone,
+        street: p.address,
+        city: p.city,
+        state: p.state,
+        zip: p.zipcode,
+      });
       await queue.enqueue(enrichJob(installation.id, { object: OBJECT, recordId: id }));
     }
     const linesBefore = server.lines().length;
@@ -148,7 +157,9 @@ async function main(): Promise<void> {
       }
       if (now >= nextProgress) {
         const done = states.get('done') ?? 0;
-        console.log(`  ${((now - started) / 1000).toFixed(0).padStart(4)} s  ${done}/${RECORDS} done  (${(done / ((now - started) / 1000)).toFixed(2)} records/s)`);
+        console.log(
+          `  ${((now - started) / 1000).toFixed(0).padStart(4)} s  ${done}/${RECORDS} done  (${(done / ((now - started) / 1000)).toFixed(2)} records/s)`,
+        );
         nextProgress += PROGRESS_EVERY_MS;
       }
       await new Promise((resolve) => setTimeout(resolve, 200));

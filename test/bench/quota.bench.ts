@@ -49,7 +49,9 @@ function contactOf(line: QueryLine): Props {
       last_name: z.string().nullish(),
       emails: z.array(z.string()).nullish(),
       phones: z.array(z.string()).nullish(),
-      addresses: z.array(z.object({ address: z.string().nullish(), city: z.string().nullish(), state: z.string().nullish(), zipcode: z.string().nullish() })).nullish(),
+      addresses: z
+        .array(z.object({ address: z.string().nullish(), city: z.string().nullish(), state: z.string().nullish(), zipcode: z.string().nullish() }))
+        .nullish(),
       company_name: z.string().nullish(),
     })
     .parse(line.request);
@@ -100,7 +102,12 @@ async function main(): Promise<void> {
 
     await cli(['data', 'load', source], env);
     await cli(['accounts', 'create', 'bench', '--career-intelligence', '--rate-limit', '50', '--quota', '1000000'], env);
-    fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID, subscribedProperties: [...HUBSPOT_IDENTITY_PROPERTIES, OUR_PROPERTY] });
+    fake = await startFakeHubSpot({
+      webhookUrl: null,
+      appId: APP_ID,
+      portalId: PORTAL_ID,
+      subscribedProperties: [...HUBSPOT_IDENTITY_PROPERTIES, OUR_PROPERTY],
+    });
     await cli(
       [
         ...['hubspot', 'connect', '--portal-id', PORTAL_ID, '--access-token', fake.tokens.staticToken, '--client-secret', fake.clientSecret],
@@ -109,12 +116,24 @@ async function main(): Promise<void> {
       env,
     );
     if (REUSE === 'off') {
-      const id = (await cli(['installations', 'list'], env)).split('\n').find((line) => line.startsWith('inst_'))?.split(/\s+/)[0] ?? '';
+      const id =
+        (await cli(['installations', 'list'], env))
+          .split('\n')
+          .find((line) => line.startsWith('inst_'))
+          ?.split(/\s+/)[0] ?? '';
       await cli(['installations', 'settings', id, '--no-reuse-answers'], env);
     }
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    child = startChild('server', 'server/main.ts', { ...env, PORT: String(port), PUBLIC_URL: url, HUBSPOT_API_BASE_URL: fake.url, HUBSPOT_CLIENT_SECRET: fake.clientSecret, HUBSPOT_APP_ID: APP_ID, LOG_LEVEL: 'warn' });
+    child = startChild('server', 'server/main.ts', {
+      ...env,
+      PORT: String(port),
+      PUBLIC_URL: url,
+      HUBSPOT_API_BASE_URL: fake.url,
+      HUBSPOT_CLIENT_SECRET: fake.clientSecret,
+      HUBSPOT_APP_ID: APP_ID,
+      LOG_LEVEL: 'warn',
+    });
     await waitHealthy('server', child, `${url}/healthz`);
     fake.setWebhookUrl(`${url}/webhooks/hubspot`);
     const hubspot = fake;
@@ -144,7 +163,8 @@ async function main(): Promise<void> {
 
     // 2. Duplicates, redeliveries, edits that normalize to the same request.
     const duplicates: string[] = [];
-    for (const [, line] of stream.slice(0, Math.round(PEOPLE * DUPLICATE_SHARE))) duplicates.push((await hubspot.createContact(duplicateOf(contactOf(line)))).id);
+    for (const [, line] of stream.slice(0, Math.round(PEOPLE * DUPLICATE_SHARE)))
+      duplicates.push((await hubspot.createContact(duplicateOf(contactOf(line)))).id);
     const earlier = [...hubspot.deliveries];
     for (const delivery of earlier.slice(0, Math.round(earlier.length * REDELIVERY_SHARE))) await hubspot.redeliver(delivery);
     let unchangedEdits = 0;

@@ -54,7 +54,13 @@ const RECORDS = z.coerce.number().int().min(2).max(20_000).parse(values.records)
 
 const LogLineSchema = z.object({ msg: z.string() }).loose();
 const RequestLineSchema = z.object({ msg: z.literal('request'), route: z.string().optional(), ms: z.number() });
-const BatchLineSchema = z.object({ msg: z.literal('pipeline batch'), jobs: z.number(), crm_calls: z.number(), released: z.number(), outcomes: z.record(z.string(), z.number()) });
+const BatchLineSchema = z.object({
+  msg: z.literal('pipeline batch'),
+  jobs: z.number(),
+  crm_calls: z.number(),
+  released: z.number(),
+  outcomes: z.record(z.string(), z.number()),
+});
 const LogEntriesSchema = z.array(z.object({ recordId: z.string(), outcome: z.string() }));
 const JobListSchema = z.array(z.object({ state: z.string() }).loose());
 
@@ -71,7 +77,10 @@ const failures: string[] = [];
 function baseEnv(): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
     (e): e is [string, string] =>
-      e[1] !== undefined && !e[0].startsWith('SALESFORCE_') && !e[0].startsWith('HUBSPOT_') && !['PUBLIC_URL', 'NODE_ENV', 'WORKER_CONCURRENCY', 'DATA_DIR', 'PORT'].includes(e[0]),
+      e[1] !== undefined &&
+      !e[0].startsWith('SALESFORCE_') &&
+      !e[0].startsWith('HUBSPOT_') &&
+      !['PUBLIC_URL', 'NODE_ENV', 'WORKER_CONCURRENCY', 'DATA_DIR', 'PORT'].includes(e[0]),
   );
   return Object.fromEntries(inherited);
 }
@@ -100,7 +109,10 @@ async function connectedDataFolder(fake: FakeSalesforce, name: string): Promise<
   await cli(['accounts', 'create', 'bench', '--career-intelligence', '--rate-limit', String(ACCOUNT_RATE_LIMIT)], env);
   const installationId = (
     await cli(
-      [...['salesforce', 'connect', '--org-id', fake.orgId, '--instance-url', fake.url, '--access-token', fake.accessToken], ...['--account', 'bench', '--env', 'sandbox']],
+      [
+        ...['salesforce', 'connect', '--org-id', fake.orgId, '--instance-url', fake.url, '--access-token', fake.accessToken],
+        ...['--account', 'bench', '--env', 'sandbox'],
+      ],
       env,
     )
   ).trim();
@@ -125,7 +137,14 @@ async function startServer(folder: DataFolder, name: string, workers: number | n
   const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], {
     cwd: ROOT,
-    env: { ...baseEnv(), ...folder.env, PORT: String(port), LOG_LEVEL: 'info', ...(workers === null ? {} : { WORKER_CONCURRENCY: String(workers) }), ...extraEnv },
+    env: {
+      ...baseEnv(),
+      ...folder.env,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      ...(workers === null ? {} : { WORKER_CONCURRENCY: String(workers) }),
+      ...extraEnv,
+    },
     stdio: ['ignore', log, log],
   });
   closeSync(log);
@@ -195,7 +214,17 @@ class Org {
   leadFields(count: number): Record<string, FakeValue>[] {
     return Array.from({ length: count }, () => {
       const p = persona(this.next++);
-      return { FirstName: p.first_name, LastName: p.last_name, Email: p.email, Phone: p.phone, Street: p.address, City: p.city, State: p.state, PostalCode: p.zipcode, Company: companyOf(p) };
+      return {
+        FirstName: p.first_name,
+        LastName: p.last_name,
+        Email: p.email,
+        Phone: p.phone,
+        Street: p.address,
+        City: p.city,
+        State: p.state,
+        PostalCode: p.zipcode,
+        Company: companyOf(p),
+      };
     });
   }
 
@@ -282,7 +311,12 @@ async function flood(server: Server, url: string, body: Buffer): Promise<{ healt
   const flooder = async (until: number) => {
     while (performance.now() < until) {
       try {
-        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' }, body, signal: AbortSignal.timeout(30_000) });
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' },
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
         await response.arrayBuffer();
         statuses.set(String(response.status), (statuses.get(String(response.status)) ?? 0) + 1);
       } catch (error) {
@@ -294,7 +328,10 @@ async function flood(server: Server, url: string, body: Buffer): Promise<{ healt
   };
   // The health check runs in a process of its own, as a load balancer's would: timed from the bench's
   // own process, it would time the flood's client too (16 senders keep that event loop busy).
-  const probe = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/healthz-probe.ts'), `${server.url}/healthz`], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const probe = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/healthz-probe.ts'), `${server.url}/healthz`], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   probe.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   while (!out.includes('ready\n')) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -322,7 +359,13 @@ async function queuedRecordIds(folder: DataFolder): Promise<Set<string>> {
   const opened = await openDataFolder(folder.dir);
   try {
     const jobs = await opened.queue.list({ state: 'queued', limit: 1_000_000 });
-    return new Set(jobs.flatMap((job) => (typeof job.payload === 'object' && job.payload !== null && 'recordId' in job.payload && typeof job.payload.recordId === 'string' ? [job.payload.recordId] : [])));
+    return new Set(
+      jobs.flatMap((job) =>
+        typeof job.payload === 'object' && job.payload !== null && 'recordId' in job.payload && typeof job.payload.recordId === 'string'
+          ? [job.payload.recordId]
+          : [],
+      ),
+    );
   } finally {
     await opened.store.close();
   }
@@ -391,7 +434,9 @@ async function reportRest(fake: FakeSalesforce, run: RestRun, settled: number): 
   const batches = batchLines(run.logFile);
   const pipelineCalls = batches.reduce((sum, b) => sum + b.crm_calls, 0);
 
-  const log = LogEntriesSchema.parse(JSON.parse(await cli(['log', '--installation', run.folder.installationId, '--json', '--limit', String(run.records.length * 3)], run.folder.env)));
+  const log = LogEntriesSchema.parse(
+    JSON.parse(await cli(['log', '--installation', run.folder.installationId, '--json', '--limit', String(run.records.length * 3)], run.folder.env)),
+  );
   const outcomes = countBy(log, (e) => e.outcome);
   const unlogged = [...ids].filter((id) => !log.some((e) => e.recordId === id)).length;
   const jobStates = new Map<string, number>();
@@ -417,7 +462,16 @@ async function reportRest(fake: FakeSalesforce, run: RestRun, settled: number): 
       `    records enriched (status written in the fake): ${settled}/${run.records.length}; drain ${drainSeconds.toFixed(1)} s from ${run.drainFrom} to the last write (${(settled / drainSeconds).toFixed(0)} records/s)`,
       `    REST calls received by the org: ${calls.length} (${listed(countBy(calls, (c) => callKind(c.method, c.path)))}; HTTP ${listed(byStatus)}); the pipeline counted ${pipelineCalls}`,
       `    REST calls per enriched record: ${perRecord.toFixed(4)}   target <= ${TARGETS.callsPerRecord}: ${verdict(perRecord <= TARGETS.callsPerRecord)}`,
-      `    record writes: ${writes.filter((u) => u.success).length} succeeded, ${writes.filter((u) => !u.success).length} refused${writes.some((u) => !u.success) ? ` (${listed(countBy(writes.filter((u) => !u.success), (u) => u.statusCode ?? '?'))})` : ''}`,
+      `    record writes: ${writes.filter((u) => u.success).length} succeeded, ${writes.filter((u) => !u.success).length} refused${
+        writes.some((u) => !u.success)
+          ? ` (${listed(
+              countBy(
+                writes.filter((u) => !u.success),
+                (u) => u.statusCode ?? '?',
+              ),
+            )})`
+          : ''
+      }`,
       `    worker claims (the pipeline's batch log): ${listed(claims)}`,
       `    log outcomes: ${listed(outcomes)}${unlogged > 0 ? `; ${unlogged} records not logged` : ''}`,
       `    jobs: ${listed(jobStates)} (queued/running/dead from \`enrichbridge jobs list --state … --json\`, done from the data folder)`,
@@ -438,7 +492,7 @@ async function createThroughFlows(org: Org, count: number, order: Order, label: 
     created.push(...(await org.fake.createRecords('Lead', org.leadFields(count - contacts))));
   } else {
     // A message of each flow in turn, each one's records created (and sent) together.
-    for (let made = { contacts: 0, leads: 0 }; made.contacts + made.leads < count; ) {
+    for (let made = { contacts: 0, leads: 0 }; made.contacts + made.leads < count;) {
       const c = Math.min(NOTIFICATIONS_PER_MESSAGE, contacts - made.contacts);
       const l = Math.min(NOTIFICATIONS_PER_MESSAGE, count - contacts - made.leads);
       if (c > 0) created.push(...(await org.fake.createRecords('Contact', org.contactFields(c))));
@@ -451,7 +505,9 @@ async function createThroughFlows(org: Org, count: number, order: Order, label: 
   for (const d of notAcked) failures.push(`${label}: an outbound message answered ${d.status ?? d.error ?? '?'}: ${d.response.slice(0, 300)}`);
   const carried = new Set(sent.flatMap((d) => d.notifications.map((n) => n.recordId)));
   if (created.some((r) => !carried.has(r.id))) throw new Error(`${label}: the fake's flows did not send every new record`);
-  console.log(`    ${sent.length} outbound messages from the org's flows for ${created.length} new records; exact Ack: ${sent.length - notAcked.length}/${sent.length}`);
+  console.log(
+    `    ${sent.length} outbound messages from the org's flows for ${created.length} new records; exact Ack: ${sent.length - notAcked.length}/${sent.length}`,
+  );
   return created;
 }
 
@@ -521,13 +577,17 @@ async function main(): Promise<void> {
   };
   try {
     console.log('bench:salesforce: the server process (`npm start` command line, LOG_LEVEL=info to a file) and the fake Salesforce org on loopback');
-    console.log(`  connected with \`enrichbridge salesforce connect … --env sandbox\`, enriching in process for an account at --rate-limit ${ACCOUNT_RATE_LIMIT}/s (the default is 5/s),`);
+    console.log(
+      `  connected with \`enrichbridge salesforce connect … --env sandbox\`, enriching in process for an account at --rate-limit ${ACCOUNT_RATE_LIMIT}/s (the default is 5/s),`,
+    );
     console.log('  so that the enrichment rate limit is not the bottleneck (1 ms between requests); records are the 15 sandbox personas, cycled');
     console.log(machine());
     console.log('');
 
     // (a) the ack alone
-    console.log(`(a) acknowledgement: outbound messages of ${NOTIFICATIONS_PER_MESSAGE} notifications (new Contacts and Leads in turn), timed from the POST to the whole Ack`);
+    console.log(
+      `(a) acknowledgement: outbound messages of ${NOTIFICATIONS_PER_MESSAGE} notifications (new Contacts and Leads in turn), timed from the POST to the whole Ack`,
+    );
     const quietFolder = await folder('ack');
     const quiet = await serve(quietFolder, 'ack', 0);
     const warmUp = await messages(org, WARM_UP_MESSAGES);
@@ -538,8 +598,21 @@ async function main(): Promise<void> {
     const five = await post(quiet.outboundUrl, parallel, `WORKER_CONCURRENCY=0, ${PARALLEL_IN_FLIGHT} in flight`, PARALLEL_IN_FLIGHT);
     await quiet.stop();
     const quietHandling = handlingMs(quiet.logFile);
-    console.log(ackLines(`WORKER_CONCURRENCY=0 (the ack alone), one message after another as Salesforce sends them, after ${WARM_UP_MESSAGES} warm-up messages`, alone, quietHandling.slice(WARM_UP_MESSAGES, WARM_UP_MESSAGES + MESSAGES)));
-    console.log(ackLines(`WORKER_CONCURRENCY=0, ${PARALLEL_IN_FLIGHT} messages in flight (more than Salesforce sends to one endpoint)`, five, quietHandling.slice(WARM_UP_MESSAGES + MESSAGES), false));
+    console.log(
+      ackLines(
+        `WORKER_CONCURRENCY=0 (the ack alone), one message after another as Salesforce sends them, after ${WARM_UP_MESSAGES} warm-up messages`,
+        alone,
+        quietHandling.slice(WARM_UP_MESSAGES, WARM_UP_MESSAGES + MESSAGES),
+      ),
+    );
+    console.log(
+      ackLines(
+        `WORKER_CONCURRENCY=0, ${PARALLEL_IN_FLIGHT} messages in flight (more than Salesforce sends to one endpoint)`,
+        five,
+        quietHandling.slice(WARM_UP_MESSAGES + MESSAGES),
+        false,
+      ),
+    );
     const acked = [...warmUp, ...serial, ...parallel].flatMap((m) => m.recordIds);
     const queued = await queuedRecordIds(quietFolder);
     const missing = acked.filter((id) => !queued.has(id)).length;
@@ -558,7 +631,12 @@ async function main(): Promise<void> {
     const requestsBefore = fake.requests.length;
     const writesBefore = fake.updates.length;
     const draining = await post(busy.outboundUrl, busySerial, 'default workers, one at a time');
-    const writtenDuring = new Set(fake.updates.slice(writesBefore).filter((u) => u.success).map((u) => u.id)).size;
+    const writtenDuring = new Set(
+      fake.updates
+        .slice(writesBefore)
+        .filter((u) => u.success)
+        .map((u) => u.id),
+    ).size;
     // Then the rest of what the measured messages queued, so nothing they acknowledged goes unchecked.
     const lastAck = Date.now();
     const serialRecords = busySerial.flatMap((m) => m.recordIds.map((id) => fake.record(id)));
@@ -566,7 +644,8 @@ async function main(): Promise<void> {
     const drainSeconds = (Date.now() - lastAck) / 1000;
     await busy.stop();
     const busyCalls = fake.requests.length - requestsBefore;
-    if (serialSettled < serialRecords.length) failures.push(`(a) ${serialRecords.length - serialSettled} acknowledged records of the draining server were not enriched`);
+    if (serialSettled < serialRecords.length)
+      failures.push(`(a) ${serialRecords.length - serialSettled} acknowledged records of the draining server were not enriched`);
     console.log(
       ackLines(
         `WORKER_CONCURRENCY=2 (the default), one message after another, the workers enriching and writing back what the messages queue`,
@@ -585,10 +664,14 @@ async function main(): Promise<void> {
 
     // (b) the default workers, with the org's two flows sending in turn (as they do when Contacts and Leads are
     // created together), then as a backlog in claims of 200, then a backlog with every Contact's message first.
-    console.log(`(b) REST calls per enriched record: ${RECORDS} new records (${Math.ceil(RECORDS / 2)} Contacts with Accounts, ${RECORDS - Math.ceil(RECORDS / 2)} Leads), posted by the org's flows`);
+    console.log(
+      `(b) REST calls per enriched record: ${RECORDS} new records (${Math.ceil(RECORDS / 2)} Contacts with Accounts, ${RECORDS - Math.ceil(RECORDS / 2)} Leads), posted by the org's flows`,
+    );
     console.log(`  default workers running while the messages arrive, the Contact and Lead flows' messages in turn:`);
     await liveRun(org, serve, await folder('live'), 'interleaved');
-    console.log(`  a backlog (queued by a server with WORKER_CONCURRENCY=0, drained by the same data folder's server restarted with the default workers), messages in turn:`);
+    console.log(
+      `  a backlog (queued by a server with WORKER_CONCURRENCY=0, drained by the same data folder's server restarted with the default workers), messages in turn:`,
+    );
     await backlogRun(org, serve, await folder('backlog'), 'interleaved');
     console.log(`  the same backlog, but every Contact's message before any Lead's, so that each claim of 200 holds one object:`);
     await backlogRun(org, serve, await folder('backlog-grouped'), 'grouped');

@@ -27,7 +27,22 @@ import { QueryLineSchema } from '../../core/snapshot/format.ts';
 import { type WebhookEvent, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { TcpOutage } from '../support/tcp-outage.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
-import { ROOT, type Target, cli, freePort, latencyStats, machine, measure, measuredRow, signedCreationBatch, stopChild, tableRow, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
+import {
+  ROOT,
+  type Target,
+  cli,
+  freePort,
+  latencyStats,
+  machine,
+  measure,
+  measuredRow,
+  signedCreationBatch,
+  stopChild,
+  tableRow,
+  timedInFlight,
+  verdict,
+  waitHealthy,
+} from './bench-support.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
 const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
@@ -35,13 +50,24 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
-const TARGETS = { loadSeconds: 120, postgresVsSqlite: 0.5, queueJobsPerSecond: 2_000, ackP99Ms: 50, overLimit: 0, outageLost: 0, outageExited: 0, outageRecoverySeconds: 5 } as const;
+const TARGETS = {
+  loadSeconds: 120,
+  postgresVsSqlite: 0.5,
+  queueJobsPerSecond: 2_000,
+  ackP99Ms: 50,
+  overLimit: 0,
+  outageLost: 0,
+  outageExited: 0,
+  outageRecoverySeconds: 5,
+} as const;
 const ONLY = process.env.BENCH_ONLY;
 const OUTAGE_SECONDS = 10;
 const APP_ID = '1160452';
 const PORTAL_ID = '62515';
 
-const RequestLogSchema = z.object({ msg: z.string(), route: z.string().optional(), status: z.number().optional(), ms: z.number().optional(), time: z.string() }).loose();
+const RequestLogSchema = z
+  .object({ msg: z.string(), route: z.string().optional(), status: z.number().optional(), ms: z.number().optional(), time: z.string() })
+  .loose();
 
 interface Instance {
   readonly child: ChildProcess;
@@ -79,17 +105,16 @@ function cpuSeconds(pid: number | undefined): number {
 
 /** Load spread over several instances at once (the connections split between them), as one figure. */
 async function loadSpread(targets: readonly Target[], seconds: number): Promise<number> {
-  const runs = targets.map(
-    (target) =>
-      autocannon({
-        url: target.url,
-        method: 'POST',
-        headers: target.headers,
-        connections: Math.max(1, Math.floor(10 / targets.length)),
-        pipelining: 1,
-        duration: seconds,
-        requests: target.bodies.map((body) => ({ method: 'POST' as const, body })),
-      }),
+  const runs = targets.map((target) =>
+    autocannon({
+      url: target.url,
+      method: 'POST',
+      headers: target.headers,
+      connections: Math.max(1, Math.floor(10 / targets.length)),
+      pipelining: 1,
+      duration: seconds,
+      requests: target.bodies.map((body) => ({ method: 'POST' as const, body })),
+    }),
   );
   const results = await Promise.all(runs);
   return results.reduce((sum, result) => sum + result.requests.average, 0);
@@ -164,7 +189,10 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
     const refused: WebhookEvent[][] = [];
     const deliver = async (batch: WebhookEvent[], n: number): Promise<boolean> => {
       const url = `${instances[n % 2]?.url ?? ''}/webhooks/hubspot`;
-      const status = await fake.sendEvents(batch, { url }).then((answer) => answer.status, () => 0);
+      const status = await fake.sendEvents(batch, { url }).then(
+        (answer) => answer.status,
+        () => 0,
+      );
       if (status === 200) for (const event of batch) acked.add(String(event.objectId));
       return status === 200;
     };
@@ -179,7 +207,14 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
       relay.restore();
       restoredAt = performance.now();
       while (Number.isNaN(readyAgainAt) && performance.now() - restoredAt < 60_000) {
-        const states = await Promise.all(instances.map((instance) => fetch(`${instance.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)));
+        const states = await Promise.all(
+          instances.map((instance) =>
+            fetch(`${instance.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          ),
+        );
         if (states.every((status) => status === 200)) readyAgainAt = performance.now();
         else await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -212,13 +247,16 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
       return ids;
     };
     const drainDeadline = performance.now() + 180_000;
-    while ([...acked].some((id) => !written().has(id)) && alive().length > 0 && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 500));
+    while ([...acked].some((id) => !written().has(id)) && alive().length > 0 && performance.now() < drainDeadline)
+      await new Promise((resolve) => setTimeout(resolve, 500));
     const done = written();
     const lost = [...acked].filter((id) => !done.has(id)).length;
     const exited = instances.filter((instance) => instance.child.exitCode !== null || instance.child.signalCode !== null).length;
     const recovery = (Math.max(readyAgainAt, ackedAgainAt) - restoredAt) / 1000;
     say('');
-    say(`(6) a ${OUTAGE_SECONDS} s PostgreSQL outage (TCP relay cut) under webhook load: 2 instances with in-server workers, 20 new contacts every 100 ms for ${seconds} s`);
+    say(
+      `(6) a ${OUTAGE_SECONDS} s PostgreSQL outage (TCP relay cut) under webhook load: 2 instances with in-server workers, 20 new contacts every 100 ms for ${seconds} s`,
+    );
     say(`batches ${batches.length}, refused during the outage and delivered again ${refused.length}; events acknowledged ${acked.size}, written ${done.size}`);
     say(`acknowledged events lost  ${lost}   target ${TARGETS.outageLost}: ${verdict(lost <= TARGETS.outageLost)}`);
     say(`instances that exited     ${exited}   target ${TARGETS.outageExited}: ${verdict(exited <= TARGETS.outageExited)}`);
@@ -251,7 +289,13 @@ async function main(): Promise<void> {
     mkdirSync(logDir);
     const secretKey = randomBytes(32).toString('hex');
     const sqliteEnv = { DATA_DIR: path.join(root, 'sqlite'), ENRICHBRIDGE_SECRET_KEY: secretKey };
-    const pgEnv = { DATA_DIR: path.join(root, 'pg'), ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl, REDIS_URL: REDIS, REDIS_KEY_PREFIX: prefix };
+    const pgEnv = {
+      DATA_DIR: path.join(root, 'pg'),
+      ENRICHBRIDGE_SECRET_KEY: secretKey,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: REDIS,
+      REDIS_KEY_PREFIX: prefix,
+    };
     // One instance needs no Redis: its limits are its own (the state is what (1) compares).
     const pgAloneEnv = { DATA_DIR: pgEnv.DATA_DIR, ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl };
     if (ONLY === 'outage') {
@@ -266,7 +310,10 @@ async function main(): Promise<void> {
     await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', '2000'], sqliteEnv);
     const tokens: Record<string, string> = {};
     const loadSeconds: Record<string, number> = {};
-    for (const [name, env] of [['sqlite', sqliteEnv], ['pg', pgEnv]] as const) {
+    for (const [name, env] of [
+      ['sqlite', sqliteEnv],
+      ['pg', pgEnv],
+    ] as const) {
       const loadStarted = performance.now();
       await cli(['data', 'load', source], env);
       loadSeconds[name] = (performance.now() - loadStarted) / 1000;
@@ -277,7 +324,12 @@ async function main(): Promise<void> {
       .split('\n')
       .filter((text) => text.trim() !== '')
       .map((text) => JSON.stringify(QueryLineSchema.parse(JSON.parse(text)).request));
-    const target = (url: string, token: string, name: string): Target => ({ name, url: `${url}/v1/`, headers: { 'content-type': 'application/json', 'x-wf-auth-token': token }, bodies });
+    const target = (url: string, token: string, name: string): Target => ({
+      name,
+      url: `${url}/v1/`,
+      headers: { 'content-type': 'application/json', 'x-wf-auth-token': token },
+      bodies,
+    });
 
     // (1) one instance each.
     const sqlite = await startInstance('sqlite', { ...sqliteEnv, WORKER_CONCURRENCY: '0' }, logDir);
@@ -306,7 +358,9 @@ async function main(): Promise<void> {
     say(tableRow(['', 'req/s', 'p50 ms', 'p99 ms']));
     say(measuredRow(sqliteSpeed));
     say(measuredRow(pgSpeed));
-    say(`PostgreSQL / SQLite req/s  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.postgresVsSqlite * 100} %: ${verdict(ratio >= TARGETS.postgresVsSqlite)}`);
+    say(
+      `PostgreSQL / SQLite req/s  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.postgresVsSqlite * 100} %: ${verdict(ratio >= TARGETS.postgresVsSqlite)}`,
+    );
 
     // (2) two instances on PostgreSQL against one.
     const second = await startInstance('pg-b', { ...pgEnv, WORKER_CONCURRENCY: '0' }, logDir);
@@ -320,7 +374,9 @@ async function main(): Promise<void> {
     say('');
     say('(2) production POST /v1/ on PostgreSQL with the limits in Redis, 10 connections split over the instances');
     say(`one instance   ${oneShared.requestsPerSecond.toFixed(0)} req/s`);
-    say(`two instances  ${twoSpeed.toFixed(0)} req/s (${((twoSpeed / oneShared.requestsPerSecond) * 100).toFixed(0)} % of one), CPU per instance ${cpu.map((c) => `${(c * 100).toFixed(0)} %`).join(' and ')} of a core`);
+    say(
+      `two instances  ${twoSpeed.toFixed(0)} req/s (${((twoSpeed / oneShared.requestsPerSecond) * 100).toFixed(0)} % of one), CPU per instance ${cpu.map((c) => `${(c * 100).toFixed(0)} %`).join(' and ')} of a core`,
+    );
     say(`  on ${os.cpus().length} cores shared with PostgreSQL, Redis and the load generator: a second instance adds no cores here, only processes`);
 
     // (5) one token over two instances: the shared limit.
@@ -333,7 +389,11 @@ async function main(): Promise<void> {
     await Promise.all(
       [first, second].map(async (instance) => {
         while (Date.now() < until) {
-          const answer = await fetch(`${instance.url}/sandbox/v1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wf-auth-token': limited }, body: amanda });
+          const answer = await fetch(`${instance.url}/sandbox/v1`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-wf-auth-token': limited },
+            body: amanda,
+          });
           await answer.text();
           sent.total += 1;
           if (answer.status === 200) sent.ok += 1;
@@ -345,7 +405,9 @@ async function main(): Promise<void> {
     const windows = admittedInWindows([first.logFile, second.logFile], '/sandbox/v1');
     say('');
     say(`(5) one token (5/s) sent ${sent.total} requests over ${spreadFor} s, alternating two instances on one Redis`);
-    say(`admitted ${sent.ok}, refused 429 ${sent.refused}; runs of six admissions checked from the instances' logs: ${windows.unclear} too close to tell at millisecond precision`);
+    say(
+      `admitted ${sent.ok}, refused 429 ${sent.refused}; runs of six admissions checked from the instances' logs: ${windows.unclear} too close to tell at millisecond precision`,
+    );
     say(`admitted above the limit (six inside 950 ms)  ${windows.over}   target ${TARGETS.overLimit}: ${verdict(windows.over <= TARGETS.overLimit)}`);
     await Promise.all([stopChild(first.child), stopChild(second.child)]);
 
@@ -358,13 +420,21 @@ async function main(): Promise<void> {
     const storage = await openStorage(queueUrl, { poolSize: 10 });
     try {
       for (let i = 0; i < QUEUE_JOBS; i += 1000) {
-        await storage.queue.enqueueMany(Array.from({ length: Math.min(1000, QUEUE_JOBS - i) }, (_, k) => ({ installationId: `inst_${(i + k) % 20}`, kind: 'noop', payload: { n: i + k } })));
+        await storage.queue.enqueueMany(
+          Array.from({ length: Math.min(1000, QUEUE_JOBS - i) }, (_, k) => ({ installationId: `inst_${(i + k) % 20}`, kind: 'noop', payload: { n: i + k } })),
+        );
       }
       const jobs = new JobKinds(storage.queue).work('noop', async (batch, { workerId }) => {
-        await storage.queue.completeMany(batch.map((job) => job.id), workerId);
+        await storage.queue.completeMany(
+          batch.map((job) => job.id),
+          workerId,
+        );
         return { installationId: batch[0]?.installationId ?? '', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
       });
-      const workers = Array.from({ length: 2 }, (_, n) => new Worker({ queue: storage.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }));
+      const workers = Array.from(
+        { length: 2 },
+        (_, n) => new Worker({ queue: storage.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }),
+      );
       const queueStarted = performance.now();
       for (const worker of workers) worker.start();
       for (;;) {
@@ -377,7 +447,9 @@ async function main(): Promise<void> {
       const perSecond = QUEUE_JOBS / queueSeconds;
       say('');
       say(`(3) the job queue on PostgreSQL, no-op CRM: ${QUEUE_JOBS.toLocaleString('en-US')} jobs of 20 installations, 2 workers x 4 lanes, batches of 200`);
-      say(`claimed and completed  ${perSecond.toFixed(0)} jobs/s (${queueSeconds.toFixed(1)} s)   target >= ${TARGETS.queueJobsPerSecond}: ${verdict(perSecond >= TARGETS.queueJobsPerSecond)}`);
+      say(
+        `claimed and completed  ${perSecond.toFixed(0)} jobs/s (${queueSeconds.toFixed(1)} s)   target >= ${TARGETS.queueJobsPerSecond}: ${verdict(perSecond >= TARGETS.queueJobsPerSecond)}`,
+      );
     } finally {
       await storage.store.close();
     }
@@ -407,8 +479,12 @@ async function main(): Promise<void> {
       const run = await send(200);
       const stats = latencyStats(run.latencies);
       say('');
-      say('(4) webhook acknowledgement on PostgreSQL: 200 batches of 100 contact.creation events, 10 in flight, after 20 warm-up batches, WORKER_CONCURRENCY=0');
-      say(`ack p50 ${stats.p50.toFixed(1)} ms   p99 ${stats.p99.toFixed(1)} ms   max ${stats.max.toFixed(1)} ms   target p99 <= ${TARGETS.ackP99Ms} ms: ${verdict(stats.p99 <= TARGETS.ackP99Ms)}`);
+      say(
+        '(4) webhook acknowledgement on PostgreSQL: 200 batches of 100 contact.creation events, 10 in flight, after 20 warm-up batches, WORKER_CONCURRENCY=0',
+      );
+      say(
+        `ack p50 ${stats.p50.toFixed(1)} ms   p99 ${stats.p99.toFixed(1)} ms   max ${stats.max.toFixed(1)} ms   target p99 <= ${TARGETS.ackP99Ms} ms: ${verdict(stats.p99 <= TARGETS.ackP99Ms)}`,
+      );
       await stopChild(hooks.child);
     } finally {
       await fake.close();

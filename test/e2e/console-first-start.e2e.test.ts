@@ -77,7 +77,9 @@ describe('npm start, then the console, with nothing configured', () => {
     const icon = await page.getAttribute('link[rel=icon]', 'href');
     expect(icon).toBe('/favicon.ico');
     // A string: the tests' types know no DOM.
-    const width: number = await page.evaluate(`(async () => { const image = new Image(); image.src = ${JSON.stringify(icon)}; await image.decode(); return image.naturalWidth; })()`);
+    const width: number = await page.evaluate(
+      `(async () => { const image = new Image(); image.src = ${JSON.stringify(icon)}; await image.decode(); return image.naturalWidth; })()`,
+    );
     expect(width).toBeGreaterThanOrEqual(16);
     expect(failed).toEqual([]);
     await context.close();

@@ -203,7 +203,9 @@ describe('console settings', () => {
     await page.goto(`${publicUrl}/console/installations/${installationId}`);
     for (const k of kinds) expect(await page.textContent(`#totals strong[data-kind=${k}]`), k).toBe(String(count(log, k)));
     // The chart's table: one row per day, each day's counts as the log's entries of that (UTC) day.
-    const rows = await page.$$eval('#days tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].slice(0, 5).map((cell) => cell.textContent.trim())));
+    const rows = await page.$$eval('#days tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th, td')].slice(0, 5).map((cell) => cell.textContent.trim())),
+    );
     expect(rows).toHaveLength(30);
     for (const [day = '', ...counts] of rows) {
       const ofDay = log.filter((entry) => entry.at.slice(0, 10) === day);
@@ -213,10 +215,15 @@ describe('console settings', () => {
     expect(await page.textContent('p:has-text("Skipped by reason")')).toBe('Skipped by reason: no match key 1.');
     // The latest failures, newest first, with their reasons as logged.
     const failures = await page.$$eval('#failures tbody tr', (trs) =>
-      trs.map((tr) => ({ at: tr.querySelector('time')?.getAttribute('datetime'), cells: [...tr.querySelectorAll('td')].slice(1).map((cell) => cell.textContent.trim()) })),
+      trs.map((tr) => ({
+        at: tr.querySelector('time')?.getAttribute('datetime'),
+        cells: [...tr.querySelectorAll('td')].slice(1).map((cell) => cell.textContent.trim()),
+      })),
     );
     const failed = log.filter((entry) => kind(entry.outcome) === 'failed').reverse();
-    expect(failures).toEqual(failed.map((entry) => ({ at: entry.at, cells: [`contact ${entry.recordId}`, `${entry.outcome.slice('failed:'.length)}: ${entry.detail ?? ''}`] })));
+    expect(failures).toEqual(
+      failed.map((entry) => ({ at: entry.at, cells: [`contact ${entry.recordId}`, `${entry.outcome.slice('failed:'.length)}: ${entry.detail ?? ''}`] })),
+    );
     expect(failures[0]?.cells[1]).toContain(REFUSAL);
     // A portal's validation rule: the admin reads what refused it and what to change, and that it is not retried.
     expect(failures[0]?.cells[1]).toMatch(/^crm_validation: HubSpot's validation rules for this portal refused .*Change the rule in HubSpot .*not retried\.$/);
@@ -234,7 +241,12 @@ describe('console settings', () => {
     const csrf = (await page.getAttribute('input[name=csrf]', 'value')) ?? '';
     const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const post = (path: string, body: string) =>
-      fetch(`${publicUrl}/console/installations/${otherId}/${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      fetch(`${publicUrl}/console/installations/${otherId}/${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
     expect((await post('settings', `csrf=${csrf}&overwriteMode=always&reenrichAfterDays=1&minConfidence=0.5&fields=household.windfall_id`)).status).toBe(404);
     expect((await post('pause', `csrf=${csrf}`)).status).toBe(404);
     expect((await post('disconnect', `csrf=${csrf}`)).status).toBe(404);

@@ -61,7 +61,15 @@ beforeAll(async () => {
   try {
     await createAccount(runtime.opened.store, 'e2e', {});
     const installation = async (provider: string, externalAccountId: string) =>
-      (await runtime.bridge.installations.create({ provider, externalAccountId, environment: 'sandbox', target: { kind: 'local', accountName: 'e2e' }, settings: {} })).id;
+      (
+        await runtime.bridge.installations.create({
+          provider,
+          externalAccountId,
+          environment: 'sandbox',
+          target: { kind: 'local', accountName: 'e2e' },
+          settings: {},
+        })
+      ).id;
     ids.portal = await installation('hubspot', PORTAL_ID);
     ids.otherPortal = await installation('hubspot', OTHER_PORTAL_ID);
     ids.org = await installation('salesforce', salesforce.orgId);
@@ -113,7 +121,11 @@ describe('console sign-in with the CRM', () => {
   it("signs a HubSpot Super Admin in to their portal's installation only; a replayed or forged state is refused", async () => {
     const { page, trail } = await signInPage();
     expect(await page.textContent('h1')).toBe('Sign in');
-    expect(await page.locator('a.button').allTextContents()).toEqual(['Sign in with HubSpot', 'Sign in with Salesforce', 'Sign in with a Salesforce sandbox org']);
+    expect(await page.locator('a.button').allTextContents()).toEqual([
+      'Sign in with HubSpot',
+      'Sign in with Salesforce',
+      'Sign in with a Salesforce sandbox org',
+    ]);
     expect(await page.textContent('main')).toContain('Super Admin rights in the HubSpot portal');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshotAtWidths(page, 'signin');
@@ -149,7 +161,10 @@ describe('console sign-in with the CRM', () => {
     // A state this server did not seal, at the console's callback and at HubSpot's.
     const sealed = new URL(trail.callback).searchParams.get('state') ?? '';
     const altered = `${sealed.slice(0, -4)}${sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
-    const forged = await fetch(`${publicUrl}/console/signin/hubspot/callback?code=stolen&state=${encodeURIComponent(altered)}`, { headers: { cookie: trail.cookie }, redirect: 'manual' });
+    const forged = await fetch(`${publicUrl}/console/signin/hubspot/callback?code=stolen&state=${encodeURIComponent(altered)}`, {
+      headers: { cookie: trail.cookie },
+      redirect: 'manual',
+    });
     expect(forged.status).toBe(400);
     expect(await forged.text()).toContain('not valid');
     expect((await fetch(`${publicUrl}/oauth/hubspot/callback?code=stolen&state=forged`, { redirect: 'manual' })).status).toBe(400);

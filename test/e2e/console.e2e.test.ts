@@ -44,7 +44,19 @@ function seededLog(installationId: string): LogEntry[] {
   const now = Date.now();
   const entry = (n: number, outcome: LogEntry['outcome'], daysAgo: number, quota: number, detail: string | null = null): LogEntry => {
     const at = new Date(now - daysAgo * 86_400_000 - n * 1000);
-    return { id: newLogId(at), installationId, object: 'contact', recordId: `rec-${n}`, at: at.toISOString(), outcome, fieldsWritten: [], changes: {}, quotaConsumed: quota, latencyMs: 12, detail };
+    return {
+      id: newLogId(at),
+      installationId,
+      object: 'contact',
+      recordId: `rec-${n}`,
+      at: at.toISOString(),
+      outcome,
+      fieldsWritten: [],
+      changes: {},
+      quotaConsumed: quota,
+      latencyMs: 12,
+      detail,
+    };
   };
   // One enrichment that replaced a human's value (markup in it, to be shown as text) and filled an empty property.
   const replacing: LogEntry = {
@@ -74,7 +86,13 @@ beforeAll(async () => {
   try {
     await createAccount(runtime.opened.store, 'acme', { quotaLimit: 100 });
     const installation = (externalAccountId: string) =>
-      runtime.bridge.installations.create({ provider: 'hubspot', externalAccountId, environment: 'sandbox', target: { kind: 'local', accountName: 'acme' }, settings: {} });
+      runtime.bridge.installations.create({
+        provider: 'hubspot',
+        externalAccountId,
+        environment: 'sandbox',
+        target: { kind: 'local', accountName: 'acme' },
+        settings: {},
+      });
     const a = await installation('62515');
     const b = await installation('77777');
     ids.a = a.id;
@@ -86,7 +104,19 @@ beforeAll(async () => {
     const yesterday = Date.now() - 86_400_000;
     const entriesOfB = Array.from({ length: 60 }, (_, i): LogEntry => {
       const at = new Date(yesterday + i * 1000);
-      return { id: newLogId(at), installationId: b.id, object: 'contact', recordId: `b-${i}`, at: at.toISOString(), outcome: 'enriched', fieldsWritten: ['household.net_worth'], changes: {}, quotaConsumed: 1, latencyMs: 40, detail: null };
+      return {
+        id: newLogId(at),
+        installationId: b.id,
+        object: 'contact',
+        recordId: `b-${i}`,
+        at: at.toISOString(),
+        outcome: 'enriched',
+        fieldsWritten: ['household.net_worth'],
+        changes: {},
+        quotaConsumed: 1,
+        latencyMs: 40,
+        detail: null,
+      };
     });
     await runtime.bridge.pipelineStore.saveOutcomes([], entriesOfB);
     ofB.entry = entriesOfB[0]?.id ?? '';
@@ -96,7 +126,19 @@ beforeAll(async () => {
       .insertInto('backfill_runs')
       .values({
         ...{ id: ofB.run, installation_id: b.id, object: 'contact', flags: '{}', record_limit: null, restart: 0, state: 'estimated', resumed: 0 },
-        ...{ scanned: 3, with_match_key: 3, up_to_date: 0, to_enrich: 3, quota_units: 0, read: 3, enqueued: 0, error: null, created_at: at, updated_at: at, confirmed_at: null },
+        ...{
+          scanned: 3,
+          with_match_key: 3,
+          up_to_date: 0,
+          to_enrich: 3,
+          quota_units: 0,
+          read: 3,
+          enqueued: 0,
+          error: null,
+          created_at: at,
+          updated_at: at,
+          confirmed_at: null,
+        },
       })
       .execute();
     // A job that died (one attempt, failed for good), and two data snapshots loaded one after the other.
@@ -107,7 +149,11 @@ beforeAll(async () => {
     expect(await queue.fail(claimed.id, 'console-test:1', 'HTTP 500 from the CRM', { retryable: false })).toBe('dead');
     const home = household([{ address: '1 Elm Street', zipcode: '30301' }]);
     for (const version of ['week-1', 'week-2']) {
-      await loadSnapshot(runtime.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(tempDir(), `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
+      await loadSnapshot(
+        runtime.opened.store,
+        snapshotsDir(dataDir),
+        writeSnapshot(path.join(tempDir(), `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }),
+      );
     }
     if (a.target.kind !== 'local') throw new Error('local target expected');
     const period = currentPeriod('month', new Date());
@@ -119,9 +165,32 @@ beforeAll(async () => {
   vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', randomBytes(32).toString('hex'));
   const other = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
   try {
-    const c = await other.bridge.installations.create({ provider: 'hubspot', externalAccountId: '55555', environment: 'sandbox', target: { kind: 'local', accountName: 'acme' }, settings: {} });
+    const c = await other.bridge.installations.create({
+      provider: 'hubspot',
+      externalAccountId: '55555',
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: 'acme' },
+      settings: {},
+    });
     ids.c = c.id;
-    await other.bridge.pipelineStore.saveOutcomes([], [{ id: newLogId(), installationId: c.id, object: 'contact', recordId: 'c-1', at: new Date().toISOString(), outcome: 'enriched', fieldsWritten: [], changes: {}, quotaConsumed: 1, latencyMs: 5, detail: null }]);
+    await other.bridge.pipelineStore.saveOutcomes(
+      [],
+      [
+        {
+          id: newLogId(),
+          installationId: c.id,
+          object: 'contact',
+          recordId: 'c-1',
+          at: new Date().toISOString(),
+          outcome: 'enriched',
+          fieldsWritten: [],
+          changes: {},
+          quotaConsumed: 1,
+          latencyMs: 5,
+          detail: null,
+        },
+      ],
+    );
   } finally {
     await other.close();
   }
@@ -163,9 +232,7 @@ describe('the console in a browser', () => {
     expect(await page.textContent('h1')).toBe('hubspot 62515');
     expect(await page.textContent('#status')).toBe('active');
     expect(await page.textContent('#enrich-on-create')).toBe('on');
-    const totals = Object.fromEntries(
-      await page.$$eval('#totals strong', (nodes) => nodes.map((node) => [node.getAttribute('data-kind'), node.textContent])),
-    );
+    const totals = Object.fromEntries(await page.$$eval('#totals strong', (nodes) => nodes.map((node) => [node.getAttribute('data-kind'), node.textContent])));
     expect(totals).toEqual({ enriched: '3', no_match: '1', skipped: '2', failed: '1', units: '4' });
     expect(await page.textContent('#quota')).toBe('4 used of 100, 96 left');
     expect(await page.textContent('#failures')).toContain('crm_error: HTTP 502 from the CRM');
@@ -178,7 +245,9 @@ describe('the console in a browser', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize({ width: 360, height: 800 });
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth),
+    ).toBeLessThanOrEqual(360);
     await screenshotAtWidths(page, 'overview');
     expect(await unreachableByKeyboard(page)).toEqual([]);
     await context.close();
@@ -208,7 +277,12 @@ describe('the console in a browser', () => {
     expect((await page.goto(url))?.status()).toBe(400);
     expect(await page.textContent('main')).toContain('used already');
     expect(await seriousViolations(page)).toEqual([]);
-    const stale = consoleLinkUrl(loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }), publicUrl, { kind: 'installation', installationId: ids.a }, new Date(Date.now() - 16 * 60_000));
+    const stale = consoleLinkUrl(
+      loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }),
+      publicUrl,
+      { kind: 'installation', installationId: ids.a },
+      new Date(Date.now() - 16 * 60_000),
+    );
     expect((await page.goto(stale))?.status()).toBe(400);
     expect(await page.textContent('main')).toContain('expired');
     const altered = new URL(url);
@@ -238,7 +312,17 @@ describe('the console in a browser', () => {
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const b = `/console/installations/${ids.b}`;
     const a = `/console/installations/${ids.a}`;
-    const views = [b, `${b}/settings`, `${b}/log`, `${b}/log/${ofB.entry}`, `${b}/playground`, `${b}/disconnect`, `${b}/backfill`, `${b}/backfill/${ofB.run}`, `${b}/backfill/${ofB.run}/status`];
+    const views = [
+      b,
+      `${b}/settings`,
+      `${b}/log`,
+      `${b}/log/${ofB.entry}`,
+      `${b}/playground`,
+      `${b}/disconnect`,
+      `${b}/backfill`,
+      `${b}/backfill/${ofB.run}`,
+      `${b}/backfill/${ofB.run}/status`,
+    ];
     for (const path of [...views, `${a}/log/${ofB.entry}`, `${a}/backfill/${ofB.run}`, `${a}/backfill/${ofB.run}/status`]) {
       const response = await fetch(`${publicUrl}${path}`, { headers: { cookie }, redirect: 'manual' });
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
@@ -375,12 +459,24 @@ describe('the console in a browser', () => {
     const page = await context.newPage();
     await page.goto(adminLink(ids.a));
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-    const noToken = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=wrong' });
+    const noToken = await fetch(`${publicUrl}/console/signout`, {
+      method: 'POST',
+      headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=wrong',
+    });
     expect(noToken.status).toBe(403);
     const csrf = await page.getAttribute('input[name=csrf]', 'value');
-    const elsewhere = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf ?? ''}` });
+    const elsewhere = await fetch(`${publicUrl}/console/signout`, {
+      method: 'POST',
+      headers: { cookie, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf ?? ''}`,
+    });
     expect(elsewhere.status).toBe(403);
-    const opaque = await fetch(`${publicUrl}/console/signout`, { method: 'POST', headers: { cookie, origin: 'null', 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf ?? ''}` });
+    const opaque = await fetch(`${publicUrl}/console/signout`, {
+      method: 'POST',
+      headers: { cookie, origin: 'null', 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf ?? ''}`,
+    });
     expect(opaque.status).toBe(403);
     // Still signed in after both refusals.
     expect((await page.reload())?.status()).toBe(200);
@@ -437,7 +533,12 @@ describe('the console in a browser', () => {
     await screenshotAtWidths(page, 'operator-account');
     expect(await unreachableByKeyboard(page)).toEqual([]);
     const amanda = { first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] };
-    const ask = () => fetch(`${publicUrl}/sandbox/v1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wf-auth-token': secret }, body: JSON.stringify(amanda) });
+    const ask = () =>
+      fetch(`${publicUrl}/sandbox/v1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-wf-auth-token': secret },
+        body: JSON.stringify(amanda),
+      });
     expect((await ask()).status).toBe(200);
     // Shown once: the account's page afterwards names the token, never its secret.
     await page.goto(`${publicUrl}/console/accounts/acme`);
@@ -453,14 +554,18 @@ describe('the console in a browser', () => {
     expect((await adminPage.goto(`${publicUrl}/console/accounts/acme`))?.status()).toBe(404);
     const csrf = (await adminPage.getAttribute('input[name=csrf]', 'value')) ?? '';
     const cookie = (await admin.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-    const minted = await fetch(`${publicUrl}/console/accounts/acme/tokens`, { method: 'POST', headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}&environment=production` });
+    const minted = await fetch(`${publicUrl}/console/accounts/acme/tokens`, {
+      method: 'POST',
+      headers: { cookie, origin: publicUrl, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf}&environment=production`,
+    });
     expect(minted.status).toBe(404);
     expect(await minted.text()).not.toContain('prod_');
     await admin.close();
     await context.close();
   });
 
-  it("lets the operator create an account and change its entitlements and quota, each refusal beside its field", async () => {
+  it('lets the operator create an account and change its entitlements and quota, each refusal beside its field', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(operatorLink());

@@ -30,6 +30,9 @@ describe('the CRM modules on the command line', () => {
 
   it('refuses a backfill of an installation that does not exist, naming it', async () => {
     const env = { DATA_DIR: tempDir() };
-    await expect(cli(['backfill', 'hubspot', 'inst_missing', '--dry-run'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('inst_missing') });
+    await expect(cli(['backfill', 'hubspot', 'inst_missing', '--dry-run'], env)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('inst_missing'),
+    });
   });
 });

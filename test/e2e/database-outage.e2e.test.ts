@@ -71,7 +71,13 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // The server reaches PostgreSQL only through the relay.
-    const server = startProcess(process.execPath, ['bin/server.js'], { ...env, DATABASE_URL: relay.url, PORT: String(port), PUBLIC_URL: url, HUBSPOT_API_BASE_URL: fake.url });
+    const server = startProcess(process.execPath, ['bin/server.js'], {
+      ...env,
+      DATABASE_URL: relay.url,
+      PORT: String(port),
+      PUBLIC_URL: url,
+      HUBSPOT_API_BASE_URL: fake.url,
+    });
     running.push(server);
     await server.waitFor(/"msg":"listening"/);
     for (let i = 0; i < 200; i += 1) await fake.createContact({ firstname: `Person${i}`, lastname: 'Example', email: `person${i}@example.com` });
@@ -109,7 +115,10 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
     await until('/readyz ready again', async () => ((await ready(url)).status === 200 ? true : undefined), { timeoutMs: 15_000, intervalMs: 100 });
     // HubSpot delivers what was refused again.
     for (const batch of refused) {
-      await until('a redelivery taken', async () => ((await fake.sendEvents(batch, { url: `${url}/webhooks/hubspot` })).status === 200 ? true : undefined), { timeoutMs: 15_000, intervalMs: 250 });
+      await until('a redelivery taken', async () => ((await fake.sendEvents(batch, { url: `${url}/webhooks/hubspot` })).status === 200 ? true : undefined), {
+        timeoutMs: 15_000,
+        intervalMs: 250,
+      });
     }
     await until('every contact written', () => (written(fake).size === 200 ? true : undefined), {
       timeoutMs: 90_000,

@@ -56,7 +56,7 @@ describe('a server whose CRM hangs', () => {
     const { proc } = await startServerProcess(env, 'node');
     let server: Proc | null = proc;
     cleanups.push(() => (server === null ? undefined : killProcess(proc)));
-    await until('the worker\'s HubSpot call in flight', () => (hanging.pending() > 0 ? true : undefined), { timeoutMs: 20_000, context: () => proc.output() });
+    await until("the worker's HubSpot call in flight", () => (hanging.pending() > 0 ? true : undefined), { timeoutMs: 20_000, context: () => proc.output() });
 
     // A hang limit, not a speed measure: short of the call's own 30 s timeout, so only the abort ends it.
     const exit = proc.stop();
@@ -64,13 +64,15 @@ describe('a server whose CRM hangs', () => {
     expect(code, proc.output()).toBe(0);
     server = null;
     expect(proc.output()).toContain('"msg":"stopped"');
-    await until('the aborted call\'s connection closed', () => (hanging.pending() === 0 ? true : undefined));
+    await until("the aborted call's connection closed", () => (hanging.pending() === 0 ? true : undefined));
 
     const after = await openDataFolder(dataDir);
     try {
       // Given back, not failed: the abort was ours, not the CRM's, and does not count as an attempt.
       // (The worker also queued the portal's journal pull at start: the enrichment is the job in question.)
-      expect((await after.queue.list()).filter((job) => job.kind === 'enrich')).toMatchObject([{ state: 'queued', attempts: 0, leaseOwner: null, lastError: null }]);
+      expect((await after.queue.list()).filter((job) => job.kind === 'enrich')).toMatchObject([
+        { state: 'queued', attempts: 0, leaseOwner: null, lastError: null },
+      ]);
     } finally {
       await after.store.close();
     }

@@ -26,8 +26,14 @@ const execFileAsync = promisify(execFile);
 const NAMES = hubspotProperties().map((p) => p.name);
 
 const InstallationSchema = z.object({ id: z.string(), provider: z.string(), externalAccountId: z.string(), environment: z.string(), status: z.string() });
-const AccountJsonSchema = z.object({ tokens: z.array(z.object({ token: z.object({ id: z.string(), environment: z.string(), revokedAt: z.string().nullable() }) })) });
-const JobsSchema = z.array(z.object({ installationId: z.string(), kind: z.string(), state: z.string(), payload: z.object({ recordId: z.string(), trigger: z.string() }).loose() }).loose());
+const AccountJsonSchema = z.object({
+  tokens: z.array(z.object({ token: z.object({ id: z.string(), environment: z.string(), revokedAt: z.string().nullable() }) })),
+});
+const JobsSchema = z.array(
+  z
+    .object({ installationId: z.string(), kind: z.string(), state: z.string(), payload: z.object({ recordId: z.string(), trigger: z.string() }).loose() })
+    .loose(),
+);
 
 /** A value as the CLI's --json prints it (dates as strings). */
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
@@ -100,7 +106,14 @@ async function setUp({ onTestFinished }: TestContext, fakeOptions: Parameters<ty
   const own = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, LOG_LEVEL: 'warn' };
   const baseEnv: Record<string, string | undefined> = { ...Object.fromEntries(inherited), ...own };
   // The in-process side sees the same folder and key, and no shell settings either.
-  const inProcessEnv = { ...Object.fromEntries(Object.keys(SHELL_ENV).filter(shellOnly).map((name) => [name, undefined])), ...own };
+  const inProcessEnv = {
+    ...Object.fromEntries(
+      Object.keys(SHELL_ENV)
+        .filter(shellOnly)
+        .map((name) => [name, undefined]),
+    ),
+    ...own,
+  };
   const inFolder = <T>(run: Parameters<typeof withRuntime<T>>[0]) => withEnvironment(inProcessEnv, () => withRuntime(run));
   const envWith = (env: Record<string, string | undefined>) =>
     Object.fromEntries(Object.entries({ ...baseEnv, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
@@ -156,7 +169,8 @@ async function setUp({ onTestFinished }: TestContext, fakeOptions: Parameters<ty
     // Read in-process, as the commands read them: pipeline-cli, instances and jobs-cli e2e run those.
     installation: async (id) => InstallationSchema.parse(asJson(await inFolder(({ installations }) => installations.require(id)))),
     installations: () => inFolder(({ pipelineStore }) => pipelineStore.listInstallations()),
-    tokensOf: async (account) => AccountJsonSchema.parse(asJson(await inFolder((_bridge, { store }) => describeAccount(store, account)))).tokens.map((t) => t.token),
+    tokensOf: async (account) =>
+      AccountJsonSchema.parse(asJson(await inFolder((_bridge, { store }) => describeAccount(store, account)))).tokens.map((t) => t.token),
     jobs: async () => JobsSchema.parse(asJson(await inFolder((_bridge, { queue }) => queue.list({ limit: 1000 })))),
   };
   return folder;
@@ -375,7 +389,6 @@ async function seedContacts(fake: FakeHubSpot): Promise<void> {
   await fake.createContact({ address: '1 Main St', city: 'Springfield', zip: '62701' }, { notify: false });
 }
 
-
 describe('enrichbridge backfill hubspot', () => {
   it('--dry-run prints the counts and the quota units (none in the sandbox) and enqueues nothing', async (context) => {
     const folder = await setUp(context);
@@ -434,27 +447,32 @@ describe('enrichbridge backfill hubspot', () => {
     expect(await folder.jobs()).toHaveLength(4);
   });
 
-  it.concurrent('--limit stops midway and the next run resumes there; a resumed run with nothing left to enqueue finishes, so the one after starts over', async (context) => {
-    const folder = await setUp(context);
-    // 150 contacts: the first 100 (one list page) with an e-mail, the last 50 without any match key.
-    for (let i = 0; i < 150; i += 1) {
-      await folder.fake.createContact(i < 100 ? { firstname: 'Pat', lastname: `Doe${i}`, email: `pat.doe${i}@example.com` } : { firstname: `Solo${i}` }, { notify: false });
-    }
-    const id = await folder.connect();
+  it.concurrent(
+    '--limit stops midway and the next run resumes there; a resumed run with nothing left to enqueue finishes, so the one after starts over',
+    async (context) => {
+      const folder = await setUp(context);
+      // 150 contacts: the first 100 (one list page) with an e-mail, the last 50 without any match key.
+      for (let i = 0; i < 150; i += 1) {
+        await folder.fake.createContact(i < 100 ? { firstname: 'Pat', lastname: `Doe${i}`, email: `pat.doe${i}@example.com` } : { firstname: `Solo${i}` }, {
+          notify: false,
+        });
+      }
+      const id = await folder.connect();
 
-    const first = await folder.run(['backfill', 'hubspot', id, '--yes', '--limit', '100']);
-    expect(first.stdout).toMatch(/^enqueued 100 contacts; /m);
-    expect(await folder.jobs()).toHaveLength(100);
+      const first = await folder.run(['backfill', 'hubspot', id, '--yes', '--limit', '100']);
+      expect(first.stdout).toMatch(/^enqueued 100 contacts; /m);
+      expect(await folder.jobs()).toHaveLength(100);
 
-    const resumed = await folder.run(['backfill', 'hubspot', id, '--yes']);
-    expect(resumed.stdout).toMatch(/^scanned 50 contacts \(resuming after the last backfill stopped\)$/m);
-    expect(resumed.stdout).toContain('  to enrich:              0\n');
-    expect(resumed.stdout).toMatch(/^nothing to enqueue$/m);
-    expect(await folder.jobs()).toHaveLength(100);
+      const resumed = await folder.run(['backfill', 'hubspot', id, '--yes']);
+      expect(resumed.stdout).toMatch(/^scanned 50 contacts \(resuming after the last backfill stopped\)$/m);
+      expect(resumed.stdout).toContain('  to enrich:              0\n');
+      expect(resumed.stdout).toMatch(/^nothing to enqueue$/m);
+      expect(await folder.jobs()).toHaveLength(100);
 
-    const fresh = await folder.run(['backfill', 'hubspot', id, '--dry-run']);
-    expect(fresh.stdout).toMatch(/^scanned 150 contacts$/m);
-  });
+      const fresh = await folder.run(['backfill', 'hubspot', id, '--dry-run']);
+      expect(fresh.stdout).toMatch(/^scanned 150 contacts$/m);
+    },
+  );
 
   // util-linux `script` gives the command a pseudo-terminal, as an operator's shell would.
   const SCRIPT = '/usr/bin/script';

@@ -78,11 +78,25 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
       return (await issueToken(store, 'acme', 'production')).token;
     });
     // Loaded from a third data folder: the snapshot lives in PostgreSQL, and both instances are told.
-    await cli(['data', 'load', writeSnapshot(path.join(tempDir(), 'week-1'), { version: 'week-1', households: [h], people: [person('p1', 'Pat', 'Doe', h, { emails: ['pat@example.com'] })] })], env);
+    await cli(
+      [
+        'data',
+        'load',
+        writeSnapshot(path.join(tempDir(), 'week-1'), {
+          version: 'week-1',
+          households: [h],
+          people: [person('p1', 'Pat', 'Doe', h, { emails: ['pat@example.com'] })],
+        }),
+      ],
+      env,
+    );
     const ask = (url: string) => post(`${url}/v1/`, { emails: ['pat@example.com'] }, { 'X-WF-Auth-Token': token });
     for (const url of urls) {
       // 503 (no snapshot yet) bills nothing; the first 200 takes one unit of the 7.
-      await vi.waitFor(async () => expect((await ask(url)).body).toMatchObject({ household: { windfall_id: h.windfall_id } }), { timeout: 2_000, interval: 50 });
+      await vi.waitFor(async () => expect((await ask(url)).body).toMatchObject({ household: { windfall_id: h.windfall_id } }), {
+        timeout: 2_000,
+        interval: 50,
+      });
     }
     const replies = await Promise.all(Array.from({ length: 24 }, (_, i) => ask(urls[i % 2] ?? '')));
     const statuses = replies.map((r) => r.status).sort();

@@ -27,7 +27,13 @@ const OBJECT = 'contact';
 const LogEntriesSchema = z.array(
   z.object({ id: z.string(), installationId: z.string(), object: z.string(), recordId: z.string(), outcome: z.string(), fieldsWritten: z.array(z.string()) }),
 );
-const InstallationJsonSchema = z.object({ id: z.string(), provider: z.string(), externalAccountId: z.string(), status: z.string(), settings: z.object({ overwriteMode: z.string() }) });
+const InstallationJsonSchema = z.object({
+  id: z.string(),
+  provider: z.string(),
+  externalAccountId: z.string(),
+  status: z.string(),
+  settings: z.object({ overwriteMode: z.string() }),
+});
 
 interface Folder {
   readonly env: Record<string, string>;
@@ -153,7 +159,10 @@ describe('enrichbridge installations', () => {
       cli(['installations', 'list'], env),
       cli(['installations', 'show', enriched.id], env),
       cli(['installations', 'show', enriched.id, '--json'], env),
-      expect(cli(['installations', 'show', 'inst_missing'], env)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no installation inst_missing') }),
+      expect(cli(['installations', 'show', 'inst_missing'], env)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('no installation inst_missing'),
+      }),
     ]);
 
     expect(lines(listed.stdout)).toEqual([
@@ -167,7 +176,13 @@ describe('enrichbridge installations', () => {
     expect(shown).toMatch(/^status\s+active$/m);
     expect(shown).toMatch(/^overwrite mode\s+tracked$/m);
     const json = InstallationJsonSchema.parse(JSON.parse(shownJson.stdout));
-    expect(json).toMatchObject({ id: enriched.id, provider: PROVIDER, externalAccountId: 'portal-1', status: 'active', settings: { overwriteMode: 'tracked' } });
+    expect(json).toMatchObject({
+      id: enriched.id,
+      provider: PROVIDER,
+      externalAccountId: 'portal-1',
+      status: 'active',
+      settings: { overwriteMode: 'tracked' },
+    });
   });
 
   it('changes settings, pauses and resumes one installation, leaving the other alone', async () => {

@@ -223,7 +223,9 @@ async function expectFinalState(folder: Folder): Promise<void> {
     expect(state?.windfallId ?? null).toBe(persona.household?.windfall_id ?? null);
     const written = state?.written ?? {};
     expect(Object.keys(written)).toContain('wf_status_enriched_at');
-    expect(Object.fromEntries(Object.keys(written).map((property) => [property, props?.[property]])), `CRM values of ${id} vs its record state`).toEqual(written);
+    expect(Object.fromEntries(Object.keys(written).map((property) => [property, props?.[property]])), `CRM values of ${id} vs its record state`).toEqual(
+      written,
+    );
     expect(logged.get(id), `log of ${id}`).toEqual(['enriched']);
   }
 }
@@ -273,23 +275,27 @@ describe('a pipeline worker in its own process', () => {
     expect(await second.exited()).toBe(0);
   });
 
-  it('a killed worker\'s jobs come back in seconds: with the default lease, every queued contact is enriched within 60 s of the restart', { timeout: 120_000 }, async () => {
-    expect(process.env['WORKER_LEASE_MS'], 'this test is about the default lease').toBeUndefined();
-    const folder = await setUp(300, 50, { defaultLease: true });
-    const first = startWorker(folder, { concurrency: 2, maxBatch: 25 });
-    folder.crm.tripOn('write', 3, () => killGroup(first, 'SIGKILL'));
-    expect(await first.exited()).toBeNull();
-    const leased = (await jobs(folder)).filter((job) => job.state === 'running');
-    expect(leased.length).toBeGreaterThan(0); // leases the dead worker held
+  it(
+    "a killed worker's jobs come back in seconds: with the default lease, every queued contact is enriched within 60 s of the restart",
+    { timeout: 120_000 },
+    async () => {
+      expect(process.env['WORKER_LEASE_MS'], 'this test is about the default lease').toBeUndefined();
+      const folder = await setUp(300, 50, { defaultLease: true });
+      const first = startWorker(folder, { concurrency: 2, maxBatch: 25 });
+      folder.crm.tripOn('write', 3, () => killGroup(first, 'SIGKILL'));
+      expect(await first.exited()).toBeNull();
+      const leased = (await jobs(folder)).filter((job) => job.state === 'running');
+      expect(leased.length).toBeGreaterThan(0); // leases the dead worker held
 
-    const second = startWorker(folder, { concurrency: 2, maxBatch: 25 });
-    // A hang limit, not a speed measure: with the old 5-minute lease the dead worker's jobs stayed
-    // leased far past it.
-    await waitUntil('every job done within 60 s of the restart', () => allDone(folder), 60_000);
-    await expectFinalState(folder);
-    killGroup(second, 'SIGTERM');
-    expect(await second.exited()).toBe(0);
-  });
+      const second = startWorker(folder, { concurrency: 2, maxBatch: 25 });
+      // A hang limit, not a speed measure: with the old 5-minute lease the dead worker's jobs stayed
+      // leased far past it.
+      await waitUntil('every job done within 60 s of the restart', () => allDone(folder), 60_000);
+      await expectFinalState(folder);
+      killGroup(second, 'SIGTERM');
+      expect(await second.exited()).toBe(0);
+    },
+  );
 
   it('stopped with SIGTERM mid-batch: exits 0, gives back its unfinished jobs uncounted, and the next worker finishes them', { timeout: 40_000 }, async () => {
     const folder = await setUp(100, 50);

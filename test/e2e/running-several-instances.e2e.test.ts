@@ -168,7 +168,11 @@ describe("The README's steps are a test", () => {
         ['npm start', `env -0 > ${quoted(envFile)}`],
       ]);
       const prefix = freshPrefix(); // this test's keys in the shared Redis; not one of the README's variables
-      const followed = await execFileAsync('bash', ['-c', `set -euo pipefail\n${script}`], { cwd: work, env: shellEnv({ REDIS_KEY_PREFIX: prefix }), timeout: 120_000 });
+      const followed = await execFileAsync('bash', ['-c', `set -euo pipefail\n${script}`], {
+        cwd: work,
+        env: shellEnv({ REDIS_KEY_PREFIX: prefix }),
+        timeout: 120_000,
+      });
       expect(followed.stdout).toMatch(/^installations\s+1$/m);
 
       const exported = [...steps.join('\n').matchAll(/^export (\w+)=/gm)].map((match) => match[1] ?? '');
@@ -231,7 +235,11 @@ describe("The README's steps are a test", () => {
       expect(unset.stderr).toContain(`set ${KEY_ENV} to the key that sealed this folder's credentials`);
       expect(unset.stderr).toContain(`export ${KEY_ENV}=$(cat ${keyFile})`);
 
-      const wrong = await refused(['data', 'migrate-to-postgres'], { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, [KEY_ENV]: randomBytes(32).toString('hex') });
+      const wrong = await refused(['data', 'migrate-to-postgres'], {
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        [KEY_ENV]: randomBytes(32).toString('hex'),
+      });
       expect(wrong.stderr).toContain(`${KEY_ENV} opens 0 of the 1 installations' sealed credentials in this folder`);
       expect(wrong.stderr).toContain('nothing was copied');
 
@@ -246,12 +254,20 @@ describe("The README's steps are a test", () => {
   it('a server whose key opens no stored credential says so at start in one line naming ENRICHBRIDGE_SECRET_KEY', async () => {
     const dataDir = tempDir('enrichbridge-wrong-key-');
     await folderWithInstallation(dataDir);
-    const proc = server({ DATA_DIR: dataDir, [KEY_ENV]: randomBytes(32).toString('hex'), PORT: String(await freePort()), LOG_LEVEL: 'info', WORKER_CONCURRENCY: '0' });
+    const proc = server({
+      DATA_DIR: dataDir,
+      [KEY_ENV]: randomBytes(32).toString('hex'),
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      WORKER_CONCURRENCY: '0',
+    });
     await proc.waitFor(/"msg":"listening"/, 40_000);
     const told = logLines(proc).filter((line) => line.msg.includes(KEY_ENV));
     expect(told).toHaveLength(1);
     expect(told[0]).toMatchObject({ level: 50, installations_checked: 1 });
-    expect(told[0]?.msg).toMatch(/^the secret key \(ENRICHBRIDGE_SECRET_KEY\) opens none of the 1 stored CRM credentials checked.*: set ENRICHBRIDGE_SECRET_KEY to the key that sealed them/);
+    expect(told[0]?.msg).toMatch(
+      /^the secret key \(ENRICHBRIDGE_SECRET_KEY\) opens none of the 1 stored CRM credentials checked.*: set ENRICHBRIDGE_SECRET_KEY to the key that sealed them/,
+    );
   }, 60_000);
 });
 
@@ -295,7 +311,12 @@ describe('No silent split brain', () => {
 
       // With it: the command names the database on stderr (password masked), and its JSON stays clean.
       const described = await run(['accounts', 'show', 'acme', '--json'], { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, [KEY_ENV]: key });
-      expect(z.object({ account: z.object({ name: z.literal('acme') }).loose() }).loose().parse(JSON.parse(described.stdout))).toBeTruthy();
+      expect(
+        z
+          .object({ account: z.object({ name: z.literal('acme') }).loose() })
+          .loose()
+          .parse(JSON.parse(described.stdout)),
+      ).toBeTruthy();
       expect(described.stderr).toBe(`enrichbridge: database PostgreSQL ${shown}, redis in-process\n`);
     },
     120_000,

@@ -68,7 +68,12 @@ async function startFakeSalesforce(leads: ReadonlyMap<string, Record<string, str
       const start = Number(Buffer.from(url.searchParams.get('locator') ?? 'MA==', 'base64').toString());
       const end = Math.min(start + Number(url.searchParams.get('maxRecords') ?? '50000'), ids.length);
       res.writeHead(200, { 'content-type': 'text/csv', 'sforce-locator': end < ids.length ? Buffer.from(String(end)).toString('base64') : 'null' });
-      return res.end(`"Id"\n${ids.slice(start, end).map((id) => `"${id}"\n`).join('')}`);
+      return res.end(
+        `"Id"\n${ids
+          .slice(start, end)
+          .map((id) => `"${id}"\n`)
+          .join('')}`,
+      );
     }
     if (req.method === 'POST' && url.pathname === `${V}/composite/sobjects/Lead`) {
       const asked = RetrieveSchema.parse(await body(req));
@@ -98,14 +103,19 @@ afterEach(async () => {
 });
 
 const FailureSchema = z.object({ code: z.number(), stdout: z.string(), stderr: z.string() });
-const JobsSchema = z.array(z.object({ installationId: z.string(), kind: z.string(), payload: z.object({ object: z.string(), recordId: z.string(), trigger: z.string() }) }).loose());
+const JobsSchema = z.array(
+  z.object({ installationId: z.string(), kind: z.string(), payload: z.object({ object: z.string(), recordId: z.string(), trigger: z.string() }) }).loose(),
+);
 
 /** Five Leads (the third without a match key), a data folder with a Salesforce installation of the fake org. */
 async function setUp(environment: 'sandbox' | 'production') {
   const leads = new Map<string, Record<string, string>>();
   for (let i = 1; i <= 5; i += 1) {
     const id = toSalesforceId18(`00Q5g00000Ld${String(i).padStart(3, '0')}`) ?? '';
-    leads.set(id, i === 3 ? { FirstName: 'Solo', LastName: 'Only' } : { FirstName: 'Pat', LastName: `Doe${i}`, Email: `pat.doe${i}@example.com`, Company: 'Doe Ventures' });
+    leads.set(
+      id,
+      i === 3 ? { FirstName: 'Solo', LastName: 'Only' } : { FirstName: 'Pat', LastName: `Doe${i}`, Email: `pat.doe${i}@example.com`, Company: 'Doe Ventures' },
+    );
   }
   const fake = await startFakeSalesforce(leads);
   cleanups.push(() => fake.close());
@@ -133,12 +143,19 @@ async function setUp(environment: 'sandbox' | 'production') {
   };
   const id = await withRuntime(async ({ installations }, { store }) => {
     await createAccount(store, 'owner', { careerIntelligence: true });
-    const created = await installations.create({ provider: SALESFORCE_PROVIDER, externalAccountId: ORG, environment, target: { kind: 'local', accountName: 'owner' }, crmCredentials: credentials });
+    const created = await installations.create({
+      provider: SALESFORCE_PROVIDER,
+      externalAccountId: ORG,
+      environment,
+      target: { kind: 'local', accountName: 'owner' },
+      crmCredentials: credentials,
+    });
     return created.id;
   });
   const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('SALESFORCE_'));
   const childEnv = { ...Object.fromEntries(inherited.filter((e): e is [string, string] => e[1] !== undefined)), ...env };
-  const run = (args: readonly string[]) => execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: childEnv, timeout: 15_000 });
+  const run = (args: readonly string[]) =>
+    execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: childEnv, timeout: 15_000 });
   const fail = async (args: readonly string[]) => {
     try {
       const { stdout, stderr } = await run(args);

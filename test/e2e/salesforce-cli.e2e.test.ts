@@ -16,8 +16,12 @@ import { REPO } from '../support/processes.ts';
 
 const execFileAsync = promisify(execFile);
 const FailureSchema = z.object({ code: z.number(), stdout: z.string(), stderr: z.string() });
-const InstallationSchema = z.object({ id: z.string(), provider: z.string(), externalAccountId: z.string(), environment: z.string(), status: z.string() }).loose();
-const AccountJsonSchema = z.object({ tokens: z.array(z.object({ token: z.object({ id: z.string(), environment: z.string(), revokedAt: z.string().nullable() }) })) });
+const InstallationSchema = z
+  .object({ id: z.string(), provider: z.string(), externalAccountId: z.string(), environment: z.string(), status: z.string() })
+  .loose();
+const AccountJsonSchema = z.object({
+  tokens: z.array(z.object({ token: z.object({ id: z.string(), environment: z.string(), revokedAt: z.string().nullable() }) })),
+});
 
 interface Folder {
   readonly dataDir: string;
@@ -45,7 +49,8 @@ async function setUp(): Promise<Folder> {
   const inherited = Object.entries(process.env).filter(([name]) => name !== 'PUBLIC_URL' && !name.startsWith('SALESFORCE_') && !name.startsWith('HUBSPOT_'));
   const own = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'), SALESFORCE_ALLOW_ANY_HOST: 'true' };
   const base: Record<string, string | undefined> = { ...Object.fromEntries(inherited), ...own, LOG_LEVEL: 'warn' };
-  const envWith = (env: Record<string, string | undefined>) => Object.fromEntries(Object.entries({ ...base, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
+  const envWith = (env: Record<string, string | undefined>) =>
+    Object.fromEntries(Object.entries({ ...base, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
   const run = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
     execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: envWith(env), timeout: 20_000 });
   const fail = async (args: readonly string[], env: Record<string, string | undefined> = {}) => {
@@ -66,7 +71,14 @@ async function setUp(): Promise<Folder> {
     await opened.store.close();
   }
   const connectArgs = (overrides: Record<string, string> = {}) => {
-    const flags: Record<string, string> = { '--org-id': fake.orgId, '--instance-url': fake.url, '--access-token': fake.accessToken, '--account': 'owner', '--env': 'sandbox', ...overrides };
+    const flags: Record<string, string> = {
+      '--org-id': fake.orgId,
+      '--instance-url': fake.url,
+      '--access-token': fake.accessToken,
+      '--account': 'owner',
+      '--env': 'sandbox',
+      ...overrides,
+    };
     return ['salesforce', 'connect', ...Object.entries(flags).flat()];
   };
   return { dataDir, fake, env: own, run, fail, connectArgs };

@@ -45,7 +45,11 @@ async function run(args: readonly string[]): Promise<{ stdout: string; stderr: s
   const inherited = Object.entries(process.env).filter(
     (e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('SALESFORCE_') && !e[0].startsWith('HUBSPOT_') && e[0] !== 'PUBLIC_URL',
   );
-  return execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], { cwd: REPO, env: { ...Object.fromEntries(inherited), ...env }, timeout: 20_000 });
+  return execFileAsync(process.execPath, [path.join(REPO, 'bin/enrichbridge.js'), ...args], {
+    cwd: REPO,
+    env: { ...Object.fromEntries(inherited), ...env },
+    timeout: 20_000,
+  });
 }
 
 beforeAll(async () => {
@@ -88,7 +92,9 @@ function until<T>(what: string, probe: () => T | undefined | Promise<T | undefin
 
 /** Resolves once the fake record's WF_Enrichment_Status__c holds `status`. */
 function enriched(record: FakeRecord, status = 'enriched'): Promise<FakeRecord> {
-  return until(`${record.object} ${record.id} ${status}`, () => (fake.record(record.id).fields['WF_Enrichment_Status__c'] === status ? fake.record(record.id) : undefined));
+  return until(`${record.object} ${record.id} ${status}`, () =>
+    fake.record(record.id).fields['WF_Enrichment_Status__c'] === status ? fake.record(record.id) : undefined,
+  );
 }
 
 function opened(): Runtime {
@@ -123,9 +129,18 @@ function settled(recordId: string): Promise<string[]> {
   });
 }
 
-
 function leadOf(p: Persona): Record<string, FakeValue> {
-  return { FirstName: p.first_name, LastName: p.last_name, Email: p.email, Phone: p.phone, Street: p.address, City: p.city, State: p.state, PostalCode: p.zipcode, Company: p.career?.company_name ?? 'Independent' };
+  return {
+    FirstName: p.first_name,
+    LastName: p.last_name,
+    Email: p.email,
+    Phone: p.phone,
+    Street: p.address,
+    City: p.city,
+    State: p.state,
+    PostalCode: p.zipcode,
+    Company: p.career?.company_name ?? 'Independent',
+  };
 }
 
 const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+0000$/;
@@ -156,7 +171,11 @@ describe('Salesforce end to end: the server process and a fake org', () => {
     });
     expect(c.fields['WF_Enriched_At__c']).toMatch(DATE_TIME);
     const l = await enriched(lead);
-    expect(l.fields).toMatchObject({ WF_HH_Net_Worth__c: daniel.household?.net_worth, WF_Career_Job_Title__c: daniel.career?.job_title, WF_Career_Matched__c: true });
+    expect(l.fields).toMatchObject({
+      WF_HH_Net_Worth__c: daniel.household?.net_worth,
+      WF_Career_Job_Title__c: daniel.career?.job_title,
+      WF_Career_Matched__c: true,
+    });
 
     // The Contact was read with its Account's name (SOQL), the Lead through collections retrieve.
     const contactRead = fake.requests.find((r) => r.path === `${V}/query` && (r.query['q'] ?? '').includes(contact.id));
@@ -247,7 +266,10 @@ describe('Salesforce end to end: the server process and a fake org', () => {
     const other = await fake.createLead(leadOf(jane), { notify: false });
     const otherBody = JSON.stringify({ orgId: fake.orgId, object: 'Lead', ids: [other.id] });
     const later = now();
-    const wrong = await post(otherBody, { 'x-enrichbridge-timestamp': String(later), 'x-enrichbridge-signature': signEvents('not-the-secret', later, otherBody) });
+    const wrong = await post(otherBody, {
+      'x-enrichbridge-timestamp': String(later),
+      'x-enrichbridge-signature': signEvents('not-the-secret', later, otherBody),
+    });
     expect(wrong.status).toBe(401);
     // Signed for another body: the body sent is not the one signed.
     const swapped = await post(otherBody, { 'x-enrichbridge-timestamp': String(ts), 'x-enrichbridge-signature': signEvents(signingSecret, ts, body) });
@@ -260,7 +282,7 @@ describe('Salesforce end to end: the server process and a fake org', () => {
   });
 
   // Last: it pauses the installation (and resumes it).
-  it('pauses the installation on REQUEST_LIMIT_EXCEEDED, reporting the org\'s API usage, and enriches once resumed', async () => {
+  it("pauses the installation on REQUEST_LIMIT_EXCEEDED, reporting the org's API usage, and enriches once resumed", async () => {
     const robert = persona('Robert Smith');
     fake.failNext(1, 'REQUEST_LIMIT_EXCEEDED', { path: `${V}/composite/sobjects/Lead` });
     const lead = await fake.createLead(leadOf(robert));

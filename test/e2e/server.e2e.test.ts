@@ -128,8 +128,13 @@ describe('CLI and a running server share the data folder', () => {
     await inFolder(dataDir, (store) => createAccount(store, 'acme', {}));
     await Promise.all([
       expect(cli(['accounts', 'create', 'acme'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') }),
-      expect(cli(['tokens', 'create', 'nobody', '--env', 'sandbox'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no account named') }),
-      expect(cli(['accounts', 'create', 'x', '--career-fields', 'job_title,shoe_size'], { DATA_DIR: dataDir })).rejects.toMatchObject({ stderr: expect.stringContaining('shoe_size') }),
+      expect(cli(['tokens', 'create', 'nobody', '--env', 'sandbox'], { DATA_DIR: dataDir })).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('no account named'),
+      }),
+      expect(cli(['accounts', 'create', 'x', '--career-fields', 'job_title,shoe_size'], { DATA_DIR: dataDir })).rejects.toMatchObject({
+        stderr: expect.stringContaining('shoe_size'),
+      }),
       expect(cli(['tokens', 'create', 'acme', '--env', 'staging'], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 1 }),
     ]);
   });
@@ -146,7 +151,10 @@ describe('Logs', () => {
     await fetch(`${url}/${token}`);
     await proc.waitFor(/"status":401/);
     await proc.waitFor(/"method":"GET","route":"unmatched","status":404/);
-    const logLines = proc.output().split('\n').filter((line) => line.startsWith('{'));
+    const logLines = proc
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
     expect(logLines.some((line) => JSON.parse(line).msg === 'request')).toBe(true);
     expect(logLines.join('\n')).not.toContain(token);
     expect(logLines.join('\n')).not.toContain('amanda.taylor@');

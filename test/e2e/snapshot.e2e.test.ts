@@ -42,7 +42,10 @@ function version(name: string, netWorthBase: number, dir: string): string {
 const EXPECTED_BASE: Record<string, number> = { 'week-1': 1_000_000, 'week-2': 50_000_000 };
 
 /** Opens the folder (and database) `env` names in-process, as the CLI would with the same environment. */
-async function withFolder<T>(env: Record<string, string>, run: (opened: Awaited<ReturnType<typeof openConfiguredStorage>>, config: ReturnType<typeof loadConfig>) => Promise<T>): Promise<T> {
+async function withFolder<T>(
+  env: Record<string, string>,
+  run: (opened: Awaited<ReturnType<typeof openConfiguredStorage>>, config: ReturnType<typeof loadConfig>) => Promise<T>,
+): Promise<T> {
   const config = loadConfig({ ...process.env, ...env });
   const opened = await openConfiguredStorage(config);
   try {
@@ -128,7 +131,10 @@ describe('A newcomer following the README', () => {
     const source = path.join(root, 'generated');
     // The README's steps, those that do not need each other's result side by side. `data generate` does not
     // open the data folder, so `accounts create` is the first to (and makes its database) alone.
-    await Promise.all([cli(['data', 'generate', source, '--people', '2000', '--seed', '7'], env), cli(['accounts', 'create', 'newcomer', '--career-intelligence'], env)]);
+    await Promise.all([
+      cli(['data', 'generate', source, '--people', '2000', '--seed', '7'], env),
+      cli(['accounts', 'create', 'newcomer', '--career-intelligence'], env),
+    ]);
     const [loaded, token] = await Promise.all([
       cli(['data', 'load', source], env),
       cli(['tokens', 'create', 'newcomer', '--env', 'production'], env).then((created) => created.stdout.trim()),

@@ -92,7 +92,10 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
   it('500 contacts whose creation reaches one instance or the other are each enriched and written exactly once', async () => {
     const { fake, urls, creations } = await deployment(500);
     await deliver(fake, creations, urls);
-    const writes = await until('every contact written', () => (writesPerContact(fake).size === 500 ? writesPerContact(fake) : undefined), { timeoutMs: 90_000, intervalMs: 250 });
+    const writes = await until('every contact written', () => (writesPerContact(fake).size === 500 ? writesPerContact(fake) : undefined), {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+    });
     expect([...writes.values()].every((times) => times === 1)).toBe(true);
   }, 150_000);
 
@@ -118,8 +121,17 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' || T
       await until(
         'every contact written',
         async () => {
-          const states = (await storage.queue.list({ limit: 10_000 })).reduce<Record<string, number>>((acc, job) => ({ ...acc, [`${job.kind}:${job.state}`]: (acc[`${job.kind}:${job.state}`] ?? 0) + 1 }), {});
-          const owners = [...new Set((await storage.queue.list({ state: 'running', limit: 10_000 })).map((job) => `${job.leaseOwner} until ${job.leaseExpiresAt} attempts ${job.attempts}`))];
+          const states = (await storage.queue.list({ limit: 10_000 })).reduce<Record<string, number>>(
+            (acc, job) => ({ ...acc, [`${job.kind}:${job.state}`]: (acc[`${job.kind}:${job.state}`] ?? 0) + 1 }),
+            {},
+          );
+          const owners = [
+            ...new Set(
+              (await storage.queue.list({ state: 'running', limit: 10_000 })).map(
+                (job) => `${job.leaseOwner} until ${job.leaseExpiresAt} attempts ${job.attempts}`,
+              ),
+            ),
+          ];
           seen = `written ${writesPerContact(fake).size}; jobs ${JSON.stringify(states)}; owners ${JSON.stringify(owners)}; pids ${instances.map((p) => p.child.pid).join(',')} doomed ${pid} now ${new Date().toISOString()}`;
           // Written, and every job settled (a worker completes its jobs just after its write lands). A
           // webhook batch expanded by the killed instance may be expanded again: more jobs, no more writes.

@@ -41,7 +41,13 @@ function crmBackfill(crm: { current: MemoryCrm | undefined }) {
   const spec: CrmBackfill = {
     description: 'the memory CRM',
     nouns: { [OBJECT]: 'contacts' },
-    open: () => Promise.resolve({ connector: new MemoryCrmConnector(crm.current as MemoryCrm), source, scanned: 'contacts', summary: () => ({ restarted: false, lines: [] }) }),
+    open: () =>
+      Promise.resolve({
+        connector: new MemoryCrmConnector(crm.current as MemoryCrm),
+        source,
+        scanned: 'contacts',
+        summary: () => ({ restarted: false, lines: [] }),
+      }),
   };
   return { spec, state };
 }
@@ -55,7 +61,11 @@ async function pipeline() {
   const installation = await h.install();
   // Seven contacts: five with an e-mail (a match key), two with a name only.
   for (let i = 1; i <= 7; i += 1) {
-    h.crm.create(OBJECT, `c-${i}`, i === 3 || i === 6 ? { first_name: 'Name', last_name: `Only${i}` } : { first_name: 'Pat', last_name: `Doe${i}`, email: `pat.doe${i}@example.com` });
+    h.crm.create(
+      OBJECT,
+      `c-${i}`,
+      i === 3 || i === 6 ? { first_name: 'Name', last_name: `Only${i}` } : { first_name: 'Pat', last_name: `Doe${i}`, email: `pat.doe${i}@example.com` },
+    );
   }
   return { h, installation, source: backfill.state, runs: h.bridge.backfillRuns };
 }
@@ -165,7 +175,8 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
 
   it('an estimate whose CRM lists an id that is not one of its record ids fails at once, naming the id, and nothing is queued', async () => {
     const { h, installation, runs, source } = await pipeline();
-    source.before = (cursor) => (cursor === 'c-3' ? Promise.reject(new BackfillRecordIdError('MemoryCRM', 'contact', 'c-3x', 'c- and digits')) : Promise.resolve());
+    source.before = (cursor) =>
+      cursor === 'c-3' ? Promise.reject(new BackfillRecordIdError('MemoryCRM', 'contact', 'c-3x', 'c- and digits')) : Promise.resolve();
     const run = await runs.estimate(installation, { object: OBJECT, flags: {}, limit: null, restart: false });
 
     await h.drain();

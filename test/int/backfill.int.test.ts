@@ -354,13 +354,25 @@ describe('record ids in a HubSpot backfill', () => {
   ])('accepts only ids a webhook would (digits): a contact listed with %s is refused by its id, and nothing is queued', async (_what, bad) => {
     const h = await pipeline();
     const installation = await h.install();
-    const api = listing([['101', '102'], ['103', bad, '104']]);
+    const api = listing([
+      ['101', '102'],
+      ['103', bad, '104'],
+    ]);
     const progress = new BackfillProgress(h.opened.db);
 
-    const planned = planBackfill({ installation, object: OBJECT, connector: HUBSPOT_MAPPING, source: hubspotRecordSource({ api }), store: h.bridge.pipelineStore, progress });
+    const planned = planBackfill({
+      installation,
+      object: OBJECT,
+      connector: HUBSPOT_MAPPING,
+      source: hubspotRecordSource({ api }),
+      store: h.bridge.pipelineStore,
+      progress,
+    });
 
     await expect(planned).rejects.toBeInstanceOf(BackfillRecordIdError);
-    await expect(planned).rejects.toThrow(`HubSpot listed a contact under the id ${JSON.stringify(bad).replace('\u202e', '\\u{202e}')}, which is not a HubSpot contact id (digits only)`);
+    await expect(planned).rejects.toThrow(
+      `HubSpot listed a contact under the id ${JSON.stringify(bad).replace('\u202e', '\\u{202e}')}, which is not a HubSpot contact id (digits only)`,
+    );
     expect(await queuedRecordIds(h, installation)).toEqual([]);
     expect(await progress.cursor(installation.id, OBJECT)).toBeUndefined();
   });

@@ -66,7 +66,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     await h.drain();
     const spent = Object.values(await outcomes(h, installation)).filter((o) => o.includes('enriched'));
     expect(spent).toHaveLength(2);
-    expect((await budgetState(h.bridge.pipelineStore, installation, h.clock.now))).toMatchObject({ spent: 2, left: 0 });
+    expect(await budgetState(h.bridge.pipelineStore, installation, h.clock.now)).toMatchObject({ spent: 2, left: 0 });
     // Nothing is lost: the two the budget did not allow wait in the queue.
     expect(await h.opened.queue.list({ state: 'queued' })).toHaveLength(2);
   });
@@ -102,11 +102,13 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     expect(Object.values(first).filter((o) => o.includes('skipped:budget_paused'))).toHaveLength(2);
     const paused = await h.bridge.pipelineStore.findInstallation(installation.id);
     expect(paused).toMatchObject({ status: 'paused', pauseReason: 'budget' });
-    expect(paused?.pausedUntil?.startsWith(new Date(Date.UTC(h.clock.now.getUTCFullYear(), h.clock.now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10))).toBe(true);
+    expect(paused?.pausedUntil?.startsWith(new Date(Date.UTC(h.clock.now.getUTCFullYear(), h.clock.now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10))).toBe(
+      true,
+    );
     // The two waiting are queued, not dropped.
     const queued = (await h.opened.queue.list({ state: 'queued' })).map((job) => PayloadSchema.parse(job.payload).recordId).sort();
     expect(queued).toHaveLength(2);
-    expect((await budgetState(h.bridge.pipelineStore, installation, h.clock.now))).toMatchObject({ spent: 2, left: 0, reached: true, warning: true });
+    expect(await budgetState(h.bridge.pipelineStore, installation, h.clock.now)).toMatchObject({ spent: 2, left: 0, reached: true, warning: true });
 
     // Next month (the test clock; the queue's own clock is brought forward to the jobs' time).
     const next = new Date(Date.UTC(h.clock.now.getUTCFullYear(), h.clock.now.getUTCMonth() + 1, 1, 1));
@@ -130,7 +132,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     await h.drain();
     const after = await outcomes(h, installation);
     expect(ids.every((id) => after[id]?.at(-1) === 'enriched')).toBe(true);
-    expect((await budgetState(h.bridge.pipelineStore, raised, h.clock.now))).toMatchObject({ spent: 3, left: 7, warning: false });
+    expect(await budgetState(h.bridge.pipelineStore, raised, h.clock.now)).toMatchObject({ spent: 3, left: 7, warning: false });
   });
 
   it('a reused answer costs nothing and passes a spent budget', async () => {
@@ -169,7 +171,9 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     const { h, installation } = await production({ monthlyBudget: 3 });
     const run = await h.bridge.backfillRuns.estimate(installation, { object: OBJECT, flags: {}, limit: null, restart: false });
     await h.bridge.backfillRuns.save(run.id, { state: 'estimated', to_enrich: 5, quota_units: 5 });
-    await expect(h.bridge.backfillRuns.confirm(installation, run.id, { left: 3, overBudget: false })).rejects.toThrow(/up to 5 units, and the month's budget has 3 left/);
+    await expect(h.bridge.backfillRuns.confirm(installation, run.id, { left: 3, overBudget: false })).rejects.toThrow(
+      /up to 5 units, and the month's budget has 3 left/,
+    );
     expect(await h.bridge.backfillRuns.find(installation.id, run.id)).toMatchObject({ state: 'estimated' });
     await h.bridge.backfillRuns.confirm(installation, run.id, { left: 3, overBudget: true });
     expect(await h.bridge.backfillRuns.find(installation.id, run.id)).toMatchObject({ state: 'running' });

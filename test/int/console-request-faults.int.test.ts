@@ -47,13 +47,28 @@ function routesOf(router: Router): RouteEntry[] {
 
 beforeAll(async () => {
   const port = await freePort();
-  const env = { DATA_DIR: tempDir('enrichbridge-console-faults-'), PORT: String(port), LOG_LEVEL: 'info', WORKER_CONCURRENCY: '0', PUBLIC_URL: `http://127.0.0.1:${port}` };
+  const env = {
+    DATA_DIR: tempDir('enrichbridge-console-faults-'),
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+    WORKER_CONCURRENCY: '0',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+  };
   // The route tables, from routers built on a runtime of their own (what they hold does not matter).
   const config = loadConfig({ ...env, DATA_DIR: tempDir('enrichbridge-console-faults-routes-') });
   const silent = createLogger('silent');
   const runtime = await openRuntime(config, silent, undefined, 'command');
   try {
-    const context = { publicUrl: config.publicUrl, box: runtime.box, bridge: runtime.bridge, store: runtime.opened.store, service: runtime.service, queue: runtime.opened.queue, modules: runtime.modules, log: silent };
+    const context = {
+      publicUrl: config.publicUrl,
+      box: runtime.box,
+      bridge: runtime.bridge,
+      store: runtime.opened.store,
+      service: runtime.service,
+      queue: runtime.opened.queue,
+      modules: runtime.modules,
+      log: silent,
+    };
     routes.console = routesOf(consoleRouter(context));
     routes.crm = routesOf(crmRouter(runtime.modules, routeContext(runtime, config, silent, { wake: () => undefined })));
   } finally {
@@ -76,12 +91,18 @@ interface Answer {
 /** A request with exactly these bytes and headers (fetch would not send a Content-Encoding it did not apply). */
 function send(method: 'GET' | 'POST', route: string, body: Buffer, headers: Record<string, string>): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${server.url}${route}`, { method, headers: method === 'GET' ? headers : { 'content-length': String(body.length), ...headers } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', text: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      `${server.url}${route}`,
+      { method, headers: method === 'GET' ? headers : { 'content-length': String(body.length), ...headers } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
     // The server may answer (413) before it has read everything: that is not a failure of the test.
     request.on('error', reject);
     request.end(method === 'GET' ? undefined : body);
@@ -125,8 +146,18 @@ const FORM_FAULTS: readonly FormFault[] = [
     status: 413,
   },
   { rule: 'a form in another charset than UTF-8 is a 415', body: Buffer.from('csrf=x'), headers: { 'content-type': `${FORM}; charset=utf-16` }, status: 415 },
-  { rule: 'a form with a Content-Encoding the server does not read is a 415', body: Buffer.from('csrf=x'), headers: { 'content-type': FORM, 'content-encoding': 'x-unknown' }, status: 415 },
-  { rule: 'a form that does not decode with its Content-Encoding is a 400', body: GZIP_GARBAGE, headers: { 'content-type': FORM, 'content-encoding': 'gzip' }, status: 400 },
+  {
+    rule: 'a form with a Content-Encoding the server does not read is a 415',
+    body: Buffer.from('csrf=x'),
+    headers: { 'content-type': FORM, 'content-encoding': 'x-unknown' },
+    status: 415,
+  },
+  {
+    rule: 'a form that does not decode with its Content-Encoding is a 400',
+    body: GZIP_GARBAGE,
+    headers: { 'content-type': FORM, 'content-encoding': 'gzip' },
+    status: 400,
+  },
 ];
 
 /** `/`, URL-encoded as one byte too long (an overlong form no decoder accepts). */

@@ -37,7 +37,13 @@ describe('CRM routes as mounted', () => {
       routes: () => [{ method: 'GET', path: '/broken', handle: () => ({ status: 1000, headers: {}, body: 'never' }) }],
     };
     const logger = createLogger('silent');
-    const app = createApp({ service, logger, trustProxy: false, requireHttps: false, routers: [crmRouter([module], { publicUrl: null, bridge, queue: opened.queue, box, log: logger, wake: () => undefined })] });
+    const app = createApp({
+      service,
+      logger,
+      trustProxy: false,
+      requireHttps: false,
+      routers: [crmRouter([module], { publicUrl: null, bridge, queue: opened.queue, box, log: logger, wake: () => undefined })],
+    });
     const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));

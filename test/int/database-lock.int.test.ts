@@ -85,7 +85,11 @@ beforeAll(async () => {
   });
   outboundPath = salesforceOutboundMessagePath(await setup.bridge.installations.outboundSecret(org.id));
   const home = household([{ address: '1 Elm Street', zipcode: '30301' }]);
-  await loadSnapshot(setup.opened.store, snapshotsDir(dataDir), writeSnapshot(path.join(dataDir, 'source'), { version: 'v1', households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }));
+  await loadSnapshot(
+    setup.opened.store,
+    snapshotsDir(dataDir),
+    writeSnapshot(path.join(dataDir, 'source'), { version: 'v1', households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }),
+  );
   await setup.close();
   server = await startServer(config, logger, connectors);
 });
@@ -107,7 +111,17 @@ async function call(route: string, token: string, body: unknown): Promise<{ stat
 /** A contact.creation batch, signed (v3) as HubSpot signs it. */
 async function hubspotWebhook(): Promise<number> {
   const body = JSON.stringify([
-    { eventId: 1, subscriptionId: 4001, portalId: Number(PORTAL_ID), appId: 1160452, occurredAt: Date.now(), subscriptionType: 'contact.creation', attemptNumber: 0, objectId: 501, changeSource: 'CRM' },
+    {
+      eventId: 1,
+      subscriptionId: 4001,
+      portalId: Number(PORTAL_ID),
+      appId: 1160452,
+      occurredAt: Date.now(),
+      subscriptionType: 'contact.creation',
+      attemptNumber: 0,
+      objectId: 501,
+      changeSource: 'CRM',
+    },
   ]);
   const timestamp = Date.now();
   const response = await fetch(`${server.url}${HUBSPOT_WEBHOOK_ROUTE}`, {

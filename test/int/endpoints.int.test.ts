@@ -41,7 +41,11 @@ describe('Endpoints rule 1: the id, when sent, is echoed in the response', () =>
 
 describe('Endpoints rule 2: production no-match is 200 with both flags false, both objects null, id echoed', () => {
   it('answers a record that matches nothing', async () => {
-    const reply = await post(`${server.url}/v1/`, { id: 'x1', first_name: 'Nobody', last_name: 'Known', emails: ['nobody@example.com'] }, { 'X-WF-Auth-Token': prod });
+    const reply = await post(
+      `${server.url}/v1/`,
+      { id: 'x1', first_name: 'Nobody', last_name: 'Known', emails: ['nobody@example.com'] },
+      { 'X-WF-Auth-Token': prod },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ id: 'x1', household_matched: false, career_matched: false, household: null, career: null });
   });

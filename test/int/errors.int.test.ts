@@ -60,7 +60,11 @@ describe('Errors: 400 for a malformed body, malformed headers, or more than 10 e
   });
 
   it('accepts exactly 10 entries of each, an empty object, nulls for absent lists, and JSON with a charset', async () => {
-    const ten = { emails: eleven.slice(0, 10), phones: Array.from({ length: 10 }, () => '5553000001'), addresses: Array.from({ length: 10 }, () => ({ address: '1 Main St' })) };
+    const ten = {
+      emails: eleven.slice(0, 10),
+      phones: Array.from({ length: 10 }, () => '5553000001'),
+      addresses: Array.from({ length: 10 }, () => ({ address: '1 Main St' })),
+    };
     for (const body of [ten, {}, { emails: null, phones: null, addresses: null, id: null }]) {
       expect((await post(`${server.url}/sandbox/v1`, body, { 'X-WF-Auth-Token': sandbox })).status).toBe(200);
     }

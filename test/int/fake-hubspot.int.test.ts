@@ -122,7 +122,9 @@ describe('the HubSpot fake, through HubSpotApi', () => {
       ],
     };
     await client.call('create property', { method: 'POST', path: HUBSPOT_PATHS.properties, body: definition }, Ignored);
-    const again = await client.call('create property', { method: 'POST', path: HUBSPOT_PATHS.properties, body: definition }, Ignored).catch((error: unknown) => error);
+    const again = await client
+      .call('create property', { method: 'POST', path: HUBSPOT_PATHS.properties, body: definition }, Ignored)
+      .catch((error: unknown) => error);
     expect(again).toBeInstanceOf(HubSpotApiError);
     expect(again).toMatchObject({ status: 409, category: 'OBJECT_ALREADY_EXISTS' });
 
@@ -170,7 +172,12 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     const contact = await fake.createContact({ email: 't@example.com' }, { notify: false });
     expect((await client.readContacts([contact.id], ['email'])).size).toBe(1);
     expect(current).not.toBe(first.access_token);
-    expect(fake.requests.filter((r) => r.path.endsWith('/batch/read')).slice(-2).map((r) => r.status)).toEqual([401, 200]);
+    expect(
+      fake.requests
+        .filter((r) => r.path.endsWith('/batch/read'))
+        .slice(-2)
+        .map((r) => r.status),
+    ).toEqual([401, 200]);
     await expect(requestToken(fake.url, { ...form, grant_type: 'authorization_code', code })).rejects.toThrow(/missing or unknown auth code/);
   });
 
@@ -219,10 +226,17 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     await client.call('create group', { method: 'POST', path: HUBSPOT_PATHS.groups, body: { name: 'extra', label: 'Extra' } }, Ignored);
     const text = (name: string) => ({ name, label: name, groupName: 'extra', type: 'string', fieldType: 'text' });
     await client.call('create', { method: 'POST', path: HUBSPOT_PATHS.properties, body: text('wf_one') }, Ignored);
-    const batch = await client.call('batch create', { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: [text('wf_one'), text('wf_two')] } }, Results);
+    const batch = await client.call(
+      'batch create',
+      { method: 'POST', path: HUBSPOT_PATHS.propertiesBatchCreate, body: { inputs: [text('wf_one'), text('wf_two')] } },
+      Results,
+    );
     expect(batch.results.map((p) => p.name)).toEqual(['wf_two']);
     expect(batch.errors).toEqual([expect.objectContaining({ category: 'OBJECT_ALREADY_EXISTS', context: { name: ['wf_one'] } })]);
-    expect(await client.call('update', { method: 'PATCH', path: HUBSPOT_PATHS.property('wf_two'), body: { label: 'Two' } }, z.unknown())).toMatchObject({ name: 'wf_two', label: 'Two' });
+    expect(await client.call('update', { method: 'PATCH', path: HUBSPOT_PATHS.property('wf_two'), body: { label: 'Two' } }, z.unknown())).toMatchObject({
+      name: 'wf_two',
+      label: 'Two',
+    });
     await client.call('archive', { method: 'DELETE', path: HUBSPOT_PATHS.property('wf_two') }, Ignored);
     const gone = await client.call('archive', { method: 'DELETE', path: HUBSPOT_PATHS.property('wf_two') }, Ignored).catch((e: unknown) => e);
     expect(gone).toMatchObject({ status: 404 });
@@ -233,13 +247,25 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     const details = await fetch(`${fake.url}${HUBSPOT_PATHS.accountDetails}`, { headers: { authorization: `Bearer ${fake.tokens.staticToken}` } });
     expect(await details.json()).toMatchObject({ portalId: Number(fake.portalId) });
 
-    await client.call('complete', { method: 'POST', path: HUBSPOT_PATHS.callbacksComplete, body: { inputs: [{ callbackId: 'cb-42', outputFields: { hs_execution_state: 'SUCCESS' }, typedOutputs: {} }] } }, Ignored);
+    await client.call(
+      'complete',
+      {
+        method: 'POST',
+        path: HUBSPOT_PATHS.callbacksComplete,
+        body: { inputs: [{ callbackId: 'cb-42', outputFields: { hs_execution_state: 'SUCCESS' }, typedOutputs: {} }] },
+      },
+      Ignored,
+    );
     expect(fake.callbacks).toEqual([{ callbackId: 'cb-42', body: { outputFields: { hs_execution_state: 'SUCCESS' } } }]);
 
     const narrow = fake.tokens.issue({ scopes: ['oauth', 'crm.objects.contacts.read'] });
     const readOnly = api(() => Promise.resolve(narrow.accessToken)).client;
     expect(await readOnly.updateContacts([{ id: '1', properties: { company: 'x' } }]).catch((e: unknown) => e)).toMatchObject({ kind: 'auth' });
-    expect(await api(() => Promise.resolve('not-a-token')).client.readContacts(['1'], ['email']).catch((e: unknown) => e)).toMatchObject({ kind: 'auth' });
+    expect(
+      await api(() => Promise.resolve('not-a-token'))
+        .client.readContacts(['1'], ['email'])
+        .catch((e: unknown) => e),
+    ).toMatchObject({ kind: 'auth' });
   });
 
   it('raises deletion, privacy deletion and merge events, resolves a merged-away id to its survivor, and redelivers with attemptNumber + 1', async () => {
@@ -252,7 +278,10 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     await fake.deleteContact(keep.id, { privacy: true });
     const types = received.flatMap((r) => EventsSchema.parse(JSON.parse(r.body)).map((e) => e.subscriptionType));
     expect(types).toEqual(['contact.merge', 'contact.privacyDeletion', 'contact.deletion']);
-    expect(EventsSchema.parse(JSON.parse(received[0]?.body ?? '[]'))[0]).toMatchObject({ primaryObjectId: Number(keep.id), mergedObjectIds: [Number(lose.id)] });
+    expect(EventsSchema.parse(JSON.parse(received[0]?.body ?? '[]'))[0]).toMatchObject({
+      primaryObjectId: Number(keep.id),
+      mergedObjectIds: [Number(lose.id)],
+    });
     expect((await client.readContacts([keep.id], ['email'])).size).toBe(0);
 
     const last = fake.deliveries.at(-1);

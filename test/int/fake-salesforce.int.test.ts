@@ -31,7 +31,6 @@ function api(token?: string): SalesforceApi {
   });
 }
 
-
 const amanda = persona('Amanda Taylor');
 const daniel = persona('Daniel Garcia');
 
@@ -91,12 +90,20 @@ describe('the Salesforce fake, through SalesforceApi', () => {
     const ids = [c1 ?? '', (c2 ?? '').slice(0, 15), c3 ?? '', gone.id];
     const read = await connector.read('Contact', ids);
     expect([...read.keys()]).toEqual(ids.slice(0, 3));
-    expect(read.get(c1 ?? '')?.properties).toMatchObject({ FirstName: 'Amanda', Email: amanda.email, 'Account.Name': 'Magnolia Crossing Logistics', WF_HH_Net_Worth__c: null });
+    expect(read.get(c1 ?? '')?.properties).toMatchObject({
+      FirstName: 'Amanda',
+      Email: amanda.email,
+      'Account.Name': 'Magnolia Crossing Logistics',
+      WF_HH_Net_Worth__c: null,
+    });
     const queries = fake.requests.filter((r) => r.path.startsWith('/services/data/v62.0/query'));
     expect(queries.map((r) => r.status)).toEqual([200, 200]);
     expect(queries[0]?.query['q']).toMatch(/^SELECT Id, FirstName, .*Account\.Name.* FROM Contact WHERE Id IN \('/);
 
-    const lead = await fake.createLead({ FirstName: daniel.first_name, LastName: daniel.last_name, Email: daniel.email, Company: 'Bluebonnet' }, { notify: false });
+    const lead = await fake.createLead(
+      { FirstName: daniel.first_name, LastName: daniel.last_name, Email: daniel.email, Company: 'Bluebonnet' },
+      { notify: false },
+    );
     const converted = await fake.createLead({ LastName: 'Converted', Company: 'C' }, { notify: false });
     await fake.convertLead(converted.id, { notify: false });
     const leads = await connector.read('Lead', [lead.id, converted.id]);
@@ -113,7 +120,15 @@ describe('the Salesforce fake, through SalesforceApi', () => {
     const deleted = await fake.createContact({ LastName: 'Deleted' }, { notify: false });
     fake.deleteRecord(deleted.id);
     const results = await client.update('Contact', [
-      { id: live.id, properties: { WF_Enrichment_Status__c: 'enriched', WF_HH_Net_Worth__c: 2_400_000, WF_Household_Matched__c: true, WF_Enriched_At__c: '2026-05-04T14:10:00.000Z' } },
+      {
+        id: live.id,
+        properties: {
+          WF_Enrichment_Status__c: 'enriched',
+          WF_HH_Net_Worth__c: 2_400_000,
+          WF_Household_Matched__c: true,
+          WF_Enriched_At__c: '2026-05-04T14:10:00.000Z',
+        },
+      },
       { id: deleted.id, properties: { WF_Enrichment_Status__c: 'enriched' } },
       { id: live.id, properties: { WF_Career_Job_Title__c: 'x'.repeat(256) } },
     ]);
@@ -123,7 +138,11 @@ describe('the Salesforce fake, through SalesforceApi', () => {
       { id: live.id, ok: false, reason: 'rejected', message: expect.stringMatching(/^STRING_TOO_LONG: .*\(WF_Career_Job_Title__c\)$/) },
     ]);
     // Stored as Salesforce answers it: a DateTime with +0000.
-    expect(fake.record(live.id).fields).toMatchObject({ WF_HH_Net_Worth__c: 2_400_000, WF_Household_Matched__c: true, WF_Enriched_At__c: '2026-05-04T14:10:00.000+0000' });
+    expect(fake.record(live.id).fields).toMatchObject({
+      WF_HH_Net_Worth__c: 2_400_000,
+      WF_Household_Matched__c: true,
+      WF_Enriched_At__c: '2026-05-04T14:10:00.000+0000',
+    });
     expect(fake.record(live.id).lastModifiedBy).toBe('enrichbridge');
     expect(fake.updatesOf(live.id)).toHaveLength(1);
     expect(fake.updatesOf(live.id)[0]?.callOptions).toBe('client=enrichbridge');
@@ -146,7 +165,9 @@ describe('the Salesforce fake, through SalesforceApi', () => {
     const refused = await caught(api('not-a-token').send('check', { method: 'GET', url: '/services/data/v62.0/' }));
     expect(refused).toBeInstanceOf(CrmError);
     expect(refused).toMatchObject({ kind: 'auth', message: expect.stringContaining('401 INVALID_SESSION_ID') });
-    expect(fake.requests.slice(before).map((r) => [r.status, r.token, r.headers['sforce-call-options']])).toEqual([[401, 'not-a-token', 'client=enrichbridge']]);
+    expect(fake.requests.slice(before).map((r) => [r.status, r.token, r.headers['sforce-call-options']])).toEqual([
+      [401, 'not-a-token', 'client=enrichbridge'],
+    ]);
 
     fake.failNext(1, 'UNAVAILABLE');
     expect(await caught(api().send('check', { method: 'GET', url: '/services/data/v62.0/' }))).toMatchObject({ kind: 'transient' });
@@ -195,7 +216,11 @@ describe("the fake's outbound messages", () => {
 
     const onSave = await startFakeSalesforce({ outboundUrl: receiverUrl, triggerOn: 'createOrUpdate' });
     try {
-      const other = new SalesforceApi({ orgId: onSave.orgId, session: () => Promise.resolve({ instanceUrl: onSave.url, accessToken: onSave.accessToken }), allowAnyHost: true });
+      const other = new SalesforceApi({
+        orgId: onSave.orgId,
+        session: () => Promise.resolve({ instanceUrl: onSave.url, accessToken: onSave.accessToken }),
+        allowAnyHost: true,
+      });
       const record = await onSave.createContact({ LastName: 'Saved' });
       await other.update('Contact', [{ id: record.id, properties: { WF_Enrichment_Status__c: 'no_match' } }]);
       await onSave.outboundIdle();

@@ -32,7 +32,7 @@ afterEach(async () => {
 
 describe('one tenant cannot stall the others', () => {
   it(
-    'a HubSpot portal that never answers: another portal\'s contacts are enriched and written meanwhile, and the hanging portal\'s jobs time out and wait for a retry with backoff',
+    "a HubSpot portal that never answers: another portal's contacts are enriched and written meanwhile, and the hanging portal's jobs time out and wait for a retry with backoff",
     { timeout: 60_000 },
     async () => {
       const hanging = await startHangingServer();
@@ -50,7 +50,16 @@ describe('one tenant cannot stall the others', () => {
       const { installation: healthy } = await connectPortal({
         installations: runtime.bridge.installations,
         portalId: fake.portalId,
-        credentials: { kind: 'static', accessToken: fake.tokens.staticToken, refreshToken: null, expiresAt: null, clientId: null, clientSecret: CLIENT_SECRET, appId: APP_ID, apiBaseUrl: fake.url },
+        credentials: {
+          kind: 'static',
+          accessToken: fake.tokens.staticToken,
+          refreshToken: null,
+          expiresAt: null,
+          clientId: null,
+          clientSecret: CLIENT_SECRET,
+          appId: APP_ID,
+          apiBaseUrl: fake.url,
+        },
         target: { kind: 'local', accountName: 'acme' },
         environment: 'sandbox',
       });
@@ -71,7 +80,7 @@ describe('one tenant cannot stall the others', () => {
       const worker: Worker = startWorker(runtime, logger, 2);
       cleanups.push(() => worker.stop());
       await until(
-        'the healthy portal\'s contacts enriched',
+        "the healthy portal's contacts enriched",
         () => (contacts.every((c) => fake.contacts.get(c.id)?.properties[STATUS] === 'enriched') ? true : undefined),
         { timeoutMs: 20_000 },
       );
@@ -79,8 +88,9 @@ describe('one tenant cannot stall the others', () => {
       expect(hanging.pending()).toBeGreaterThan(0);
 
       // Its enrichments (the worker also queued each portal's journal pull when it started).
-      const ofStuck = async (): Promise<Job[]> => (await queue.list({ limit: 10_000 })).filter((job) => job.installationId === stuck.id && job.kind === 'enrich');
-      await until('the hanging portal\'s jobs back in the queue', async () => ((await ofStuck()).every((job) => job.state === 'queued') ? true : undefined), {
+      const ofStuck = async (): Promise<Job[]> =>
+        (await queue.list({ limit: 10_000 })).filter((job) => job.installationId === stuck.id && job.kind === 'enrich');
+      await until("the hanging portal's jobs back in the queue", async () => ((await ofStuck()).every((job) => job.state === 'queued') ? true : undefined), {
         timeoutMs: 30_000,
       });
       const settled = await ofStuck();

@@ -9,7 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { ACTION_EXPIRATION, ActionRequestSchema, HUBSPOT_CALLBACK_JOB, acceptAction, completeHubSpotCallbacks, retryHubSpotCallbacks } from '../../connectors/hubspot/action.ts';
+import {
+  ACTION_EXPIRATION,
+  ActionRequestSchema,
+  HUBSPOT_CALLBACK_JOB,
+  acceptAction,
+  completeHubSpotCallbacks,
+  retryHubSpotCallbacks,
+} from '../../connectors/hubspot/action.ts';
 import type { Job } from '../../bridge/job-queue.ts';
 import type { HubSpotCredentials } from '../../connectors/hubspot/auth.ts';
 import { CONTACT, HUBSPOT_PROVIDER, hubspotConnectorFor } from '../../connectors/hubspot/connector.ts';
@@ -96,12 +103,15 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     worker ??= startWorker(runtime, logger, 1);
     return worker;
   };
-  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
-    wake: () => {
-      if (options.worker === 'manual') worker?.wake();
-      else ensureWorker().wake();
-    },
-  }));
+  const router = crmRouter(
+    crmModules(config),
+    routeContext(runtime, config, logger, {
+      wake: () => {
+        if (options.worker === 'manual') worker?.wake();
+        else ensureWorker().wake();
+      },
+    }),
+  );
   server.on('request', createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] }));
   const stopWorker = async () => {
     const running = worker;
@@ -271,10 +281,12 @@ interface JobRow {
 /** The enrichment jobs on disk, the action's before the creation's. */
 async function jobsOf(rig: Rig): Promise<JobRow[]> {
   const rows = await rig.runtime.opened.db.selectFrom('jobs').select(['state', 'payload']).where('kind', '=', 'enrich').execute();
-  return rows.map((row) => {
-    const payload = JobPayloadSchema.parse(JSON.parse(row.payload));
-    return { state: row.state, recordId: payload.recordId, trigger: payload.trigger, callbackId: payload.callbackId ?? null };
-  }).sort((a, b) => a.trigger.localeCompare(b.trigger));
+  return rows
+    .map((row) => {
+      const payload = JobPayloadSchema.parse(JSON.parse(row.payload));
+      return { state: row.state, recordId: payload.recordId, trigger: payload.trigger, callbackId: payload.callbackId ?? null };
+    })
+    .sort((a, b) => a.trigger.localeCompare(b.trigger));
 }
 
 async function outcomesOf(rig: Rig, inst: Installation, recordId: string): Promise<string[]> {
@@ -667,9 +679,22 @@ describe('POST /webhooks/hubspot/actions/enrich: what HubSpot hears when the com
 
     // One batch call for the three, refused; then each alone: the expired one refused, the others completed.
     const calls = callbackRequests(fake);
-    expect(calls[0]).toMatchObject({ status: 400, body: { inputs: expect.arrayContaining(requests.map((r) => expect.objectContaining({ callbackId: r.callbackId, typedOutputs: {} }))) } });
-    expect(calls.slice(1).map((r) => r.status).sort()).toEqual([204, 204, 400]);
-    expect(fake.callbacks.map((c) => c.callbackId).sort()).toEqual(requests.slice(1).map((r) => r.callbackId).sort());
+    expect(calls[0]).toMatchObject({
+      status: 400,
+      body: { inputs: expect.arrayContaining(requests.map((r) => expect.objectContaining({ callbackId: r.callbackId, typedOutputs: {} }))) },
+    });
+    expect(
+      calls
+        .slice(1)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual([204, 204, 400]);
+    expect(fake.callbacks.map((c) => c.callbackId).sort()).toEqual(
+      requests
+        .slice(1)
+        .map((r) => r.callbackId)
+        .sort(),
+    );
     for (const completed of fake.callbacks) {
       const index = requests.findIndex((r) => r.callbackId === completed.callbackId);
       const completedContact = contacts[index];
@@ -711,7 +736,12 @@ describe('POST /webhooks/hubspot/actions/enrich: a completion HubSpot refuses at
     const fake = await startFake();
     const inst = await install(rig, fake);
     const job = { id: 'j1', installationId: inst.id, kind: HUBSPOT_CALLBACK_JOB, attempts: 1, maxAttempts: 1, runAt: new Date().toISOString() };
-    const payload = { callbackId: 'ap-expired', outputFields: { hs_execution_state: 'SUCCESS' }, deadline: new Date(Date.now() - 1000).toISOString(), attempt: 2 };
+    const payload = {
+      callbackId: 'ap-expired',
+      outputFields: { hs_execution_state: 'SUCCESS' },
+      deadline: new Date(Date.now() - 1000).toISOString(),
+      attempt: 2,
+    };
 
     await retryHubSpotCallbacks(inst, rig.runtime.bridge.installations, [{ ...job, payload } as unknown as Job], rig.runtime.opened.queue);
 
@@ -723,14 +753,32 @@ describe('POST /webhooks/hubspot/actions/enrich on the real server', () => {
   it('is mounted by startServer, whose own worker settles the contact in time: SUCCESS and no callback', async () => {
     const dataDir = tempDir('enrichbridge-hubspot-action-server-');
     cleanups.push(() => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })));
-    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1', PUBLIC_URL, HUBSPOT_CLIENT_SECRET: CLIENT_SECRET, HUBSPOT_APP_ID: APP_ID };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: '1',
+      PUBLIC_URL,
+      HUBSPOT_CLIENT_SECRET: CLIENT_SECRET,
+      HUBSPOT_APP_ID: APP_ID,
+    };
     const fake = await startFake();
     const setup = await openRuntime(loadConfig({ ...env, WORKER_CONCURRENCY: '0' }), logger);
     await createAccount(setup.opened.store, 'acme', { careerIntelligence: true });
     await connectPortal({
       installations: setup.bridge.installations,
       portalId: fake.portalId,
-      credentials: { kind: 'static', accessToken: fake.tokens.staticToken, refreshToken: null, expiresAt: null, clientId: null, clientSecret: CLIENT_SECRET, appId: APP_ID, apiBaseUrl: fake.url },
+      credentials: {
+        kind: 'static',
+        accessToken: fake.tokens.staticToken,
+        refreshToken: null,
+        expiresAt: null,
+        clientId: null,
+        clientSecret: CLIENT_SECRET,
+        appId: APP_ID,
+        apiBaseUrl: fake.url,
+      },
       target: { kind: 'local', accountName: 'acme' },
       environment: 'sandbox',
     });

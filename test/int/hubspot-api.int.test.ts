@@ -74,7 +74,6 @@ function apiWith(options: Partial<HubSpotApiOptions> & { token?: string; refresh
   return { api, sleeps, refreshes: () => refreshes };
 }
 
-
 beforeAll(() => {
   nock.disableNetConnect();
 });
@@ -149,7 +148,10 @@ describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', (
   ];
 
   it('sends {inputs:[{id, properties}]} with string values and reports every record written on a 200', async () => {
-    const scope = nock(BASE).matchHeader('authorization', 'Bearer tok-1').post(UPDATE, { inputs: sent }).reply(...reply('batch-update-200.json'));
+    const scope = nock(BASE)
+      .matchHeader('authorization', 'Bearer tok-1')
+      .post(UPDATE, { inputs: sent })
+      .reply(...reply('batch-update-200.json'));
     const results = await apiWith().api.updateContacts(updates);
     scope.done();
     expect(results).toEqual([
@@ -200,7 +202,9 @@ describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', (
   });
 
   it('on a whole-batch 400 for a property that does not exist, refuses every record that writes it (crm validation), in one call', async () => {
-    const scope = nock(BASE).post(UPDATE, { inputs: sent }).reply(...reply('batch-update-400-property.json'));
+    const scope = nock(BASE)
+      .post(UPDATE, { inputs: sent })
+      .reply(...reply('batch-update-400-property.json'));
     const { api } = apiWith();
     const results = await api.updateContacts(updates);
     scope.done();
@@ -253,7 +257,12 @@ describe('updateContacts: refusals of one record', () => {
         category: 'MISSING_SCOPES',
         message: "This app hasn't been granted all required scopes to make this call.",
         correlationId: 'c0ffee00-0000-4000-8000-000000000403',
-        errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: ['crm.objects.contacts.sensitive.write.v2'], propertyName: ['wf_hh_net_worth'] } }],
+        errors: [
+          {
+            message: 'One or more of the following scopes are required.',
+            context: { requiredGranularScopes: ['crm.objects.contacts.sensitive.write.v2'], propertyName: ['wf_hh_net_worth'] },
+          },
+        ],
       })
       .post(UPDATE, { inputs: [plain] })
       .reply(200, ok([plain.id]));
@@ -268,7 +277,9 @@ describe('updateContacts: refusals of one record', () => {
   });
 
   it('a 403 for a missing scope that is not a sensitive-data one stays an auth error for the whole call', async () => {
-    const scope = nock(BASE).post(UPDATE).reply(...reply('403-missing-scopes.json'));
+    const scope = nock(BASE)
+      .post(UPDATE)
+      .reply(...reply('403-missing-scopes.json'));
     expect(await caught(apiWith().api.updateContacts([write('75310501', { wf_enrichment_status: 'enriched' })]))).toMatchObject({ kind: 'auth' });
     scope.done();
   });
@@ -279,9 +290,22 @@ describe('updateContacts: refusals of one record', () => {
       .reply(207, {
         ...ok(['75310501']),
         numErrors: 1,
-        errors: [{ status: 'error', category: 'VALIDATION_ERROR', subCategory: { reason: 'CONDITIONAL' }, message: 'Property "phone" is required', context: { ids: ['75310502'], propertyName: ['phone'] }, errors: [], links: {} }],
+        errors: [
+          {
+            status: 'error',
+            category: 'VALIDATION_ERROR',
+            subCategory: { reason: 'CONDITIONAL' },
+            message: 'Property "phone" is required',
+            context: { ids: ['75310502'], propertyName: ['phone'] },
+            errors: [],
+            links: {},
+          },
+        ],
       });
-    const results = await apiWith().api.updateContacts([write('75310501', { wf_enrichment_status: 'enriched' }), write('75310502', { wf_enrichment_status: 'enriched' })]);
+    const results = await apiWith().api.updateContacts([
+      write('75310501', { wf_enrichment_status: 'enriched' }),
+      write('75310502', { wf_enrichment_status: 'enriched' }),
+    ]);
     scope.done();
     expect(results).toEqual([
       { id: '75310501', ok: true },
@@ -371,7 +395,9 @@ describe('429s', () => {
   });
 
   it('turns a DAILY 429 into CrmError limit_exhausted with retryAt an hour ahead, without waiting or retrying', async () => {
-    const scope = nock(BASE).post(UPDATE).reply(...reply('429-daily.json'));
+    const scope = nock(BASE)
+      .post(UPDATE)
+      .reply(...reply('429-daily.json'));
     const { api, sleeps } = apiWith();
     const error = await caught(api.updateContacts([{ id: '75310501', properties: { wf_enrichment_status: 'enriched' } }]));
     scope.done();
@@ -421,7 +447,10 @@ describe('401 and 403', () => {
   });
 
   it('answers CrmError auth at once when the token cannot be refreshed', async () => {
-    const scope = nock(BASE).post(READ, body).query({ archived: 'false' }).reply(...reply('401-expired.json'));
+    const scope = nock(BASE)
+      .post(READ, body)
+      .query({ archived: 'false' })
+      .reply(...reply('401-expired.json'));
     const { api, refreshes } = apiWith({ refreshTo: null });
     expect(await caught(api.readContacts(['75310501'], ['email']))).toMatchObject({ kind: 'auth' });
     scope.done();
@@ -430,7 +459,9 @@ describe('401 and 403', () => {
   });
 
   it('answers CrmError auth for a 403 (missing scope) without refreshing', async () => {
-    const scope = nock(BASE).post(UPDATE).reply(...reply('403-missing-scopes.json'));
+    const scope = nock(BASE)
+      .post(UPDATE)
+      .reply(...reply('403-missing-scopes.json'));
     const { api, refreshes } = apiWith({ refreshTo: 'tok-new' });
     const error = await caught(api.updateContacts([{ id: '75310501', properties: { wf_enrichment_status: 'enriched' } }]));
     scope.done();
@@ -548,7 +579,10 @@ describe('OAuth tokens', () => {
 
   it('sends one token request for 10 concurrent callers of one installation (single flight)', async () => {
     const id = await install(oauth(60_000));
-    const scope = nock(BASE).post(TOKEN, refreshForm).once().reply(...reply('token-200.json'));
+    const scope = nock(BASE)
+      .post(TOKEN, refreshForm)
+      .once()
+      .reply(...reply('token-200.json'));
     // Separate token sources, as separate API clients of one installation would have.
     const tokens = await Promise.all(Array.from({ length: 10 }, () => new HubSpotTokenSource(id, installations, () => NOW).accessToken()));
     scope.done();
@@ -591,7 +625,9 @@ describe('OAuth tokens', () => {
 
   it('refreshes even a fresh-looking token after HubSpot refused it (refreshAfterRefusal)', async () => {
     const id = await install(oauth(REFRESH_AHEAD_MS + 60_000));
-    const scope = nock(BASE).post(TOKEN, refreshForm).reply(...reply('token-200.json'));
+    const scope = nock(BASE)
+      .post(TOKEN, refreshForm)
+      .reply(...reply('token-200.json'));
     expect(await new HubSpotTokenSource(id, installations, () => NOW).refreshAfterRefusal()).toBe('CNa1-fresh-access-token-0002');
     scope.done();
   });
@@ -608,7 +644,9 @@ describe('OAuth tokens', () => {
   });
 
   it('keeps the path of a base URL (a proxy or a fake) for the token endpoint, as the SDK does for API calls', async () => {
-    const scope = nock('https://egress.example.test').post(`/hubspot${HUBSPOT_PATHS.token}`, refreshForm).reply(...reply('token-200.json'));
+    const scope = nock('https://egress.example.test')
+      .post(`/hubspot${HUBSPOT_PATHS.token}`, refreshForm)
+      .reply(...reply('token-200.json'));
     const token = await requestToken('https://egress.example.test/hubspot/', refreshForm);
     scope.done();
     expect(token).toMatchObject({ access_token: 'CNa1-fresh-access-token-0002', hub_id: 62515, expires_in: 1800 });
@@ -616,7 +654,9 @@ describe('OAuth tokens', () => {
 
   it('answers invalid_grant with a HubSpotAuthError carrying the description, an auth CrmError, and leaves the credentials alone', async () => {
     const id = await install(oauth(60_000));
-    const scope = nock(BASE).post(TOKEN, refreshForm).reply(...reply('token-400-invalid-grant.json'));
+    const scope = nock(BASE)
+      .post(TOKEN, refreshForm)
+      .reply(...reply('token-400-invalid-grant.json'));
     const error = await caught(new HubSpotTokenSource(id, installations, () => NOW).accessToken());
     scope.done();
     expect(error).toBeInstanceOf(HubSpotAuthError);

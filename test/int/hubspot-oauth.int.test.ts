@@ -66,10 +66,13 @@ async function startRig(options: { publicUrl?: string; configured?: boolean; fak
   const runtime = await openRuntime(config, logger);
   await createAccount(runtime.opened.store, ACCOUNT, { careerIntelligence: true });
   const clock = { aheadMs: 0 };
-  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
-    wake: () => undefined,
-    now: () => new Date(Date.now() + clock.aheadMs),
-  }));
+  const router = crmRouter(
+    crmModules(config),
+    routeContext(runtime, config, logger, {
+      wake: () => undefined,
+      now: () => new Date(Date.now() + clock.aheadMs),
+    }),
+  );
   const app = createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -129,7 +132,8 @@ async function installations(rig: Rig): Promise<Installation[]> {
 }
 
 const ourProperties = (fake: FakeHubSpot) => [...fake.properties.keys()].filter((name) => name.startsWith('wf_')).sort();
-const propertyCreates = (fake: FakeHubSpot) => fake.requests.filter((r) => r.method === 'POST' && /^\/crm\/v3\/properties\/contacts(\/batch\/create)?$/.test(r.path));
+const propertyCreates = (fake: FakeHubSpot) =>
+  fake.requests.filter((r) => r.method === 'POST' && /^\/crm\/v3\/properties\/contacts(\/batch\/create)?$/.test(r.path));
 const tokenRequests = (fake: FakeHubSpot) => fake.requests.filter((r) => /\/token$/.test(r.path));
 
 describe('GET /oauth/hubspot/install', () => {
@@ -318,7 +322,13 @@ describe('GET /oauth/hubspot/callback: the install', () => {
 
     const [installation, ...others] = await installations(rig);
     expect(others).toEqual([]);
-    expect(installation).toMatchObject({ provider: HUBSPOT_PROVIDER, externalAccountId: PORTAL_ID, environment: 'sandbox', status: 'active', target: { kind: 'local' } });
+    expect(installation).toMatchObject({
+      provider: HUBSPOT_PROVIDER,
+      externalAccountId: PORTAL_ID,
+      environment: 'sandbox',
+      status: 'active',
+      target: { kind: 'local' },
+    });
     if (installation === undefined) return;
     expect(page.text).toContain(installation.id);
     const issued = rig.fake.tokens.issued[0];

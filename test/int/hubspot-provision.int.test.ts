@@ -120,7 +120,14 @@ describe('provisionHubSpotProperties against the fake HubSpot', () => {
 
     for (const d of DEFINITIONS) {
       const made = property(fake, d.name);
-      expect(made, d.name).toMatchObject({ type: d.type, fieldType: d.fieldType, groupName: 'enrichbridge', label: d.label, description: d.description, formField: false });
+      expect(made, d.name).toMatchObject({
+        type: d.type,
+        fieldType: d.fieldType,
+        groupName: 'enrichbridge',
+        label: d.label,
+        description: d.description,
+        formField: false,
+      });
       expect(optionValues(made), d.name).toEqual((d.options ?? []).map((o) => o.value).sort());
     }
     // Spelled out, not derived: the pairs HubSpot's v3 validation accepts, and bools as "true"/"false".
@@ -199,7 +206,9 @@ describe('provisionHubSpotProperties against the fake HubSpot', () => {
     expect(report.created).not.toContain('wf_hh_net_worth');
     expect(report.created).toHaveLength(NAMES.length - 1);
     expect(fake.properties.get('wf_hh_net_worth')).toEqual(theirs);
-    const touching = fake.requests.filter((r) => r.method !== 'GET' && (r.path.endsWith('/wf_hh_net_worth') || JSON.stringify(r.body).includes('"wf_hh_net_worth"')));
+    const touching = fake.requests.filter(
+      (r) => r.method !== 'GET' && (r.path.endsWith('/wf_hh_net_worth') || JSON.stringify(r.body).includes('"wf_hh_net_worth"')),
+    );
     expect(touching).toEqual([]);
 
     // And a second run still leaves it alone.
@@ -293,7 +302,13 @@ describe('removeHubSpotProperties against the fake HubSpot', () => {
 
   it('leaves a same-named property of another type alone: provisioning reported it as not ours', async () => {
     const fake = await fakeHubSpot();
-    const theirs: FakeProperty = { ...asWeDefineIt('wf_hh_net_worth'), type: 'string', fieldType: 'text', groupName: 'contactinformation', label: 'Their net worth' };
+    const theirs: FakeProperty = {
+      ...asWeDefineIt('wf_hh_net_worth'),
+      type: 'string',
+      fieldType: 'text',
+      groupName: 'contactinformation',
+      label: 'Their net worth',
+    };
     fake.properties.set('wf_hh_net_worth', structuredClone(theirs));
     const api = apiFor(fake);
     await provisionHubSpotProperties(api);
@@ -377,14 +392,32 @@ describe('provisionHubSpotProperties against HubSpot’s answer shapes (nock)', 
     const [first, second] = [definition('wf_enriched_at'), definition('wf_household_matched')];
     const present = DEFINITIONS.filter((d) => d !== first && d !== second);
     const email = {
-      ...listed({ name: 'email', label: 'Email', description: '', groupName: 'contactinformation', type: 'string', fieldType: 'text', displayOrder: 3, formField: true }),
+      ...listed({
+        name: 'email',
+        label: 'Email',
+        description: '',
+        groupName: 'contactinformation',
+        type: 'string',
+        fieldType: 'text',
+        displayOrder: 3,
+        formField: true,
+      }),
       hubspotDefined: true,
       modificationMetadata: { archivable: false, readOnlyDefinition: true, readOnlyValue: false },
     };
     const scope = nock(BASE)
       .matchHeader('authorization', 'Bearer pat-na1-test')
       .get(HUBSPOT_PATHS.groups)
-      .reply(200, { results: [{ name: 'contactinformation', label: 'Contact information', displayOrder: 0, archived: false }, { name: 'enrichbridge', label: 'Windfall enrichment', displayOrder: 5, archived: false }] }, CORRELATION)
+      .reply(
+        200,
+        {
+          results: [
+            { name: 'contactinformation', label: 'Contact information', displayOrder: 0, archived: false },
+            { name: 'enrichbridge', label: 'Windfall enrichment', displayOrder: 5, archived: false },
+          ],
+        },
+        CORRELATION,
+      )
       .get(HUBSPOT_PATHS.properties)
       .query({ archived: 'false' })
       .reply(200, { results: [email, ...present.map(listed)] }, CORRELATION)

@@ -83,11 +83,14 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
   });
   const runtime = await openRuntime(config, logger);
   const wakes = { count: 0 };
-  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
-    wake: () => {
-      wakes.count += 1;
-    },
-  }));
+  const router = crmRouter(
+    crmModules(config),
+    routeContext(runtime, config, logger, {
+      wake: () => {
+        wakes.count += 1;
+      },
+    }),
+  );
   server.on('request', createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] }));
   let storeOpen = true;
   const closeStore = async () => {
@@ -302,7 +305,11 @@ describe('POST /webhooks/hubspot: the v3 signature', () => {
     await install(rig, fake);
 
     const wrongSecret = await fake.sendEvents([event('contact.creation', 501)], { secret: 'not-the-client-secret' });
-    const unsigned = await fetch(rig.target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([event('contact.creation', 502)]) });
+    const unsigned = await fetch(rig.target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([event('contact.creation', 502)]),
+    });
     // The fake also sends a valid v1 signature: alone, that weaker scheme must not be enough.
     const body = JSON.stringify([event('contact.creation', 503)]);
     const v1Only = await fetch(rig.target, {
@@ -548,7 +555,10 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     const fake = await startFake(rig);
     await install(rig, fake);
 
-    const first = await fake.sendEvents([event('contact.creation', 501), event('contact.propertyChange', 502, { propertyName: 'email', propertyValue: 'x@example.com' })]);
+    const first = await fake.sendEvents([
+      event('contact.creation', 501),
+      event('contact.propertyChange', 502, { propertyName: 'email', propertyValue: 'x@example.com' }),
+    ]);
     const before = await jobsTable(rig);
     const again = await fake.redeliver(first);
 
@@ -565,9 +575,15 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     const t = Date.now() - 60_000;
 
     // Created after it was deleted (an id reused by a restore): still queued.
-    const restored = await deliver(rig.target, JSON.stringify([event('contact.creation', 501, { occurredAt: t + 2 }), event('contact.deletion', 501, { occurredAt: t + 1 })]));
+    const restored = await deliver(
+      rig.target,
+      JSON.stringify([event('contact.creation', 501, { occurredAt: t + 2 }), event('contact.deletion', 501, { occurredAt: t + 1 })]),
+    );
     // Deleted after it was created, delivered in the other order: nothing to enrich.
-    const deleted = await deliver(rig.target, JSON.stringify([event('contact.deletion', 502, { occurredAt: t + 2 }), event('contact.creation', 502, { occurredAt: t + 1 })]));
+    const deleted = await deliver(
+      rig.target,
+      JSON.stringify([event('contact.deletion', 502, { occurredAt: t + 2 }), event('contact.creation', 502, { occurredAt: t + 1 })]),
+    );
 
     expect(restored.status).toBe(200);
     expect(deleted.status).toBe(200);
@@ -594,7 +610,7 @@ describe('POST /webhooks/hubspot: what each event does', () => {
     expect(await jobsTable(rig)).toEqual([]);
   });
 
-  it('follows a merge into a new record (newObjectId): the primary\'s state moves to the new record, and neither old id keeps one', async () => {
+  it("follows a merge into a new record (newObjectId): the primary's state moves to the new record, and neither old id keeps one", async () => {
     const rig = await startRig();
     const fake = await startFake(rig);
     const inst = await install(rig, fake);
@@ -738,7 +754,9 @@ describe('POST /webhooks/hubspot: answers 5xx when the batch is not durably queu
     await install(rig, fake);
     const { db } = rig.runtime.opened;
     // The second insert of the batch fails (as a full disk would, part-way through).
-    await sql`CREATE TRIGGER fail_second_job BEFORE INSERT ON jobs WHEN NEW.payload LIKE '%"502"%' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`.execute(db);
+    await sql`CREATE TRIGGER fail_second_job BEFORE INSERT ON jobs WHEN NEW.payload LIKE '%"502"%' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`.execute(
+      db,
+    );
 
     const refused = await fake.sendEvents([event('contact.creation', 501), event('contact.creation', 502), event('contact.creation', 503)]);
 
@@ -763,7 +781,16 @@ describe('POST /webhooks/hubspot on the real server', () => {
   it('is mounted by startServer and queues a batch signed for PUBLIC_URL', async () => {
     const dataDir = tempDir('enrichbridge-hubspot-server-');
     cleanups.push(() => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })));
-    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '0', PUBLIC_URL, HUBSPOT_CLIENT_SECRET: CLIENT_SECRET, HUBSPOT_APP_ID: APP_ID };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: '0',
+      PUBLIC_URL,
+      HUBSPOT_CLIENT_SECRET: CLIENT_SECRET,
+      HUBSPOT_APP_ID: APP_ID,
+    };
     const fake = await startFake(null);
     // The installation, made through the same data folder before the server starts.
     const setup = await openRuntime(loadConfig(env), logger);
@@ -864,7 +891,12 @@ describe('missed events recovered from the Webhooks Journal', () => {
     // The first pull makes the portal's journal subscription (with the app's client-credentials token); nothing was kept before it.
     expect(await pullAt(0)).toEqual({ read: 0, recovered: 0, skipped: null });
     expect(fake.journalSubscriptions).toEqual([
-      expect.objectContaining({ subscriptionType: 'OBJECT', portalId: Number(fake.portalId), objectTypeId: '0-1', actions: expect.arrayContaining(['CREATE', 'UPDATE', 'DELETE']) }),
+      expect.objectContaining({
+        subscriptionType: 'OBJECT',
+        portalId: Number(fake.portalId),
+        objectTypeId: '0-1',
+        actions: expect.arrayContaining(['CREATE', 'UPDATE', 'DELETE']),
+      }),
     ]);
     expect(fake.tokens.grants).toContain('client_credentials');
 
@@ -889,7 +921,12 @@ describe('missed events recovered from the Webhooks Journal', () => {
 
     // The next hour's pull goes on from the offset saved in the database: nothing more.
     expect(await pullAt(26)).toEqual({ read: 0, recovered: 0, skipped: null });
-    expect((await jobsTable(rig)).filter((job) => job.recordId !== delivered.id).map((job) => job.recordId).sort()).toEqual(missed.map((c) => c.id).sort());
+    expect(
+      (await jobsTable(rig))
+        .filter((job) => job.recordId !== delivered.id)
+        .map((job) => job.recordId)
+        .sort(),
+    ).toEqual(missed.map((c) => c.id).sort());
   });
 
   it('leaves what HubSpot may still deliver as a webhook (the last 24 hours) for a later pull, and recovers it then', async () => {
@@ -911,7 +948,11 @@ describe('missed events recovered from the Webhooks Journal', () => {
     const rig = await startRig();
     const fake = await startFake(rig);
     const installation = await install(rig, fake);
-    const pull = await pullHubSpotJournal(installation, { installations: rig.runtime.bridge.installations, queue: rig.runtime.opened.queue, deliveries: rig.runtime.bridge.deliveries });
+    const pull = await pullHubSpotJournal(installation, {
+      installations: rig.runtime.bridge.installations,
+      queue: rig.runtime.opened.queue,
+      deliveries: rig.runtime.bridge.deliveries,
+    });
     expect(pull).toMatchObject({ read: 0, recovered: 0, skipped: expect.stringContaining('static-token') });
     expect(fake.requests.filter((r) => r.path.startsWith('/webhooks-journal'))).toEqual([]);
   });

@@ -68,14 +68,24 @@ async function enrichAll(rig: Rig): Promise<Map<string, { outcome: string; detai
   const worker = startWorker(rig.runtime, logger, 1);
   worker.wake();
   const db = rig.runtime.opened.db;
-  await until('every job settled', async () => {
-    const open = await db.selectFrom('jobs').select('id').where('state', 'in', ['queued', 'running']).where('run_at', '<=', new Date().toISOString()).execute();
-    return open.length === 0 ? true : undefined;
-  }, { timeoutMs: 20_000 });
+  await until(
+    'every job settled',
+    async () => {
+      const open = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('state', 'in', ['queued', 'running'])
+        .where('run_at', '<=', new Date().toISOString())
+        .execute();
+      return open.length === 0 ? true : undefined;
+    },
+    { timeoutMs: 20_000 },
+  );
   await worker.stop();
   const entries = await rig.runtime.bridge.pipelineStore.searchLog({ installationId: rig.installation.id, limit: 100 });
   const byRecord = new Map<string, { outcome: string; detail: string | null }[]>();
-  for (const entry of [...entries].reverse()) byRecord.set(entry.recordId, [...(byRecord.get(entry.recordId) ?? []), { outcome: entry.outcome, detail: entry.detail }]);
+  for (const entry of [...entries].reverse())
+    byRecord.set(entry.recordId, [...(byRecord.get(entry.recordId) ?? []), { outcome: entry.outcome, detail: entry.detail }]);
   return byRecord;
 }
 
@@ -98,9 +108,14 @@ describe('a contact write HubSpot refuses for one record', () => {
 
     const outcomes = await enrichAll(rig);
     expect(outcomes.get(refused.id)?.map((e) => e.outcome)).toEqual(['failed:crm_validation']);
-    expect(outcomes.get(refused.id)?.[0]?.detail).toMatch(/^HubSpot's validation rules for this portal refused "phone" \(REQUIRED_PROPERTY_MISSING\): .*not retried\.$/);
+    expect(outcomes.get(refused.id)?.[0]?.detail).toMatch(
+      /^HubSpot's validation rules for this portal refused "phone" \(REQUIRED_PROPERTY_MISSING\): .*not retried\.$/,
+    );
     for (const other of others) {
-      expect(outcomes.get(other.id)?.map((e) => e.outcome), other.id).toEqual(['enriched']);
+      expect(
+        outcomes.get(other.id)?.map((e) => e.outcome),
+        other.id,
+      ).toEqual(['enriched']);
       expect(rig.fake.contacts.get(other.id)?.properties[NET_WORTH]).not.toBeUndefined();
     }
     expect(rig.fake.contacts.get(refused.id)?.properties[NET_WORTH]).toBeUndefined();
@@ -119,7 +134,11 @@ describe('a contact write HubSpot refuses for one record', () => {
     const outcomes = await enrichAll(rig);
     expect(outcomes.get(refused.id)?.map((e) => e.outcome)).toEqual(['failed:crm_validation']);
     expect(outcomes.get(refused.id)?.[0]?.detail).toContain('"phone"');
-    for (const c of rig.contacts.filter((c) => c.id !== refused.id)) expect(outcomes.get(c.id)?.map((e) => e.outcome), c.id).toEqual(['enriched']);
+    for (const c of rig.contacts.filter((c) => c.id !== refused.id))
+      expect(
+        outcomes.get(c.id)?.map((e) => e.outcome),
+        c.id,
+      ).toEqual(['enriched']);
     expect(await retriesOf(rig)).toBe(0);
     // All four refused; the first half written, the second refused; its halves: the third refused alone, the fourth written.
     expect(rig.fake.requests.filter((r) => r.path === HUBSPOT_PATHS.contactsBatchUpdate).map((r) => r.status)).toEqual([400, 200, 400, 400, 200]);
@@ -132,7 +151,10 @@ describe('a contact write HubSpot refuses for one record', () => {
     const outcomes = await enrichAll(rig);
     for (const c of rig.contacts) {
       const entries = outcomes.get(c.id) ?? [];
-      expect(entries.map((e) => e.outcome), c.id).toEqual(['failed:crm_sensitive']);
+      expect(
+        entries.map((e) => e.outcome),
+        c.id,
+      ).toEqual(['failed:crm_sensitive']);
       expect(entries[0]?.detail).toContain(`"${NET_WORTH}"`);
       expect(entries[0]?.detail).toContain('sensitive data');
     }

@@ -113,14 +113,18 @@ describe('installation secrets', () => {
   it('a sealed value moved to another installation row does not open', async () => {
     const h = await start();
     const a = await h.bridge.installations.create(remote('portal-a'));
-    const b = await h.bridge.installations.create(remote('portal-b', { target: { kind: 'remote', url: 'https://enrich.example.com/v1/', token: 'token-of-b' } }));
+    const b = await h.bridge.installations.create(
+      remote('portal-b', { target: { kind: 'remote', url: 'https://enrich.example.com/v1/', token: 'token-of-b' } }),
+    );
     const db = rawDb(h, { readonly: false });
     try {
       db.prepare('UPDATE installations SET secrets = (SELECT secrets FROM installations WHERE id = ?) WHERE id = ?').run(a.id, b.id);
     } finally {
       db.close();
     }
-    await expect(h.bridge.installations.secrets(b.id)).rejects.toSatisfy((error) => error instanceof SecretBoxError && error.reason === 'authentication_failed');
+    await expect(h.bridge.installations.secrets(b.id)).rejects.toSatisfy(
+      (error) => error instanceof SecretBoxError && error.reason === 'authentication_failed',
+    );
     expect((await h.bridge.installations.secrets(a.id)).enrichmentToken).toBe(REMOTE_TOKEN);
   });
 
@@ -213,7 +217,12 @@ describe('one installation per CRM account', () => {
   it('refuses a second installation of the same provider and external account, without issuing a token', async () => {
     const h = await start();
     const account = await createAccount(h.opened.store, 'acme', {});
-    const input: NewInstallation = { provider: PROVIDER, externalAccountId: 'portal-1', environment: 'sandbox', target: { kind: 'local', accountName: 'acme' } };
+    const input: NewInstallation = {
+      provider: PROVIDER,
+      externalAccountId: 'portal-1',
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: 'acme' },
+    };
     const first = await h.bridge.installations.create(input);
     await expect(h.bridge.installations.create(input)).rejects.toThrow(InstallationError);
     await expect(h.bridge.installations.create(input)).rejects.toThrow(new RegExp(`already connected as ${first.id}`));

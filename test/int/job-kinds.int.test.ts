@@ -66,8 +66,14 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       await queue.enqueue({ installationId: installation.id, kind: 'steady', payload: {} });
       const deps = { store: h.bridge.pipelineStore, queue };
       const kinds = new JobKinds(queue)
-        .work('flaky', settledBy('flaky', deps, () => Promise.reject(new Error('the CRM said 503'))))
-        .work('steady', settledBy('steady', deps, () => Promise.resolve()));
+        .work(
+          'flaky',
+          settledBy('flaky', deps, () => Promise.reject(new Error('the CRM said 503'))),
+        )
+        .work(
+          'steady',
+          settledBy('steady', deps, () => Promise.resolve()),
+        );
 
       await kinds.processBatch(await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000 }), 'w');
 

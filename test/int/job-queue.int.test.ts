@@ -107,7 +107,10 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 3, runAt: at('2026-01-01T00:00:03Z') });
     await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: 4, runAt: at('2026-01-01T00:00:04Z') });
     const first = await queue.claimBatch({ workerId: 'w1', limit: 2, leaseMs: 60_000 });
-    expect(first.map((j) => [j.installationId, j.payload])).toEqual([['a', 1], ['a', 3]]);
+    expect(first.map((j) => [j.installationId, j.payload])).toEqual([
+      ['a', 1],
+      ['a', 3],
+    ]);
     const second = await queue.claimBatch({ workerId: 'w2', limit: 10, leaseMs: 60_000 });
     expect(second.map((j) => [j.installationId, j.payload])).toEqual([['b', 2]]);
     const third = await queue.claimBatch({ workerId: 'w3', limit: 10, leaseMs: 60_000 });
@@ -227,7 +230,9 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     const { queue, file } = await open();
     const ids = new Set<string>();
     for (let i = 0; i < 5; i += 1) ids.add((await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { i } })).id);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/queue-claimer.ts'), file, 'doomed', '1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/queue-claimer.ts'), file, 'doomed', '1000'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const claimed = await new Promise<string[]>((resolve) => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -246,33 +251,36 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
   });
 
   // PostgreSQL only: SQLite lives on one host, whose clock is the only one there is.
-  it.runIf(database.name === 'PostgreSQL')('leases and claims are on the database clock: a host whose clock runs 10 minutes ahead neither takes a held job nor holds one past its lease', async () => {
-    const file = await database.fresh();
-    const here = await open(file);
-    // Another host on the same database, its clock 10 minutes fast (this process's Date, while it acts).
-    const asTheFastHost = async <T>(work: () => Promise<T>): Promise<T> => {
-      vi.useFakeTimers({ toFake: ['Date'] });
-      vi.setSystemTime(Date.now() + 600_000);
-      try {
-        return await work();
-      } finally {
-        vi.useRealTimers();
-      }
-    };
-    const ahead = await asTheFastHost(() => openStorage(file));
-    closers.push(() => ahead.store.close());
-    await here.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
-    const [held] = await here.queue.claimBatch({ workerId: 'here', limit: 1, leaseMs: 60_000 });
-    expect(held).toBeDefined();
-    // One clock for both: the lease has 60 s to run, whatever the fast host's clock says.
-    expect(await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }))).toEqual([]);
-    // And a lease the fast host takes runs out 60 s from the database's now, not 10 minutes later.
-    await here.queue.enqueue({ installationId: 'j', kind: 'enrich', payload: {} });
-    const [mine] = await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }));
-    const left = Date.parse(mine?.leaseExpiresAt ?? '') - Date.now();
-    expect(left).toBeGreaterThan(50_000);
-    expect(left).toBeLessThan(70_000);
-  });
+  it.runIf(database.name === 'PostgreSQL')(
+    'leases and claims are on the database clock: a host whose clock runs 10 minutes ahead neither takes a held job nor holds one past its lease',
+    async () => {
+      const file = await database.fresh();
+      const here = await open(file);
+      // Another host on the same database, its clock 10 minutes fast (this process's Date, while it acts).
+      const asTheFastHost = async <T>(work: () => Promise<T>): Promise<T> => {
+        vi.useFakeTimers({ toFake: ['Date'] });
+        vi.setSystemTime(Date.now() + 600_000);
+        try {
+          return await work();
+        } finally {
+          vi.useRealTimers();
+        }
+      };
+      const ahead = await asTheFastHost(() => openStorage(file));
+      closers.push(() => ahead.store.close());
+      await here.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
+      const [held] = await here.queue.claimBatch({ workerId: 'here', limit: 1, leaseMs: 60_000 });
+      expect(held).toBeDefined();
+      // One clock for both: the lease has 60 s to run, whatever the fast host's clock says.
+      expect(await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }))).toEqual([]);
+      // And a lease the fast host takes runs out 60 s from the database's now, not 10 minutes later.
+      await here.queue.enqueue({ installationId: 'j', kind: 'enrich', payload: {} });
+      const [mine] = await asTheFastHost(() => ahead.queue.claimBatch({ workerId: 'ahead', limit: 1, leaseMs: 60_000 }));
+      const left = Date.parse(mine?.leaseExpiresAt ?? '') - Date.now();
+      expect(left).toBeGreaterThan(50_000);
+      expect(left).toBeLessThan(70_000);
+    },
+  );
 
   it('keeps its jobs across a restart', async () => {
     const file = await database.fresh();

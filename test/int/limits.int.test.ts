@@ -125,8 +125,7 @@ describe('Limits: quota periods refresh on schedule', () => {
   it('starts a fresh allocation when the period turns, and never refreshes a quota with period none', async () => {
     await server.account('limits-period', { quotaLimit: 1, quotaPeriod: 'day', ...UNTHROTTLED }, 'production');
     const token = await server.token('limits-period', 'production');
-    const call = (now: Date) =>
-      server.service.enrichRecord({ environment: 'production', token, readBody: () => ({}), now });
+    const call = (now: Date) => server.service.enrichRecord({ environment: 'production', token, readBody: () => ({}), now });
     const day1 = new Date('2026-11-21T23:59:59Z');
     const day2 = new Date('2026-11-22T00:00:00Z');
     expect((await call(day1)).ok).toBe(true);

@@ -25,7 +25,9 @@ const okafors = household([{ address: '316 Ridgewood Avenue', city: 'Springfield
 // A common name in the Stephensons' postal code: Maria Garcia on their street, and 40 more Garcia
 // households around (a crowd past any fitted limit; BLOCK_LIMIT is 200).
 const garcias = household([{ address: '330 Ridgewood Avenue', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
-const otherGarcias = Array.from({ length: 40 }, (_, i) => household([{ address: `${100 + i * 4} Lakeview Drive`, city: 'Springfield', state: 'IL', zipcode: '62704' }]));
+const otherGarcias = Array.from({ length: 40 }, (_, i) =>
+  household([{ address: `${100 + i * 4} Lakeview Drive`, city: 'Springfield', state: 'IL', zipcode: '62704' }]),
+);
 // Two apartments of one building, each with an Ana Lopez.
 const lopezes2 = household([{ address: '500 Harbor Way Apt 2', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 const lopezes5 = household([{ address: '500 Harbor Way Apt 5', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
@@ -67,326 +69,341 @@ const people = [
 ];
 
 for (const database of TEST_DATABASES) {
-describe(`Matching on a snapshot in ${database.name}`, () => {
-let matcher: SnapshotMatcher;
-let snapshots: TestSnapshots;
-let location: string;
-let source: string;
+  describe(`Matching on a snapshot in ${database.name}`, () => {
+    let matcher: SnapshotMatcher;
+    let snapshots: TestSnapshots;
+    let location: string;
+    let source: string;
 
-beforeAll(async () => {
-  snapshots = await openTestSnapshots(database);
-  source = writeSnapshot(path.join(snapshots.root, 'source'), { version: 'match-test', households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, lopezes2, lopezes5, ...otherGarcias], people });
-  const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
-  location = snapshots.storage.locationFor(result.id);
-  matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
-});
-afterAll(() => snapshots.close());
-
-const match = (request: EnrichmentRequest, careerIntelligence = true) => matcher.match(request, { career: careerIntelligence });
-
-describe('Matching: household through the person found by e-mail', () => {
-  it('finds the household and career of the e-mail owner', async () => {
-    const result = await match({ emails: ['  John.Smith@EXAMPLE.com '] });
-    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email);
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-  });
-
-  it('returns career only for a person without a household', async () => {
-    const result = await match({ emails: ['jane.roe@example.com'] });
-    expect(result.household).toBeNull();
-    expect(result.career?.company_name).toBe('Initech');
-  });
-
-  it('returns no career without Career Intelligence', async () => {
-    expect((await match({ emails: ['john.smith@example.com'] }, false)).career).toBeNull();
-  });
-});
-
-describe('Matching: phone and name', () => {
-  it('tells apart household members who share a landline by the name (JOHN Q. SMITH, (404) 555-0101)', async () => {
-    const result = await match({ first_name: 'JOHN Q.', last_name: 'SMITH', phones: ['404.555.0101'] });
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-    expect((await match({ first_name: 'mary', last_name: 'smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
-  });
-
-  it('takes a nickname for the given name (Bob for Robert)', async () => {
-    expect((await match({ first_name: 'Bob', last_name: 'Jones', phones: ['+1 (404) 555-0177'] })).household?.windfall_id).toBe(joneses.windfall_id);
-  });
-
-  it('tolerates one typo in a name when the phone agrees (Jhon Smith)', async () => {
-    expect((await match({ first_name: 'Jhon', last_name: 'Smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-  });
-
-  it('does not take one letter changed in a short given name for a typo (Mark is not Mary)', async () => {
-    expect((await match({ first_name: 'Mark', last_name: 'Smith', phones: [LANDLINE] }))).toEqual({ household: null, career: null });
-  });
-
-  it('reads a generational suffix in the surname field (Smith Jr.)', async () => {
-    expect((await match({ first_name: 'John', last_name: 'Smith Jr.', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-  });
-
-  it('does not match a phone without a name, or with another name', async () => {
-    expect((await match({ phones: ['6175550123'] })).household).toBeNull();
-    expect((await match({ first_name: 'Wanda', last_name: 'Nobody', phones: ['6175550123'] })).household).toBeNull();
-  });
-});
-
-describe('Matching: household through the address (number + street + zip)', () => {
-  it('reads street suffix, directional, unit and zip+4 variants as one address', async () => {
-    const result = await match({ first_name: 'John', last_name: 'Smith', addresses: [{ address: '1200 N. Main St., Apt 4', zipcode: '30301-1234' }] });
-    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
-  });
-
-  it('lets the unit decide between households in one building', async () => {
-    expect((await match({ addresses: [{ address: '1200 North Main Street #7', zipcode: '30301' }] })).household?.windfall_id).toBe(joneses.windfall_id);
-  });
-
-  it('does not give an apartment we do not know the household of another apartment in the building', async () => {
-    expect((await match({ addresses: [{ address: '1200 North Main Street Apt 9', zipcode: '30301' }] })).household).toBeNull();
-  });
-
-  it('does not guess between households in one building when neither unit nor name says which', async () => {
-    expect((await match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household).toBeNull();
-  });
-
-  it('does not guess between two households of one building that each have a person of the record\'s name, the unit left out', async () => {
-    const at = (address: string) => [{ address, city: 'Springfield', state: 'IL', zipcode: '62704' }];
-    expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way') })).household).toBeNull();
-    // The unit says which.
-    expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way Apt 5') })).household?.windfall_id).toBe(lopezes5.windfall_id);
-  });
-
-  it('lets the name decide between households in one building', async () => {
-    expect((await match({ last_name: 'Robert Jones', addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household?.windfall_id).toBe(
-      joneses.windfall_id,
-    );
-  });
-
-  it('does not give a new resident the household known at the address', async () => {
-    expect((await match({ first_name: 'Wanda', last_name: 'Newcomer', addresses: [{ address: '45 Beacon St', zipcode: '02108' }] })).household).toBeNull();
-  });
-
-  it('matches a Canadian address by postal code, state inferred when omitted', async () => {
-    expect((await match({ addresses: [{ address: '100 King Street West', zipcode: 'm5v3l9' }] })).household?.windfall_id).toBe(browns.windfall_id);
-  });
-
-  it('does not match a street without a zipcode', async () => {
-    expect((await match({ addresses: [{ address: '45 Beacon Street', city: 'Boston', state: 'MA' }] })).household).toBeNull();
-  });
-});
-
-describe('Matching: name alone matches only with unambiguous evidence', () => {
-  it('never matches a bare name, even a unique one', async () => {
-    expect((await match({ first_name: 'Zebulon', last_name: 'Quartermaine' })).household).toBeNull();
-    expect((await match({ first_name: 'John', last_name: 'Smith' })).household).toBeNull();
-  });
-
-  it('matches a name with a place when exactly one person fits', async () => {
-    const result = await match({ first_name: 'Zebulon', last_name: 'Quartermaine', addresses: [{ city: 'Denver', state: 'Colorado' }] });
-    expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
-    // The name and the place are the evidence itself: nothing further agrees, so the base stands.
-    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.name_and_place);
-  });
-
-  it('lets company_name decide between people who share a name', async () => {
-    const result = await match({ first_name: 'John', last_name: 'Smith', company_name: 'GLOBEX INC' });
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-bos');
-    expect(result.household?.windfall_id).toBe(bostonSmith.windfall_id);
-  });
-});
-
-describe('Matching: conflicting evidence', () => {
-  it('keeps the e-mail owner\'s household when the address is another household\'s, with lower confidence', async () => {
-    const agreeing = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '1200 North Main Street Apt 4', zipcode: '30301' }] });
-    const conflicting = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '45 Beacon Street', zipcode: '02108' }] });
-    expect(conflicting.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(conflicting.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
-    expect(agreeing.household?.confidence).toBeGreaterThan(conflicting.household?.confidence ?? 1);
-  });
-
-  it('gives the career of the household member who carries the name, not the e-mail owner\'s', async () => {
-    const result = await match({ first_name: 'Mary', last_name: 'Smith', emails: ['john.smith@example.com'] });
-    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email + 0.03); // the name agrees with a member
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
-    expect(result.career?.confidence).toBeCloseTo(BASE_CONFIDENCE.email + 0.03 - HOUSEHOLD_MEMBER_PENALTY, 5);
-  });
-
-  it('returns no career when the surname agrees but no member has the given name (Paul Smith on John\'s e-mail)', async () => {
-    const result = await match({ first_name: 'Paul', last_name: 'Smith', emails: ['john.smith@example.com'] });
-    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(result.career).toBeNull();
-  });
-
-  it('returns the household but no career when several members carry the name (Chris Lee)', async () => {
-    const result = await match({ first_name: 'Chris', last_name: 'Lee', emails: ['pat.lee@example.com'] });
-    expect(result.household?.windfall_id).toBe(lees.windfall_id);
-    expect(result.career).toBeNull();
-  });
-
-  it('prefers the address and name rules over an e-mail whose owner carries none of the name', async () => {
-    const result = await match({
-      first_name: 'Zebulon',
-      last_name: 'Quartermaine',
-      emails: ['jane.roe@example.com'],
-      addresses: [{ address: '77 Larimer St', zipcode: '80202' }],
+    beforeAll(async () => {
+      snapshots = await openTestSnapshots(database);
+      source = writeSnapshot(path.join(snapshots.root, 'source'), {
+        version: 'match-test',
+        households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, lopezes2, lopezes5, ...otherGarcias],
+        people,
+      });
+      const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
+      location = snapshots.storage.locationFor(result.id);
+      matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
     });
-    expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
-  });
+    afterAll(() => snapshots.close());
 
-  it('returns no career, and a less sure household, when no one in the e-mail owner\'s household has the name', async () => {
-    const result = await match({ first_name: 'Wanda', last_name: 'Other', emails: ['john.smith@example.com'] });
-    expect(result.household?.windfall_id).toBe(smiths.windfall_id);
-    expect(result.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
-    expect(result.career).toBeNull();
-  });
-});
+    const match = (request: EnrichmentRequest, careerIntelligence = true) => matcher.match(request, { career: careerIntelligence });
 
-describe('Matching: records with a data-entry error (issue 15)', () => {
-  const at = (address: string, zipcode = '62704', city = 'Springfield') => [{ address, city, state: 'IL', zipcode }];
-  const expectStephensons = async (request: EnrichmentRequest) => {
-    const result = await match(request);
-    expect(result.household?.windfall_id).toBe(stephensons.windfall_id);
-    return result;
-  };
+    describe('Matching: household through the person found by e-mail', () => {
+      it('finds the household and career of the e-mail owner', async () => {
+        const result = await match({ emails: ['  John.Smith@EXAMPLE.com '] });
+        expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email);
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+      });
 
-  it('finds the household through a one-letter typo in the street name (Ridgewod)', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') });
-  });
+      it('returns career only for a person without a household', async () => {
+        const result = await match({ emails: ['jane.roe@example.com'] });
+        expect(result.household).toBeNull();
+        expect(result.career?.company_name).toBe('Initech');
+      });
 
-  it('finds the household through a misspelled street suffix (Avenu)', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenu') });
-  });
-
-  it('finds the household through a wrong house number on the right street', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
-  });
-
-  it('finds the household through a wrong postcode when street, number and city are right', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue', '62702') });
-  });
-
-  it('finds the household and the person with given name and surname swapped', async () => {
-    const result = await expectStephensons({ first_name: 'Stephenson', last_name: 'Meredith', addresses: at('310 Ridgewood Avenue') });
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
-  });
-
-  it('finds the household through a one-edit surname typo (Stepehnson) and a sound-alike (Stevenson)', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stepehnson', addresses: at('310 Ridgewood Avenue') });
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stevenson', addresses: at('310 Ridgewood Avenue') });
-  });
-
-  it('finds the person through a misspelled given name (Merdith)', async () => {
-    const result = await expectStephensons({ first_name: 'Merdith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
-    expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
-  });
-
-  it('answers a record with one error less surely than the same record without it, and an exact one at 0.99 or more', async () => {
-    const exact = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
-    const typo = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
-    expect(exact.household?.confidence).toBeGreaterThanOrEqual(0.99);
-    expect(typo.household?.confidence).toBeLessThanOrEqual(exact.household?.confidence ?? 0);
-    expect(typo.household?.confidence).toBeGreaterThanOrEqual(0.5);
-  });
-
-  it('takes a house number one digit slipped for a mistyped one, whether a digit is changed, added, dropped or swapped', async () => {
-    for (const number of ['311', '3100', '30', '301']) await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at(`${number} Ridgewood Avenue`) });
-    // The same for a common name: one slipped digit is seldom a namesake.
-    for (const number of ['331', '3300', '30', '303']) {
-      expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at(`${number} Ridgewood Avenue`) })).household?.windfall_id).toBe(garcias.windfall_id);
-    }
-  });
-
-  it('takes a far-off house number on the street for a mistyped one for a rare name, not for a common one, whose namesake down the street is as likely', async () => {
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('388 Ridgewood Avenue') });
-    expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('866 Ridgewood Avenue') })).household).toBeNull();
-    // The exact address still answers, however common the name.
-    expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('330 Ridgewood Avenue') })).household?.windfall_id).toBe(garcias.windfall_id);
-  });
-
-  it('refuses the household when the supplied surname contradicts every member, at the exact address', async () => {
-    expect((await match({ first_name: 'Meredith', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
-  });
-
-  it('refuses an address-only answer when a lone surname contradicts every member', async () => {
-    expect((await match({ last_name: 'Quartermaine', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
-    // The same lone surname that agrees is the household's.
-    await expectStephensons({ last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
-  });
-
-  it('refuses an address-only answer when a lone given name contradicts every member', async () => {
-    expect((await match({ first_name: 'Zebulon', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
-    await expectStephensons({ first_name: 'Gordon', addresses: at('310 Ridgewood Avenue') });
-  });
-
-  it('tells neighbours on one street apart by the name when the house number is wrong', async () => {
-    // 316 is the Okafors': a Stephenson there is not theirs, and the street's Stephensons are found instead.
-    await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('316 Ridgewood Avenue') });
-    expect((await match({ first_name: 'Adaeze', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household?.windfall_id).toBe(okafors.windfall_id);
-  });
-
-  it('opens a snapshot loaded before blocking keys existed, and answers it through the exact address only', async () => {
-    const older = await loadSnapshot(snapshots.store, snapshots.storage, source);
-    const olderLocation = snapshots.storage.locationFor(older.id);
-    // What a load of the previous version left: everything but the blocks table.
-    if (isPostgresUrl(snapshots.location)) {
-      const client = new pg.Client({ connectionString: snapshots.location });
-      await client.connect();
-      await client.query(`DROP TABLE "${olderLocation}".blocks`);
-      await client.end();
-    } else {
-      const db = new Database(path.join(snapshots.root, olderLocation));
-      db.exec('DROP TABLE blocks');
-      db.close();
-    }
-    const olderMatcher = new SnapshotMatcher(await snapshots.storage.open(olderLocation), older.version);
-    const exact = await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') }, { career: true });
-    expect(exact.household?.windfall_id).toBe(stephensons.windfall_id);
-    expect((await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') }, { career: true })).household).toBeNull();
-  });
-
-  it('still never matches a name alone, however rare', async () => {
-    expect((await match({ first_name: 'Meredith', last_name: 'Stephenson' })).household).toBeNull();
-  });
-});
-
-describe('Matching: confidence', () => {
-  it('rises as more supplied fields agree, stays within [0.1, 1.0], and is the same every time', async () => {
-    const some = await match({ emails: ['john.smith@example.com'] });
-    const more = await match({
-      first_name: 'John',
-      last_name: 'Smith',
-      emails: ['john.smith@example.com'],
-      phones: [LANDLINE],
-      addresses: [{ address: '1200 North Main Street Apt 4', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
-      company_name: 'Acme Corporation',
+      it('returns no career without Career Intelligence', async () => {
+        expect((await match({ emails: ['john.smith@example.com'] }, false)).career).toBeNull();
+      });
     });
-    expect(more.household?.confidence).toBeGreaterThan(some.household?.confidence ?? 1);
-    expect(more.career?.confidence).toBeGreaterThan(some.career?.confidence ?? 1);
-    for (const value of [some.household?.confidence, more.household?.confidence, more.career?.confidence]) {
-      expect(value).toBeGreaterThanOrEqual(0.1);
-      expect(value).toBeLessThanOrEqual(1);
-    }
-    // The same request against the same snapshot, read through another connection, answers the same.
-    const again = new SnapshotMatcher(await (await snapshots.another()).open(location), 'again');
-    const request = { first_name: 'Bob', last_name: 'Jones', phones: ['4045550177'], addresses: [{ address: '1200 N Main St #7', zipcode: '30301' }] };
-    expect(JSON.stringify(await again.match(request, { career: true }))).toBe(JSON.stringify((await match(request))));
-  });
 
-  it('lowers a career\'s confidence when the supplied company is not the employer', async () => {
-    const right = await match({ emails: ['john.smith@example.com'], company_name: 'Acme' });
-    const wrong = await match({ emails: ['john.smith@example.com'], company_name: 'Umbrella' });
-    expect(wrong.career?.confidence).toBeLessThan(right.career?.confidence ?? 0);
-  });
+    describe('Matching: phone and name', () => {
+      it('tells apart household members who share a landline by the name (JOHN Q. SMITH, (404) 555-0101)', async () => {
+        const result = await match({ first_name: 'JOHN Q.', last_name: 'SMITH', phones: ['404.555.0101'] });
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+        expect((await match({ first_name: 'mary', last_name: 'smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
+      });
 
-  it('carries every household and career field of the snapshot', async () => {
-    const result = await match({ emails: ['john.smith@example.com'] });
-    expect(Object.keys(result.household ?? {})).toHaveLength(32);
-    expect(Object.keys(result.career ?? {})).toHaveLength(26);
-    expect(result.household?.net_worth).toBe(1_200_000);
+      it('takes a nickname for the given name (Bob for Robert)', async () => {
+        expect((await match({ first_name: 'Bob', last_name: 'Jones', phones: ['+1 (404) 555-0177'] })).household?.windfall_id).toBe(joneses.windfall_id);
+      });
+
+      it('tolerates one typo in a name when the phone agrees (Jhon Smith)', async () => {
+        expect((await match({ first_name: 'Jhon', last_name: 'Smith', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+      });
+
+      it('does not take one letter changed in a short given name for a typo (Mark is not Mary)', async () => {
+        expect(await match({ first_name: 'Mark', last_name: 'Smith', phones: [LANDLINE] })).toEqual({ household: null, career: null });
+      });
+
+      it('reads a generational suffix in the surname field (Smith Jr.)', async () => {
+        expect((await match({ first_name: 'John', last_name: 'Smith Jr.', phones: [LANDLINE] })).career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+      });
+
+      it('does not match a phone without a name, or with another name', async () => {
+        expect((await match({ phones: ['6175550123'] })).household).toBeNull();
+        expect((await match({ first_name: 'Wanda', last_name: 'Nobody', phones: ['6175550123'] })).household).toBeNull();
+      });
+    });
+
+    describe('Matching: household through the address (number + street + zip)', () => {
+      it('reads street suffix, directional, unit and zip+4 variants as one address', async () => {
+        const result = await match({ first_name: 'John', last_name: 'Smith', addresses: [{ address: '1200 N. Main St., Apt 4', zipcode: '30301-1234' }] });
+        expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-atl');
+      });
+
+      it('lets the unit decide between households in one building', async () => {
+        expect((await match({ addresses: [{ address: '1200 North Main Street #7', zipcode: '30301' }] })).household?.windfall_id).toBe(joneses.windfall_id);
+      });
+
+      it('does not give an apartment we do not know the household of another apartment in the building', async () => {
+        expect((await match({ addresses: [{ address: '1200 North Main Street Apt 9', zipcode: '30301' }] })).household).toBeNull();
+      });
+
+      it('does not guess between households in one building when neither unit nor name says which', async () => {
+        expect((await match({ addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household).toBeNull();
+      });
+
+      it("does not guess between two households of one building that each have a person of the record's name, the unit left out", async () => {
+        const at = (address: string) => [{ address, city: 'Springfield', state: 'IL', zipcode: '62704' }];
+        expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way') })).household).toBeNull();
+        // The unit says which.
+        expect((await match({ first_name: 'Ana', last_name: 'Lopez', addresses: at('500 Harbor Way Apt 5') })).household?.windfall_id).toBe(
+          lopezes5.windfall_id,
+        );
+      });
+
+      it('lets the name decide between households in one building', async () => {
+        expect((await match({ last_name: 'Robert Jones', addresses: [{ address: '1200 North Main Street', zipcode: '30301' }] })).household?.windfall_id).toBe(
+          joneses.windfall_id,
+        );
+      });
+
+      it('does not give a new resident the household known at the address', async () => {
+        expect((await match({ first_name: 'Wanda', last_name: 'Newcomer', addresses: [{ address: '45 Beacon St', zipcode: '02108' }] })).household).toBeNull();
+      });
+
+      it('matches a Canadian address by postal code, state inferred when omitted', async () => {
+        expect((await match({ addresses: [{ address: '100 King Street West', zipcode: 'm5v3l9' }] })).household?.windfall_id).toBe(browns.windfall_id);
+      });
+
+      it('does not match a street without a zipcode', async () => {
+        expect((await match({ addresses: [{ address: '45 Beacon Street', city: 'Boston', state: 'MA' }] })).household).toBeNull();
+      });
+    });
+
+    describe('Matching: name alone matches only with unambiguous evidence', () => {
+      it('never matches a bare name, even a unique one', async () => {
+        expect((await match({ first_name: 'Zebulon', last_name: 'Quartermaine' })).household).toBeNull();
+        expect((await match({ first_name: 'John', last_name: 'Smith' })).household).toBeNull();
+      });
+
+      it('matches a name with a place when exactly one person fits', async () => {
+        const result = await match({ first_name: 'Zebulon', last_name: 'Quartermaine', addresses: [{ city: 'Denver', state: 'Colorado' }] });
+        expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
+        // The name and the place are the evidence itself: nothing further agrees, so the base stands.
+        expect(result.household?.confidence).toBe(BASE_CONFIDENCE.name_and_place);
+      });
+
+      it('lets company_name decide between people who share a name', async () => {
+        const result = await match({ first_name: 'John', last_name: 'Smith', company_name: 'GLOBEX INC' });
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/john-smith-bos');
+        expect(result.household?.windfall_id).toBe(bostonSmith.windfall_id);
+      });
+    });
+
+    describe('Matching: conflicting evidence', () => {
+      it("keeps the e-mail owner's household when the address is another household's, with lower confidence", async () => {
+        const agreeing = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '1200 North Main Street Apt 4', zipcode: '30301' }] });
+        const conflicting = await match({ emails: ['john.smith@example.com'], addresses: [{ address: '45 Beacon Street', zipcode: '02108' }] });
+        expect(conflicting.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(conflicting.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
+        expect(agreeing.household?.confidence).toBeGreaterThan(conflicting.household?.confidence ?? 1);
+      });
+
+      it("gives the career of the household member who carries the name, not the e-mail owner's", async () => {
+        const result = await match({ first_name: 'Mary', last_name: 'Smith', emails: ['john.smith@example.com'] });
+        expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(result.household?.confidence).toBe(BASE_CONFIDENCE.email + 0.03); // the name agrees with a member
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/mary-smith-atl');
+        expect(result.career?.confidence).toBeCloseTo(BASE_CONFIDENCE.email + 0.03 - HOUSEHOLD_MEMBER_PENALTY, 5);
+      });
+
+      it("returns no career when the surname agrees but no member has the given name (Paul Smith on John's e-mail)", async () => {
+        const result = await match({ first_name: 'Paul', last_name: 'Smith', emails: ['john.smith@example.com'] });
+        expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(result.career).toBeNull();
+      });
+
+      it('returns the household but no career when several members carry the name (Chris Lee)', async () => {
+        const result = await match({ first_name: 'Chris', last_name: 'Lee', emails: ['pat.lee@example.com'] });
+        expect(result.household?.windfall_id).toBe(lees.windfall_id);
+        expect(result.career).toBeNull();
+      });
+
+      it('prefers the address and name rules over an e-mail whose owner carries none of the name', async () => {
+        const result = await match({
+          first_name: 'Zebulon',
+          last_name: 'Quartermaine',
+          emails: ['jane.roe@example.com'],
+          addresses: [{ address: '77 Larimer St', zipcode: '80202' }],
+        });
+        expect(result.household?.windfall_id).toBe(quartermaines.windfall_id);
+      });
+
+      it("returns no career, and a less sure household, when no one in the e-mail owner's household has the name", async () => {
+        const result = await match({ first_name: 'Wanda', last_name: 'Other', emails: ['john.smith@example.com'] });
+        expect(result.household?.windfall_id).toBe(smiths.windfall_id);
+        expect(result.household?.confidence).toBeCloseTo(BASE_CONFIDENCE.email - CONFLICT_PENALTY, 5);
+        expect(result.career).toBeNull();
+      });
+    });
+
+    describe('Matching: records with a data-entry error (issue 15)', () => {
+      const at = (address: string, zipcode = '62704', city = 'Springfield') => [{ address, city, state: 'IL', zipcode }];
+      const expectStephensons = async (request: EnrichmentRequest) => {
+        const result = await match(request);
+        expect(result.household?.windfall_id).toBe(stephensons.windfall_id);
+        return result;
+      };
+
+      it('finds the household through a one-letter typo in the street name (Ridgewod)', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') });
+      });
+
+      it('finds the household through a misspelled street suffix (Avenu)', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenu') });
+      });
+
+      it('finds the household through a wrong house number on the right street', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
+      });
+
+      it('finds the household through a wrong postcode when street, number and city are right', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue', '62702') });
+      });
+
+      it('finds the household and the person with given name and surname swapped', async () => {
+        const result = await expectStephensons({ first_name: 'Stephenson', last_name: 'Meredith', addresses: at('310 Ridgewood Avenue') });
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
+      });
+
+      it('finds the household through a one-edit surname typo (Stepehnson) and a sound-alike (Stevenson)', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stepehnson', addresses: at('310 Ridgewood Avenue') });
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stevenson', addresses: at('310 Ridgewood Avenue') });
+      });
+
+      it('finds the person through a misspelled given name (Merdith)', async () => {
+        const result = await expectStephensons({ first_name: 'Merdith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+        expect(result.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
+      });
+
+      it('answers a record with one error less surely than the same record without it, and an exact one at 0.99 or more', async () => {
+        const exact = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+        const typo = await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('312 Ridgewood Avenue') });
+        expect(exact.household?.confidence).toBeGreaterThanOrEqual(0.99);
+        expect(typo.household?.confidence).toBeLessThanOrEqual(exact.household?.confidence ?? 0);
+        expect(typo.household?.confidence).toBeGreaterThanOrEqual(0.5);
+      });
+
+      it('takes a house number one digit slipped for a mistyped one, whether a digit is changed, added, dropped or swapped', async () => {
+        for (const number of ['311', '3100', '30', '301'])
+          await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at(`${number} Ridgewood Avenue`) });
+        // The same for a common name: one slipped digit is seldom a namesake.
+        for (const number of ['331', '3300', '30', '303']) {
+          expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at(`${number} Ridgewood Avenue`) })).household?.windfall_id).toBe(
+            garcias.windfall_id,
+          );
+        }
+      });
+
+      it('takes a far-off house number on the street for a mistyped one for a rare name, not for a common one, whose namesake down the street is as likely', async () => {
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('388 Ridgewood Avenue') });
+        expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('866 Ridgewood Avenue') })).household).toBeNull();
+        // The exact address still answers, however common the name.
+        expect((await match({ first_name: 'Maria', last_name: 'Garcia', addresses: at('330 Ridgewood Avenue') })).household?.windfall_id).toBe(
+          garcias.windfall_id,
+        );
+      });
+
+      it('refuses the household when the supplied surname contradicts every member, at the exact address', async () => {
+        expect((await match({ first_name: 'Meredith', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+      });
+
+      it('refuses an address-only answer when a lone surname contradicts every member', async () => {
+        expect((await match({ last_name: 'Quartermaine', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+        // The same lone surname that agrees is the household's.
+        await expectStephensons({ last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+      });
+
+      it('refuses an address-only answer when a lone given name contradicts every member', async () => {
+        expect((await match({ first_name: 'Zebulon', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+        await expectStephensons({ first_name: 'Gordon', addresses: at('310 Ridgewood Avenue') });
+      });
+
+      it('tells neighbours on one street apart by the name when the house number is wrong', async () => {
+        // 316 is the Okafors': a Stephenson there is not theirs, and the street's Stephensons are found instead.
+        await expectStephensons({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('316 Ridgewood Avenue') });
+        expect((await match({ first_name: 'Adaeze', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household?.windfall_id).toBe(
+          okafors.windfall_id,
+        );
+      });
+
+      it('opens a snapshot loaded before blocking keys existed, and answers it through the exact address only', async () => {
+        const older = await loadSnapshot(snapshots.store, snapshots.storage, source);
+        const olderLocation = snapshots.storage.locationFor(older.id);
+        // What a load of the previous version left: everything but the blocks table.
+        if (isPostgresUrl(snapshots.location)) {
+          const client = new pg.Client({ connectionString: snapshots.location });
+          await client.connect();
+          await client.query(`DROP TABLE "${olderLocation}".blocks`);
+          await client.end();
+        } else {
+          const db = new Database(path.join(snapshots.root, olderLocation));
+          db.exec('DROP TABLE blocks');
+          db.close();
+        }
+        const olderMatcher = new SnapshotMatcher(await snapshots.storage.open(olderLocation), older.version);
+        const exact = await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') }, { career: true });
+        expect(exact.household?.windfall_id).toBe(stephensons.windfall_id);
+        expect(
+          (await olderMatcher.match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') }, { career: true })).household,
+        ).toBeNull();
+      });
+
+      it('still never matches a name alone, however rare', async () => {
+        expect((await match({ first_name: 'Meredith', last_name: 'Stephenson' })).household).toBeNull();
+      });
+    });
+
+    describe('Matching: confidence', () => {
+      it('rises as more supplied fields agree, stays within [0.1, 1.0], and is the same every time', async () => {
+        const some = await match({ emails: ['john.smith@example.com'] });
+        const more = await match({
+          first_name: 'John',
+          last_name: 'Smith',
+          emails: ['john.smith@example.com'],
+          phones: [LANDLINE],
+          addresses: [{ address: '1200 North Main Street Apt 4', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
+          company_name: 'Acme Corporation',
+        });
+        expect(more.household?.confidence).toBeGreaterThan(some.household?.confidence ?? 1);
+        expect(more.career?.confidence).toBeGreaterThan(some.career?.confidence ?? 1);
+        for (const value of [some.household?.confidence, more.household?.confidence, more.career?.confidence]) {
+          expect(value).toBeGreaterThanOrEqual(0.1);
+          expect(value).toBeLessThanOrEqual(1);
+        }
+        // The same request against the same snapshot, read through another connection, answers the same.
+        const again = new SnapshotMatcher(await (await snapshots.another()).open(location), 'again');
+        const request = { first_name: 'Bob', last_name: 'Jones', phones: ['4045550177'], addresses: [{ address: '1200 N Main St #7', zipcode: '30301' }] };
+        expect(JSON.stringify(await again.match(request, { career: true }))).toBe(JSON.stringify(await match(request)));
+      });
+
+      it("lowers a career's confidence when the supplied company is not the employer", async () => {
+        const right = await match({ emails: ['john.smith@example.com'], company_name: 'Acme' });
+        const wrong = await match({ emails: ['john.smith@example.com'], company_name: 'Umbrella' });
+        expect(wrong.career?.confidence).toBeLessThan(right.career?.confidence ?? 0);
+      });
+
+      it('carries every household and career field of the snapshot', async () => {
+        const result = await match({ emails: ['john.smith@example.com'] });
+        expect(Object.keys(result.household ?? {})).toHaveLength(32);
+        expect(Object.keys(result.career ?? {})).toHaveLength(26);
+        expect(result.household?.net_worth).toBe(1_200_000);
+      });
+    });
   });
-});
-});
 }

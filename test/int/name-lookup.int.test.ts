@@ -20,7 +20,9 @@ for (const database of TEST_DATABASES) {
     beforeAll(async () => {
       snapshots = await openTestSnapshots(database);
       // NAME_LOOKUP_LIMIT John Smiths in Atlanta, one in Boston; one Zeb Quartermaine in Denver.
-      const atlanta = Array.from({ length: NAME_LOOKUP_LIMIT }, (_, i) => household([{ address: `${i + 1} Peachtree Street`, zipcode: '30301' }], { windfall_id: i.toString(16).padStart(32, '0') }));
+      const atlanta = Array.from({ length: NAME_LOOKUP_LIMIT }, (_, i) =>
+        household([{ address: `${i + 1} Peachtree Street`, zipcode: '30301' }], { windfall_id: i.toString(16).padStart(32, '0') }),
+      );
       const people = [
         ...atlanta.map((h, i) => person(`atl-${i}`, 'John', 'Smith', h)),
         person('bos', 'John', 'Smith', boston),
@@ -33,7 +35,10 @@ for (const database of TEST_DATABASES) {
     afterAll(() => snapshots.close());
 
     it('refuses a name shared by more than NAME_LOOKUP_LIMIT people, even when one alone is in the place supplied', async () => {
-      const answer = await matcher.match({ first_name: 'John', last_name: 'Smith', addresses: [{ city: 'Boston', state: 'MA', zipcode: '02108' }] }, { career: true });
+      const answer = await matcher.match(
+        { first_name: 'John', last_name: 'Smith', addresses: [{ city: 'Boston', state: 'MA', zipcode: '02108' }] },
+        { career: true },
+      );
       expect(answer).toEqual({ household: null, career: null });
     });
 

@@ -51,7 +51,9 @@ describe('GET /metrics', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(valueOf(text, 'enrichbridge_queue_jobs{state="queued"}')).toBe(2);
-    expect(valueOf(text, 'enrichbridge_http_requests_total{route="/healthz",status="200"}')).toBe(valueOf(before, 'enrichbridge_http_requests_total{route="/healthz",status="200"}') + 1);
+    expect(valueOf(text, 'enrichbridge_http_requests_total{route="/healthz",status="200"}')).toBe(
+      valueOf(before, 'enrichbridge_http_requests_total{route="/healthz",status="200"}') + 1,
+    );
     expect(text).toContain('# TYPE enrichbridge_queue_jobs gauge');
     expect(text).toContain('# TYPE enrichbridge_enrichment_duration_seconds histogram');
   });
@@ -64,7 +66,9 @@ describe('GET /metrics', () => {
     const { token } = await issueToken(store, 'acme', 'sandbox');
     await store.close();
     const before = await metricsText();
-    const replies = await Promise.all(Array.from({ length: 7 }, () => post(`${server.url}/sandbox/v1`, byEmail(persona('Amanda Taylor')), { 'X-WF-Auth-Token': token })));
+    const replies = await Promise.all(
+      Array.from({ length: 7 }, () => post(`${server.url}/sandbox/v1`, byEmail(persona('Amanda Taylor')), { 'X-WF-Auth-Token': token })),
+    );
     expect(replies.filter((r) => r.status === 429)).toHaveLength(2);
     const text = await (await fetch(`${server.url}/metrics`)).text();
     const given = 'enrichbridge_rate_limited_total{direction="given",peer="client"}';
@@ -103,13 +107,23 @@ describe('GET /metrics', () => {
   it('counts CRM calls by provider and status, and the 429s a CRM gives', async () => {
     const api = new HubSpotApi({ portalId: 'metrics-portal', accessToken: () => Promise.resolve('tok'), sleep: () => Promise.resolve() });
     const fixture = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../fixtures/hubspot/batch-read-200.json'), 'utf8')) as { body: unknown };
-    const tenSecondly = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../fixtures/hubspot/429-ten-secondly.json'), 'utf8')) as { body: unknown; headers: Record<string, string> };
+    const tenSecondly = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../fixtures/hubspot/429-ten-secondly.json'), 'utf8')) as {
+      body: unknown;
+      headers: Record<string, string>;
+    };
     nock('https://api.hubapi.com').post(HUBSPOT_PATHS.contactsBatchRead).query(true).reply(429, JSON.stringify(tenSecondly.body), tenSecondly.headers);
-    nock('https://api.hubapi.com').post(HUBSPOT_PATHS.contactsBatchRead).query(true).reply(200, JSON.stringify(fixture.body), { 'content-type': 'application/json' });
+    nock('https://api.hubapi.com')
+      .post(HUBSPOT_PATHS.contactsBatchRead)
+      .query(true)
+      .reply(200, JSON.stringify(fixture.body), { 'content-type': 'application/json' });
     const before = await metricsText();
     await api.readContacts(['1'], ['email']);
     const text = await metricsText();
-    for (const series of ['enrichbridge_crm_calls_total{provider="hubspot",status="2xx"}', 'enrichbridge_crm_calls_total{provider="hubspot",status="429"}', 'enrichbridge_rate_limited_total{direction="received",peer="hubspot"}']) {
+    for (const series of [
+      'enrichbridge_crm_calls_total{provider="hubspot",status="2xx"}',
+      'enrichbridge_crm_calls_total{provider="hubspot",status="429"}',
+      'enrichbridge_rate_limited_total{direction="received",peer="hubspot"}',
+    ]) {
       expect(valueOf(text, series), series).toBe(valueOf(before, series) + 1);
     }
   });

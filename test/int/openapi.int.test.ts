@@ -37,10 +37,7 @@ const OpenApiDoc = z.object({
     contact: z.object({ name: z.string() }).optional(),
   }),
   tags: z.array(z.object({ name: z.string(), description: z.string().optional() })).optional(),
-  paths: z.record(
-    z.string(),
-    z.object({ post: z.object({ tags: z.array(z.string()).optional(), responses: z.record(z.string(), ResponseDoc) }) }),
-  ),
+  paths: z.record(z.string(), z.object({ post: z.object({ tags: z.array(z.string()).optional(), responses: z.record(z.string(), ResponseDoc) }) })),
   components: z.object({ schemas: z.record(z.string(), JsonObject) }),
 });
 type OpenApiDoc = z.infer<typeof OpenApiDoc>;
@@ -88,8 +85,7 @@ function documentValidator(raw: string): Ajv2020 {
   validator.addFormat('date', /^\d{4}-\d{2}-\d{2}$/);
   validator.addFormat(
     'date-time',
-    (value: string) =>
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value)),
+    (value: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value)),
   );
   validator.addSchema(JsonObject.parse(JSON.parse(raw)), 'openapi.json');
   return validator;
@@ -202,16 +198,14 @@ const SAMPLES: readonly Sample[] = [
     status: 500,
     what: 'simulated unhandled error',
     reportsRateLimit: true,
-    produce: async () =>
-      post(`${noSnapshot.url}${SANDBOX}`, { emails: [AMANDA_EMAIL] }, auth(await sandboxToken(), { 'X-Service-Sandbox-Error': '500' })),
+    produce: async () => post(`${noSnapshot.url}${SANDBOX}`, { emails: [AMANDA_EMAIL] }, auth(await sandboxToken(), { 'X-Service-Sandbox-Error': '500' })),
   },
   {
     path: SANDBOX,
     status: 503,
     what: 'simulated downstream outage',
     reportsRateLimit: true,
-    produce: async () =>
-      post(`${noSnapshot.url}${SANDBOX}`, { emails: [AMANDA_EMAIL] }, auth(await sandboxToken(), { 'X-Service-Sandbox-Error': '503' })),
+    produce: async () => post(`${noSnapshot.url}${SANDBOX}`, { emails: [AMANDA_EMAIL] }, auth(await sandboxToken(), { 'X-Service-Sandbox-Error': '503' })),
   },
   {
     path: PRODUCTION,
@@ -219,14 +213,19 @@ const SAMPLES: readonly Sample[] = [
     what: 'household and career matched (stand-in matcher)',
     reportsRateLimit: true,
     produce: async () =>
-      post(`${withData.url}${PRODUCTION}`, { id: 'p-1', first_name: 'Amanda', last_name: 'Taylor', emails: [AMANDA_EMAIL] }, auth(await withData.token('prod-ci', 'production'))),
+      post(
+        `${withData.url}${PRODUCTION}`,
+        { id: 'p-1', first_name: 'Amanda', last_name: 'Taylor', emails: [AMANDA_EMAIL] },
+        auth(await withData.token('prod-ci', 'production')),
+      ),
   },
   {
     path: PRODUCTION,
     status: 200,
     what: 'nothing matched (stand-in matcher)',
     reportsRateLimit: true,
-    produce: async () => post(`${withData.url}${PRODUCTION}`, { id: 'p-2', emails: ['nobody@example.com'] }, auth(await withData.token('prod-ci', 'production'))),
+    produce: async () =>
+      post(`${withData.url}${PRODUCTION}`, { id: 'p-2', emails: ['nobody@example.com'] }, auth(await withData.token('prod-ci', 'production'))),
   },
   {
     path: PRODUCTION,

@@ -25,7 +25,6 @@ async function hanging(mode: 'silent' | 'stalled-body' = 'silent'): Promise<Hang
   return server;
 }
 
-
 /** Resolves once the server has `count` requests open (the call is in flight). */
 async function inFlight(server: HangingServer, count = 1): Promise<void> {
   while (server.pending() < count) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -34,7 +33,12 @@ async function inFlight(server: HangingServer, count = 1): Promise<void> {
 let portals = 0;
 function hubspotApi(url: string, timeoutMs?: number): HubSpotApi {
   portals += 1;
-  return new HubSpotApi({ portalId: `timeouts-${portals}`, apiBaseUrl: url, accessToken: () => Promise.resolve('pat-na1-token'), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  return new HubSpotApi({
+    portalId: `timeouts-${portals}`,
+    apiBaseUrl: url,
+    accessToken: () => Promise.resolve('pat-na1-token'),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  });
 }
 
 let orgs = 0;
@@ -68,10 +72,12 @@ describe('every outbound call has a timeout', { timeout: 10_000 }, () => {
   it('a HubSpot API call takes its timeout from the process settings (HUBSPOT_TIMEOUT_MS)', async () => {
     const server = await hanging();
     setOutboundTimeouts({ hubspotMs: 200 });
-    expect(await caught(hubspotApi(server.url).updateContacts([{ id: '101', properties: { wf_x: '1' } }]))).toMatchObject({ message: expect.stringMatching(/within 200 ms/) });
+    expect(await caught(hubspotApi(server.url).updateContacts([{ id: '101', properties: { wf_x: '1' } }]))).toMatchObject({
+      message: expect.stringMatching(/within 200 ms/),
+    });
   });
 
-  it('a HubSpot API call in flight is aborted at once by the caller\'s signal', async () => {
+  it("a HubSpot API call in flight is aborted at once by the caller's signal", async () => {
     const server = await hanging();
     const stop = new AbortController();
     const call = caught(hubspotApi(server.url, 60_000).readContacts(['101'], ['email'], { signal: stop.signal }));
@@ -88,13 +94,13 @@ describe('every outbound call has a timeout', { timeout: 10_000 }, () => {
     expect(error).toMatchObject({ kind: 'transient', message: expect.stringMatching(/Salesforce retrieve Lead: no answer within 300 ms/) });
   });
 
-  it('a Salesforce answer whose body stalls after the headers times out too (jsforce\'s own timeout ends at the headers)', async () => {
+  it("a Salesforce answer whose body stalls after the headers times out too (jsforce's own timeout ends at the headers)", async () => {
     const server = await hanging('stalled-body');
     setOutboundTimeouts({ salesforceMs: 300 });
     expect(await caught(salesforceApi(server.url).retrieve('Lead', [LEAD], ['Email']))).toBeInstanceOf(CrmTimeoutError);
   });
 
-  it('a Salesforce REST call in flight is aborted at once by the caller\'s signal', async () => {
+  it("a Salesforce REST call in flight is aborted at once by the caller's signal", async () => {
     const server = await hanging();
     const stop = new AbortController();
     const call = caught(salesforceApi(server.url, 60_000).update('Lead', [{ id: LEAD, properties: { WF_X__c: '1' } }], { signal: stop.signal }));
@@ -115,7 +121,15 @@ describe('every outbound call has a timeout', { timeout: 10_000 }, () => {
     const server = await hanging();
     setOutboundTimeouts({ tokenMs: 300 });
     const error = await caught(
-      exchangeCode({ loginUrl: server.url, clientId: 'c', clientSecret: null, redirectUri: 'https://bridge.example.com/cb', code: 'code', codeVerifier: 'v', allowAnyHost: true }),
+      exchangeCode({
+        loginUrl: server.url,
+        clientId: 'c',
+        clientSecret: null,
+        redirectUri: 'https://bridge.example.com/cb',
+        code: 'code',
+        codeVerifier: 'v',
+        allowAnyHost: true,
+      }),
     );
     expect(error).toBeInstanceOf(SalesforceAuthError);
     expect(error).toMatchObject({ kind: 'transient', message: expect.stringMatching(/no answer within 300 ms/) });
@@ -128,7 +142,7 @@ describe('every outbound call has a timeout', { timeout: 10_000 }, () => {
     expect(server.requests()).toBe(1);
   });
 
-  it('a remote enrichment in flight is aborted at once by the caller\'s signal', async () => {
+  it("a remote enrichment in flight is aborted at once by the caller's signal", async () => {
     const server = await hanging();
     setOutboundTimeouts({ enrichMs: 60_000 });
     const enricher = new HttpEnricher({ url: `${server.url}/v1/`, token: 'tok' });

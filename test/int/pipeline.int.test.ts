@@ -504,7 +504,14 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       await add(h, sandbox, 's1', contact(AMANDA));
       await h.drain();
       const [p1] = await logOf(h, production, 'p1');
-      expect(p1).toMatchObject({ installationId: production.id, object: CONTACT, recordId: 'p1', outcome: 'enriched', quotaConsumed: 1, at: h.clock.now.toISOString() });
+      expect(p1).toMatchObject({
+        installationId: production.id,
+        object: CONTACT,
+        recordId: 'p1',
+        outcome: 'enriched',
+        quotaConsumed: 1,
+        at: h.clock.now.toISOString(),
+      });
       expect([...(p1?.fieldsWritten ?? [])].sort()).toEqual(Object.keys(writesTo(h, 'p1')[0] ?? {}).sort());
       expect(p1?.fieldsWritten).toContain(p('household.net_worth'));
       expect(p1?.latencyMs).toEqual(expect.any(Number));
@@ -512,7 +519,9 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       const [p2] = await logOf(h, production, 'p2');
       expect(p2).toMatchObject({ outcome: 'no_match', quotaConsumed: 1 });
       expect(p2?.fieldsWritten.every((field) => field.startsWith('wf_status_'))).toBe(true);
-      expect(await logOf(h, production, 'p3')).toMatchObject([{ outcome: 'skipped:no_match_key', quotaConsumed: 0, latencyMs: null, fieldsWritten: [], changes: {} }]);
+      expect(await logOf(h, production, 'p3')).toMatchObject([
+        { outcome: 'skipped:no_match_key', quotaConsumed: 0, latencyMs: null, fieldsWritten: [], changes: {} },
+      ]);
       expect(await quotaUsed(h, production)).toBe(2);
       const [s1] = await logOf(h, sandbox, 's1');
       expect(s1).toMatchObject({ outcome: 'enriched', quotaConsumed: 0 });
@@ -799,7 +808,13 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       const h = await start({ maxBatch: 2 });
       const inst = await h.install({ environment: 'production' });
       const retryAt = new Date(h.clock.now.getTime() + HOUR_MS);
-      for (const [id, who] of [['c1', AMANDA], ['c2', DANIEL], ['c3', MICHELLE], ['c4', JAMES]] as const) await add(h, inst, id, contact(who));
+      for (const [id, who] of [
+        ['c1', AMANDA],
+        ['c2', DANIEL],
+        ['c3', MICHELLE],
+        ['c4', JAMES],
+      ] as const)
+        await add(h, inst, id, contact(who));
       h.crm.failNext('write', () => new CrmError('limit_exhausted', 'daily API limit reached', retryAt));
       await h.drain();
       expect(await h.bridge.installations.require(inst.id)).toMatchObject({ status: 'paused', pauseReason: 'crm_limit', pausedUntil: retryAt.toISOString() });
@@ -815,7 +830,12 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       const h = await start({ maxBatch: 2 });
       const inst = await h.install();
       const retryAt = new Date(h.clock.now.getTime() + 10_000);
-      for (const [id, who] of [['c1', AMANDA], ['c2', DANIEL], ['c3', MICHELLE]] as const) await add(h, inst, id, contact(who));
+      for (const [id, who] of [
+        ['c1', AMANDA],
+        ['c2', DANIEL],
+        ['c3', MICHELLE],
+      ] as const)
+        await add(h, inst, id, contact(who));
       h.crm.failNext('read', () => new CrmError('rate_limited', 'ten-second limit', retryAt));
       expect(await h.drain()).toBe(1);
       expect(crmCalls(h, 'read')).toBe(1);
@@ -937,10 +957,26 @@ describe.skipIf(TEST_DATABASES.length < 2)('erasures on PostgreSQL', () => {
     const locking = new pg.Client({ connectionString: h.location });
     await locking.connect();
     await locking.query('BEGIN');
-    await locking.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`eb-erasure:${inst.id}`]);
+    await locking.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`eb-erasure:${inst.id}`]);
     let saved = false;
     const save = h.bridge.pipelineStore
-      .saveOutcomes([{ installationId: inst.id, object: CONTACT, recordId: 'r1', householdMatched: true, careerMatched: false, windfallId: null, confidence: null, enrichedAt: new Date().toISOString(), inputHash: 'h', written: {} }], [])
+      .saveOutcomes(
+        [
+          {
+            installationId: inst.id,
+            object: CONTACT,
+            recordId: 'r1',
+            householdMatched: true,
+            careerMatched: false,
+            windfallId: null,
+            confidence: null,
+            enrichedAt: new Date().toISOString(),
+            inputHash: 'h',
+            written: {},
+          },
+        ],
+        [],
+      )
       .then(() => (saved = true));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(saved).toBe(false);

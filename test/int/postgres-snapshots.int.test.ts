@@ -48,7 +48,15 @@ describe.skipIf(postgres === undefined)('snapshots in PostgreSQL', () => {
       expect(counts.rows[0]).toEqual({ people: '30', emails: '30' });
       const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname', [schema]);
       expect(indexes.rows.map((row) => row.indexname)).toEqual(
-        expect.arrayContaining(['addresses_key', 'emails_email', 'households_windfall_id', 'names_last_first', 'people_hh', 'people_person_id', 'phones_phone']),
+        expect.arrayContaining([
+          'addresses_key',
+          'emails_email',
+          'households_windfall_id',
+          'names_last_first',
+          'people_hh',
+          'people_person_id',
+          'phones_phone',
+        ]),
       );
     } finally {
       await client.end();
@@ -124,7 +132,9 @@ describe.skipIf(postgres === undefined)('a snapshot writer on PostgreSQL', () =>
     const { storage } = await setup();
     const location = storage.locationFor('v-20261101T000000-beef');
     const writer = await storage.create(location);
-    writer.addHousehold({ windfallId: 'e'.repeat(32), data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: [] }, [{ key: '1|oak st|30301', unit: '' }]);
+    writer.addHousehold({ windfallId: 'e'.repeat(32), data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: [] }, [
+      { key: '1|oak st|30301', unit: '' },
+    ]);
     // A NUL cannot be stored in a PostgreSQL text value: the meta insert fails after the COPYs committed.
     await expect(writer.finish({ id: 'a\u0000b' })).rejects.toThrow();
     await expect(writer.abort()).resolves.toBeUndefined();

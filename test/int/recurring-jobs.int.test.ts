@@ -18,8 +18,17 @@ describe('recurring jobs', () => {
     const paused = await h.install({ externalAccountId: 'portal-paused' });
     await h.bridge.installations.pause(paused.id);
     const provider = active.provider;
-    const ours = { provider, recurring: { everyMs: 3_600_000, job: (installation: { id: string }) => ({ installationId: installation.id, kind: 'pull', payload: {}, dedupeKey: `pull:${installation.id}` }) } };
-    const theirs = { provider: 'another-crm', recurring: { everyMs: 3_600_000, job: (installation: { id: string }) => ({ installationId: installation.id, kind: 'other', payload: {} }) } };
+    const ours = {
+      provider,
+      recurring: {
+        everyMs: 3_600_000,
+        job: (installation: { id: string }) => ({ installationId: installation.id, kind: 'pull', payload: {}, dedupeKey: `pull:${installation.id}` }),
+      },
+    };
+    const theirs = {
+      provider: 'another-crm',
+      recurring: { everyMs: 3_600_000, job: (installation: { id: string }) => ({ installationId: installation.id, kind: 'other', payload: {} }) },
+    };
     const recurring = new RecurringJobs({ store: h.bridge.pipelineStore, queue: h.opened.queue, schedules: [ours, theirs] });
     expect(await recurring.queue(ours)).toBe(1);
     expect(await recurring.queue(ours)).toBe(0);

@@ -193,7 +193,11 @@ describe.skipIf(TEST_REDIS_URL === undefined)('Redis rate limit', () => {
     const redis = client(outage.url);
     await ready(redis);
     const instances = new InstanceRegistry(redis, { key: `${freshPrefix()}instances` });
-    const service = new EnrichService({ store, productionMatcher: new NoSnapshotMatcher(), rateLimiter: new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances }) });
+    const service = new EnrichService({
+      store,
+      productionMatcher: new NoSnapshotMatcher(),
+      rateLimiter: new RedisRateLimiter(redis, { keyPrefix: freshPrefix(), instances }),
+    });
     const call = { environment: 'sandbox' as const, token, readBody: () => byEmail(persona('Amanda Taylor')) };
     outage.cut();
     const refused = await service.enrichRecord(call);

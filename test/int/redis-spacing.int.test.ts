@@ -49,7 +49,11 @@ describe.skipIf(TEST_REDIS_URL === undefined)('shared outbound spacing', () => {
     const redis = client(outage.url);
     await ready(redis);
     const switches: (string | null)[] = [];
-    const spacing = new RedisSpacing(redis, { keyPrefix: freshPrefix(), instances: { count: 2 }, onFallback: (error) => switches.push(error === null ? null : 'down') });
+    const spacing = new RedisSpacing(redis, {
+      keyPrefix: freshPrefix(),
+      instances: { count: 2 },
+      onFallback: (error) => switches.push(error === null ? null : 'down'),
+    });
     outage.cut();
     const started = Date.now();
     for (let i = 0; i < 5; i += 1) await spacing.wait('tok', 100);

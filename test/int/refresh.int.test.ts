@@ -30,7 +30,14 @@ async function production(settings: Partial<InstallationSettings>): Promise<{ h:
   const installation = await h.install({ environment: 'production', settings, account: { quotaLimit: 100_000, rateLimit: 1000 } });
   // Ticks of 10 s at 20 % of 5 requests a second (the token's rate as the refresher is told it; the
   // account itself is fast, so the test's own enrichments do not wait): 10 records a tick.
-  const refresher = new Refresher({ store: h.bridge.pipelineStore, queue: h.opened.queue, owner: 'test', rateOf: () => Promise.resolve(5), now: () => h.clock.now, tickMs: 10_000 });
+  const refresher = new Refresher({
+    store: h.bridge.pipelineStore,
+    queue: h.opened.queue,
+    owner: 'test',
+    rateOf: () => Promise.resolve(5),
+    now: () => h.clock.now,
+    tickMs: 10_000,
+  });
   return { h, installation, refresher };
 }
 
@@ -51,7 +58,10 @@ async function enrichedContacts(h: PipelineHarness, installation: Installation, 
 }
 
 async function queuedRefreshes(h: PipelineHarness): Promise<string[]> {
-  return (await h.opened.queue.list({ state: 'queued' })).map((job) => PayloadSchema.parse(job.payload)).filter((p) => p.trigger === 'refresh').map((p) => p.recordId);
+  return (await h.opened.queue.list({ state: 'queued' }))
+    .map((job) => PayloadSchema.parse(job.payload))
+    .filter((p) => p.trigger === 'refresh')
+    .map((p) => p.recordId);
 }
 
 describe.each(TEST_DATABASES)('scheduled refresh on $name', (each) => {

@@ -50,7 +50,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '')('a 
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       // The listeners' last statement names this schema's channels; a connection left open would show it.
-      const { rows } = await admin.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE $1", [`LISTEN %${schema}%`]);
+      const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE $1', [`LISTEN %${schema}%`]);
       expect(Number(rows[0]?.n)).toBe(0);
     } finally {
       await admin.end();

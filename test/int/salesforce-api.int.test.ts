@@ -75,7 +75,18 @@ function oneLead(): [number, string, Record<string, string>] {
 const NOW = new Date('2026-05-04T14:10:00.000Z');
 
 const LEAD_FIELDS = ['FirstName', 'LastName', 'Email', 'Phone', 'MobilePhone', 'Street', 'City', 'State', 'PostalCode', 'Company'];
-const CONTACT_FIELDS = ['FirstName', 'LastName', 'Email', 'Phone', 'MobilePhone', 'MailingStreet', 'MailingCity', 'MailingState', 'MailingPostalCode', 'Account.Name'];
+const CONTACT_FIELDS = [
+  'FirstName',
+  'LastName',
+  'Email',
+  'Phone',
+  'MobilePhone',
+  'MailingStreet',
+  'MailingCity',
+  'MailingState',
+  'MailingPostalCode',
+  'Account.Name',
+];
 
 let orgs = 0;
 function apiWith(options: Partial<SalesforceApiOptions> & { token?: string; refreshTo?: string | null } = {}) {
@@ -104,7 +115,6 @@ function apiWith(options: Partial<SalesforceApiOptions> & { token?: string; refr
   });
   return { api, sleeps, refusals };
 }
-
 
 beforeAll(() => {
   nock.disableNetConnect();
@@ -242,7 +252,9 @@ describe('update (PATCH /composite/sobjects)', () => {
   });
 
   it('rejects every record when Salesforce refuses the whole call (400 INVALID_FIELD: our fields not deployed)', async () => {
-    const scope = nock(INSTANCE).patch(`${V}/composite/sobjects`, sent).reply(...reply('update-400-invalid-field.json'));
+    const scope = nock(INSTANCE)
+      .patch(`${V}/composite/sobjects`, sent)
+      .reply(...reply('update-400-invalid-field.json'));
     const results = await apiWith().api.update('Contact', updates);
     scope.done();
     expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['rejected', 'rejected']);
@@ -250,7 +262,9 @@ describe('update (PATCH /composite/sobjects)', () => {
   });
 
   it('throws CrmError transient for a 503 maintenance page, without jsforce retrying', async () => {
-    const scope = nock(INSTANCE).patch(`${V}/composite/sobjects`, sent).reply(...reply('503-unavailable.json'));
+    const scope = nock(INSTANCE)
+      .patch(`${V}/composite/sobjects`, sent)
+      .reply(...reply('503-unavailable.json'));
     const { api } = apiWith();
     const error = await caught(api.update('Contact', updates));
     scope.done();
@@ -269,7 +283,10 @@ describe('update (PATCH /composite/sobjects)', () => {
   it('makes no call for no updates and refuses more than 200', async () => {
     const { api } = apiWith();
     expect(await api.update('Contact', [])).toEqual([]);
-    const many = Array.from({ length: 201 }, (_, i) => ({ id: `0035g00000Ct${String(i).padStart(3, '0')}AAF`, properties: { WF_Enrichment_Status__c: 'enriched' } }));
+    const many = Array.from({ length: 201 }, (_, i) => ({
+      id: `0035g00000Ct${String(i).padStart(3, '0')}AAF`,
+      properties: { WF_Enrichment_Status__c: 'enriched' },
+    }));
     await expect(api.update('Contact', many)).rejects.toThrow(/at most 200/);
     expect(api.calls).toBe(0);
   });
@@ -279,7 +296,9 @@ describe('limits', () => {
   const lead = { ids: [L1], fields: ['Email', 'IsConverted'] };
 
   it('turns REQUEST_LIMIT_EXCEEDED (the 24-hour allowance) into CrmError limit_exhausted an hour ahead, with the usage it reported', async () => {
-    const scope = nock(INSTANCE).post(`${V}/composite/sobjects/Lead`, lead).reply(...reply('403-request-limit-exceeded.json'));
+    const scope = nock(INSTANCE)
+      .post(`${V}/composite/sobjects/Lead`, lead)
+      .reply(...reply('403-request-limit-exceeded.json'));
     const { api, sleeps } = apiWith();
     const error = await caught(api.retrieve('Lead', [L1], ['Email']));
     scope.done();
@@ -292,7 +311,9 @@ describe('limits', () => {
   });
 
   it('turns the concurrent long-running request limit into CrmError rate_limited, shortly ahead', async () => {
-    const scope = nock(INSTANCE).post(`${V}/composite/sobjects/Lead`, lead).reply(...reply('403-concurrent-limit.json'));
+    const scope = nock(INSTANCE)
+      .post(`${V}/composite/sobjects/Lead`, lead)
+      .reply(...reply('403-concurrent-limit.json'));
     const error = await caught(apiWith().api.retrieve('Lead', [L1], ['Email']));
     scope.done();
     expect(error).toMatchObject({ kind: 'rate_limited', retryAt: new Date(NOW.getTime() + CONCURRENT_LIMIT_WAIT_MS) });
@@ -347,7 +368,9 @@ describe('401', () => {
   });
 
   it('answers CrmError auth at once when the session cannot be refreshed', async () => {
-    const scope = nock(INSTANCE).post(`${V}/composite/sobjects/Lead`, lead).reply(...reply('401-invalid-session.json'));
+    const scope = nock(INSTANCE)
+      .post(`${V}/composite/sobjects/Lead`, lead)
+      .reply(...reply('401-invalid-session.json'));
     const { api, refusals } = apiWith({ refreshTo: null });
     expect(await caught(api.retrieve('Lead', [L1], ['Email']))).toMatchObject({ kind: 'auth' });
     scope.done();
@@ -461,7 +484,9 @@ describe('bulkQueryIds (Bulk API 2.0 query)', () => {
     resumed.done();
     expect(pages).toEqual([{ jobId: JOB, ids: [C3], locator: null }]);
     // A job id goes into a path: only a Salesforce id is resumed.
-    await expect(api.bulkQueryIds('Lead', false, { resume: { jobId: '../../sobjects/User', locator: null } }).next()).rejects.toThrow(/not a Salesforce job id/);
+    await expect(api.bulkQueryIds('Lead', false, { resume: { jobId: '../../sobjects/User', locator: null } }).next()).rejects.toThrow(
+      /not a Salesforce job id/,
+    );
   });
 
   it('gives a GET answered 503 up at once as CrmError transient (jsforce retries GETs 5 times unless told not to)', async () => {
@@ -481,7 +506,11 @@ describe('bulkQueryIds (Bulk API 2.0 query)', () => {
   });
 
   it('throws CrmError transient when the job fails', async () => {
-    const failed = { ...z.record(z.string(), z.unknown()).parse(fixture('bulk-query-job-complete-200.json').body), state: 'Failed', errorMessage: 'INVALID_FIELD: No such column' };
+    const failed = {
+      ...z.record(z.string(), z.unknown()).parse(fixture('bulk-query-job-complete-200.json').body),
+      state: 'Failed',
+      errorMessage: 'INVALID_FIELD: No such column',
+    };
     const scope = nock(INSTANCE)
       .post(`${V}/jobs/query`)
       .reply(...reply('bulk-query-create-200.json'))
@@ -499,7 +528,15 @@ describe('OAuth web-server flow with PKCE', () => {
   it('builds the authorization URL with state and the S256 code_challenge of the verifier (never the verifier)', () => {
     const verifier = createPkceVerifier();
     expect(verifier).toMatch(/^[A-Za-z0-9_-]{171}$/);
-    const url = new URL(authorizationUrl({ loginUrl: 'https://test.salesforce.com', clientId: APP.clientId, redirectUri: APP.redirectUri, state: 'signed.state.0001', codeVerifier: verifier }));
+    const url = new URL(
+      authorizationUrl({
+        loginUrl: 'https://test.salesforce.com',
+        clientId: APP.clientId,
+        redirectUri: APP.redirectUri,
+        state: 'signed.state.0001',
+        codeVerifier: verifier,
+      }),
+    );
     expect(`${url.origin}${url.pathname}`).toBe('https://test.salesforce.com/services/oauth2/authorize');
     const expected = createHash('sha256').update(verifier).digest('base64').replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
     expect(pkceChallenge(verifier)).toBe(expected);
@@ -515,7 +552,9 @@ describe('OAuth web-server flow with PKCE', () => {
   });
 
   it('refuses to build an authorization URL on a non-Salesforce login host', () => {
-    expect(() => authorizationUrl({ loginUrl: 'https://login.example.com', clientId: APP.clientId, redirectUri: APP.redirectUri, state: 's', codeVerifier: 'v' })).toThrow(SalesforceUrlError);
+    expect(() =>
+      authorizationUrl({ loginUrl: 'https://login.example.com', clientId: APP.clientId, redirectUri: APP.redirectUri, state: 's', codeVerifier: 'v' }),
+    ).toThrow(SalesforceUrlError);
   });
 
   it('exchanges the code with the code_verifier and reads the org and user from the identity URL', async () => {
@@ -560,7 +599,10 @@ describe('OAuth web-server flow with PKCE', () => {
   });
 
   it('refuses a token answer whose instance URL is not a Salesforce host', async () => {
-    const answer = { ...z.record(z.string(), z.unknown()).parse(fixture('token-authorization-code-200.json').body), instance_url: 'https://collector.example.net' };
+    const answer = {
+      ...z.record(z.string(), z.unknown()).parse(fixture('token-authorization-code-200.json').body),
+      instance_url: 'https://collector.example.net',
+    };
     const scope = nock(LOGIN).post(TOKEN).reply(200, JSON.stringify(answer), { 'content-type': 'application/json;charset=UTF-8' });
     const error = await caught(exchangeCode({ loginUrl: LOGIN, ...APP, code: 'aPrxcode0001', codeVerifier: createPkceVerifier() }));
     scope.done();
@@ -568,7 +610,9 @@ describe('OAuth web-server flow with PKCE', () => {
   });
 
   it('answers invalid_grant with a SalesforceAuthError (auth) carrying the OAuth error and the status', async () => {
-    const scope = nock(LOGIN).post(TOKEN).reply(...reply('token-400-invalid-grant.json'));
+    const scope = nock(LOGIN)
+      .post(TOKEN)
+      .reply(...reply('token-400-invalid-grant.json'));
     const error = await caught(exchangeCode({ loginUrl: LOGIN, ...APP, code: 'used-code', codeVerifier: createPkceVerifier() }));
     scope.done();
     expect(error).toBeInstanceOf(SalesforceAuthError);
@@ -594,8 +638,14 @@ describe('JWT bearer assertion', () => {
       .verify(publicKey, Buffer.from(signature ?? '', 'base64url'));
     expect(verified).toBe(true);
     // A tampered claim does not verify.
-    const forged = Buffer.from(JSON.stringify({ iss: '3MVG9jwt.key', sub: 'admin@acme.example', aud: LOGIN, exp: NOW.getTime() / 1000 + 180 })).toString('base64url');
-    expect(createVerify('RSA-SHA256').update(`${header}.${forged}`).verify(publicKey, Buffer.from(signature ?? '', 'base64url'))).toBe(false);
+    const forged = Buffer.from(JSON.stringify({ iss: '3MVG9jwt.key', sub: 'admin@acme.example', aud: LOGIN, exp: NOW.getTime() / 1000 + 180 })).toString(
+      'base64url',
+    );
+    expect(
+      createVerify('RSA-SHA256')
+        .update(`${header}.${forged}`)
+        .verify(publicKey, Buffer.from(signature ?? '', 'base64url')),
+    ).toBe(false);
   });
 
   it('never lives longer than 3 minutes', () => {
@@ -622,7 +672,12 @@ describe('SalesforceTokenSource', () => {
   const APP = { clientId: '3MVG9consumer.key.0001', clientSecret: 'consumer-secret-0001' };
   const OLD = '00D5g000004fAkE!AQ0AQHold-access-token-0001';
   const NEW = '00D5g000004fAkE!AQ0AQHfresh-access-token-0002';
-  const refreshForm = { grant_type: 'refresh_token', refresh_token: '5Aep861original.refresh-token-0001', client_id: APP.clientId, client_secret: APP.clientSecret };
+  const refreshForm = {
+    grant_type: 'refresh_token',
+    refresh_token: '5Aep861original.refresh-token-0001',
+    client_id: APP.clientId,
+    client_secret: APP.clientSecret,
+  };
   const lead = { ids: [L1], fields: ['Email', 'IsConverted'] };
 
   async function install(crm: Record<string, unknown>): Promise<string> {
@@ -641,7 +696,16 @@ describe('SalesforceTokenSource', () => {
   }
 
   function oauth(): Record<string, unknown> {
-    return { kind: 'oauth', instanceUrl: INSTANCE, accessToken: OLD, refreshToken: '5Aep861original.refresh-token-0001', ...APP, loginUrl: LOGIN, orgId: ORG, userId: USER };
+    return {
+      kind: 'oauth',
+      instanceUrl: INSTANCE,
+      accessToken: OLD,
+      refreshToken: '5Aep861original.refresh-token-0001',
+      ...APP,
+      loginUrl: LOGIN,
+      orgId: ORG,
+      userId: USER,
+    };
   }
 
   async function stored(id: string) {
@@ -750,7 +814,10 @@ describe('SalesforceTokenSource', () => {
     const id = await install(oauth());
     const persisted = vi.spyOn(installations, 'updateCrmCredentials');
     try {
-      const token = nock(LOGIN).post(TOKEN, refreshForm).once().reply(...reply('token-refresh-200.json'));
+      const token = nock(LOGIN)
+        .post(TOKEN, refreshForm)
+        .once()
+        .reply(...reply('token-refresh-200.json'));
       const sessions = await Promise.all(
         Array.from({ length: 10 }, () => new SalesforceTokenSource(id, installations).refreshAfterRefusal({ instanceUrl: INSTANCE, accessToken: OLD })),
       );
@@ -774,7 +841,9 @@ describe('SalesforceTokenSource', () => {
     const jwt = { consumerKey: '3MVG9jwt.key.0002', username: 'integration@acme.example', privateKeyPem };
     const id = await install({ kind: 'jwt', instanceUrl: INSTANCE, accessToken: OLD, loginUrl: LOGIN, orgId: ORG, jwt });
     const assertion = jwtAssertion({ ...jwt, audience: LOGIN, now: NOW });
-    const token = nock(LOGIN).post(TOKEN, { grant_type: JWT_BEARER_GRANT_TYPE, assertion }).reply(...reply('token-jwt-200.json'));
+    const token = nock(LOGIN)
+      .post(TOKEN, { grant_type: JWT_BEARER_GRANT_TYPE, assertion })
+      .reply(...reply('token-jwt-200.json'));
     const next = await new SalesforceTokenSource(id, installations, { now: () => NOW }).refreshAfterRefusal({ instanceUrl: INSTANCE, accessToken: OLD });
     token.done();
     expect(next).toEqual({ instanceUrl: INSTANCE, accessToken: '00D5g000004fAkE!AQ0AQHjwt-access-token-0003' });
@@ -783,8 +852,12 @@ describe('SalesforceTokenSource', () => {
 
   it('answers invalid_grant during a refresh with CrmError auth through the API call, and leaves the credentials alone', async () => {
     const id = await install(oauth());
-    const api = nock(INSTANCE).post(`${V}/composite/sobjects/Lead`, lead).reply(...reply('401-invalid-session.json'));
-    const token = nock(LOGIN).post(TOKEN, refreshForm).reply(...reply('token-400-invalid-grant.json'));
+    const api = nock(INSTANCE)
+      .post(`${V}/composite/sobjects/Lead`, lead)
+      .reply(...reply('401-invalid-session.json'));
+    const token = nock(LOGIN)
+      .post(TOKEN, refreshForm)
+      .reply(...reply('token-400-invalid-grant.json'));
     const error = await caught(apiFor(new SalesforceTokenSource(id, installations, { now: () => NOW })).retrieve('Lead', [L1], ['Email']));
     api.done();
     token.done();
@@ -796,7 +869,9 @@ describe('SalesforceTokenSource', () => {
   it('refuses a refreshed token for another org and stores nothing', async () => {
     const other = { ...oauth(), orgId: '00D5g000009ZzZzEAK' };
     const id = await install(other);
-    const token = nock(LOGIN).post(TOKEN, refreshForm).reply(...reply('token-refresh-200.json'));
+    const token = nock(LOGIN)
+      .post(TOKEN, refreshForm)
+      .reply(...reply('token-refresh-200.json'));
     const error = await caught(new SalesforceTokenSource(id, installations).refreshAfterRefusal({ instanceUrl: INSTANCE, accessToken: OLD }));
     token.done();
     expect(error).toMatchObject({ kind: 'auth', message: expect.stringContaining('not for this installation') });
@@ -808,7 +883,9 @@ describe('SalesforceTokenSource', () => {
     const tokens = new SalesforceTokenSource(id, installations);
     expect(await tokens.session()).toEqual({ instanceUrl: INSTANCE, accessToken: OLD });
     expect(await tokens.refreshAfterRefusal({ instanceUrl: INSTANCE, accessToken: OLD })).toBeNull();
-    const api = nock(INSTANCE).post(`${V}/composite/sobjects/Lead`, lead).reply(...reply('401-invalid-session.json'));
+    const api = nock(INSTANCE)
+      .post(`${V}/composite/sobjects/Lead`, lead)
+      .reply(...reply('401-invalid-session.json'));
     expect(await caught(apiFor(tokens).retrieve('Lead', [L1], ['Email']))).toMatchObject({ kind: 'auth' });
     api.done();
   });

@@ -138,20 +138,18 @@ function expectLeadReads(scope: nock.Scope, org: Org, idChunks: readonly (readon
   const fields = [...readFields('Lead'), 'IsConverted'];
   for (const ids of idChunks) {
     // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_retrieve_post.htm
-    scope
-      .post(`${V}/composite/sobjects/Lead`, { ids: [...ids], fields })
-      .reply(
-        200,
-        JSON.stringify(
-          ids.map((id) => {
-            const record = org.records.get(id);
-            if (record === undefined || gone.has(id)) return null;
-            const values = Object.fromEntries(fields.map((f) => [f, f === 'IsConverted' ? false : (record[f] ?? null)]));
-            return { attributes: { type: 'Lead', url: `${V}/sobjects/Lead/${id}` }, ...values };
-          }),
-        ),
-        { ...JSON_HEADERS, 'sforce-limit-info': 'api-usage=26/15000' },
-      );
+    scope.post(`${V}/composite/sobjects/Lead`, { ids: [...ids], fields }).reply(
+      200,
+      JSON.stringify(
+        ids.map((id) => {
+          const record = org.records.get(id);
+          if (record === undefined || gone.has(id)) return null;
+          const values = Object.fromEntries(fields.map((f) => [f, f === 'IsConverted' ? false : (record[f] ?? null)]));
+          return { attributes: { type: 'Lead', url: `${V}/sobjects/Lead/${id}` }, ...values };
+        }),
+      ),
+      { ...JSON_HEADERS, 'sforce-limit-info': 'api-usage=26/15000' },
+    );
   }
 }
 
@@ -366,7 +364,13 @@ describe('planning a Salesforce backfill from a Bulk API 2.0 query', () => {
 
   it('takes no field name into the SOQL that is not a Salesforce name (nothing is interpolated)', async () => {
     const { api, connector } = apiWith();
-    const source = salesforceRecordSource({ api, connector, object: 'Lead', whereNotEnriched: true, enrichedAtField: "WF_Enriched_At__c = null OR Name != ''" });
+    const source = salesforceRecordSource({
+      api,
+      connector,
+      object: 'Lead',
+      whereNotEnriched: true,
+      enrichedAtField: "WF_Enriched_At__c = null OR Name != ''",
+    });
     // No interceptor: a request would fail with nock's NetConnectNotAllowedError instead.
     await expect(source(null)).rejects.toThrow(/not a Salesforce field name/);
     expect(api.calls).toBe(0);
@@ -385,24 +389,27 @@ describe('record ids in a Salesforce backfill', () => {
   it.each([
     ["a Contact's", toSalesforceId18('0035g00000Ct001') ?? ''],
     ['a wrong checksum', `${lead(2).slice(0, 15)}999`],
-  ])('accepts only ids an outbound message would (checksum, key prefix): a Lead listed with %s id is refused by it before any is read, and nothing is queued', async (_what, bad) => {
-    const h = await pipeline();
-    const installation = await h.install();
-    const sf = nock(INSTANCE, { reqheaders: OURS });
-    expectCreate(sf, 'SELECT Id FROM Lead WHERE IsConverted = false');
-    expectPolls(sf, ['JobComplete']);
-    expectResults(sf, { locator: null, ids: [lead(1), bad, lead(3)], next: null }, 50_000);
-    const { plan, progress } = planner(h, installation, 'Lead');
+  ])(
+    'accepts only ids an outbound message would (checksum, key prefix): a Lead listed with %s id is refused by it before any is read, and nothing is queued',
+    async (_what, bad) => {
+      const h = await pipeline();
+      const installation = await h.install();
+      const sf = nock(INSTANCE, { reqheaders: OURS });
+      expectCreate(sf, 'SELECT Id FROM Lead WHERE IsConverted = false');
+      expectPolls(sf, ['JobComplete']);
+      expectResults(sf, { locator: null, ids: [lead(1), bad, lead(3)], next: null }, 50_000);
+      const { plan, progress } = planner(h, installation, 'Lead');
 
-    const planned = plan(apiWith());
+      const planned = plan(apiWith());
 
-    await expect(planned).rejects.toBeInstanceOf(BackfillRecordIdError);
-    await expect(planned).rejects.toThrow(`Salesforce listed a Lead under the id "${bad}", which is not a Salesforce Lead id (00Q…`);
-    // No read of the page's records was asked for.
-    sf.done();
-    expect(await queued(h, installation)).toEqual([]);
-    expect(await progress.cursor(installation.id, 'Lead')).toBeUndefined();
-  });
+      await expect(planned).rejects.toBeInstanceOf(BackfillRecordIdError);
+      await expect(planned).rejects.toThrow(`Salesforce listed a Lead under the id "${bad}", which is not a Salesforce Lead id (00Q…`);
+      // No read of the page's records was asked for.
+      sf.done();
+      expect(await queued(h, installation)).toEqual([]);
+      expect(await progress.cursor(installation.id, 'Lead')).toBeUndefined();
+    },
+  );
 });
 
 describe('--limit and resuming the same job', () => {
@@ -541,7 +548,9 @@ describe('--limit and resuming the same job', () => {
     // No interceptor: a request would fail with nock's NetConnectNotAllowedError instead.
     const refused = plan(apiWith(), { whereNotEnriched: true });
     await expect(refused).rejects.toThrow(InstallationError);
-    await expect(refused).rejects.toThrow('the Lead backfill that stopped midway ran without --where-not-enriched: run it the same way to resume it, or pass --restart to start over');
+    await expect(refused).rejects.toThrow(
+      'the Lead backfill that stopped midway ran without --where-not-enriched: run it the same way to resume it, or pass --restart to start over',
+    );
 
     const org = makeOrg('Lead', 2);
     const sf = nock(INSTANCE, { reqheaders: OURS });
@@ -559,28 +568,36 @@ describe('--limit and resuming the same job', () => {
 
 describe('a bulk query job that does not complete', () => {
   it.each([
-    ['Failed', ['Failed'], { errorMessage: "INVALID_FIELD: No such column 'WF_Enriched_At__c' on entity 'Lead'." }, /job 750R0000000zlh9IAA Failed: INVALID_FIELD: No such column 'WF_Enriched_At__c'/],
+    [
+      'Failed',
+      ['Failed'],
+      { errorMessage: "INVALID_FIELD: No such column 'WF_Enriched_At__c' on entity 'Lead'." },
+      /job 750R0000000zlh9IAA Failed: INVALID_FIELD: No such column 'WF_Enriched_At__c'/,
+    ],
     ['Aborted', ['InProgress', 'Aborted'], {}, /job 750R0000000zlh9IAA Aborted$/],
-  ] as const)('%s: the plan fails with the job, its state and Salesforce’s reason, and nothing is read, enqueued or saved', async (_state, states, extra, message) => {
-    const h = await pipeline();
-    const installation = await h.install();
-    const sf = nock(INSTANCE, { reqheaders: OURS });
-    expectCreate(sf, 'SELECT Id FROM Lead WHERE WF_Enriched_At__c = null AND IsConverted = false');
-    expectPolls(sf, states, JOB, extra);
-    const api = apiWith();
+  ] as const)(
+    '%s: the plan fails with the job, its state and Salesforce’s reason, and nothing is read, enqueued or saved',
+    async (_state, states, extra, message) => {
+      const h = await pipeline();
+      const installation = await h.install();
+      const sf = nock(INSTANCE, { reqheaders: OURS });
+      expectCreate(sf, 'SELECT Id FROM Lead WHERE WF_Enriched_At__c = null AND IsConverted = false');
+      expectPolls(sf, states, JOB, extra);
+      const api = apiWith();
 
-    const error = await planner(h, installation, 'Lead')
-      .plan(api, { whereNotEnriched: true })
-      .catch((e: unknown) => e);
-    sf.done();
+      const error = await planner(h, installation, 'Lead')
+        .plan(api, { whereNotEnriched: true })
+        .catch((e: unknown) => e);
+      sf.done();
 
-    expect(error).toBeInstanceOf(CrmError);
-    expect(error).toMatchObject({ message: expect.stringMatching(message) });
-    expect(error).toMatchObject({ message: expect.stringMatching(/^Salesforce bulk query Lead: /) });
-    expect(api.api.calls).toBe(1 + states.length);
-    expect(await queued(h, installation)).toEqual([]);
-    expect(await backfillRow(h, installation, 'Lead')).toBeUndefined();
-  });
+      expect(error).toBeInstanceOf(CrmError);
+      expect(error).toMatchObject({ message: expect.stringMatching(message) });
+      expect(error).toMatchObject({ message: expect.stringMatching(/^Salesforce bulk query Lead: /) });
+      expect(api.api.calls).toBe(1 + states.length);
+      expect(await queued(h, installation)).toEqual([]);
+      expect(await backfillRow(h, installation, 'Lead')).toBeUndefined();
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -656,10 +673,11 @@ async function cli(): Promise<Cli> {
         return created.id;
       });
     },
-    queued: () =>
-      withRuntime(async (_bridge, { queue }) => (await queue.list({ state: 'queued' })).map((j) => PayloadSchema.parse(j.payload))),
+    queued: () => withRuntime(async (_bridge, { queue }) => (await queue.list({ state: 'queued' })).map((j) => PayloadSchema.parse(j.payload))),
     row: (id) =>
-      withRuntime(async (_bridge, { db }) => db.selectFrom('backfills').select(['cursor', 'state']).where('installation_id', '=', id).where('object', '=', 'Lead').executeTakeFirst()),
+      withRuntime(async (_bridge, { db }) =>
+        db.selectFrom('backfills').select(['cursor', 'state']).where('installation_id', '=', id).where('object', '=', 'Lead').executeTakeFirst(),
+      ),
   };
 }
 

@@ -92,10 +92,13 @@ async function startRig(options: { publicUrl?: string; configured?: boolean; wit
   const runtime = await openRuntime(config, logger);
   await createAccount(runtime.opened.store, ACCOUNT, { careerIntelligence: true });
   const clock = { aheadMs: 0 };
-  const router = crmRouter(crmModules(config), routeContext(runtime, config, logger, {
-    wake: () => undefined,
-    now: () => new Date(Date.now() + clock.aheadMs),
-  }));
+  const router = crmRouter(
+    crmModules(config),
+    routeContext(runtime, config, logger, {
+      wake: () => undefined,
+      now: () => new Date(Date.now() + clock.aheadMs),
+    }),
+  );
   const app = createApp({ service: runtime.service, logger, trustProxy: false, requireHttps: false, routers: [router] });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -142,11 +145,7 @@ function callback(rig: Rig, query: Record<string, string>, cookie?: string): Pro
 }
 
 /** Salesforce's token endpoint, expecting exactly this code exchange. */
-function tokenExchange(
-  started: Started,
-  code: string,
-  options: { login?: string; redirectUri?: string; withSecret?: boolean } = {},
-): nock.Interceptor {
+function tokenExchange(started: Started, code: string, options: { login?: string; redirectUri?: string; withSecret?: boolean } = {}): nock.Interceptor {
   const form: Record<string, string> = {
     grant_type: 'authorization_code',
     code,
@@ -155,7 +154,9 @@ function tokenExchange(
     redirect_uri: options.redirectUri ?? `${PUBLIC_URL}/oauth/salesforce/callback`,
     code_verifier: started.verifier,
   };
-  return nock(options.login ?? LOGIN).matchHeader('content-type', 'application/x-www-form-urlencoded').post(TOKEN, form);
+  return nock(options.login ?? LOGIN)
+    .matchHeader('content-type', 'application/x-www-form-urlencoded')
+    .post(TOKEN, form);
 }
 
 async function installations(rig: Rig): Promise<Installation[]> {
@@ -268,7 +269,9 @@ describe('GET /oauth/salesforce/install', () => {
 
     expect(started.page.location?.searchParams.get('redirect_uri')).toBe(`${prefixed}/oauth/salesforce/callback`);
     expect(started.page.setCookies.find((c) => c.startsWith(`${COOKIE}=`))).toMatch(/;\s*Path=\/enrich\/oauth\/salesforce(;|$)/i);
-    const token = tokenExchange(started, 'aPrxprefixed', { redirectUri: `${prefixed}/oauth/salesforce/callback` }).reply(...answer('token-authorization-code-200.json'));
+    const token = tokenExchange(started, 'aPrxprefixed', { redirectUri: `${prefixed}/oauth/salesforce/callback` }).reply(
+      ...answer('token-authorization-code-200.json'),
+    );
     const done = await callback(rig, { code: 'aPrxprefixed', state: started.state }, started.cookie);
     token.done();
     expect(done.status).toBe(200);
@@ -392,7 +395,13 @@ describe('GET /oauth/salesforce/callback: the install', () => {
 
     const [installation, ...others] = await installations(rig);
     expect(others).toEqual([]);
-    expect(installation).toMatchObject({ provider: SALESFORCE_PROVIDER, externalAccountId: ORG, environment: 'sandbox', status: 'active', target: { kind: 'local' } });
+    expect(installation).toMatchObject({
+      provider: SALESFORCE_PROVIDER,
+      externalAccountId: ORG,
+      environment: 'sandbox',
+      status: 'active',
+      target: { kind: 'local' },
+    });
     if (installation === undefined) return;
     expect(installation.externalAccountId).toHaveLength(18);
     expect(page.text).toContain(installation.id);
@@ -459,7 +468,9 @@ describe('GET /oauth/salesforce/callback: the install', () => {
   it('refuses a token answer whose instance URL is not a Salesforce host, and installs nothing', async () => {
     const rig = await startRig();
     const started = await beginInstall(rig);
-    const token = tokenExchange(started, 'aPrxcode0001').reply(...answer('token-authorization-code-200.json', { instance_url: 'https://collector.example.net' }));
+    const token = tokenExchange(started, 'aPrxcode0001').reply(
+      ...answer('token-authorization-code-200.json', { instance_url: 'https://collector.example.net' }),
+    );
 
     const page = await callback(rig, { code: 'aPrxcode0001', state: started.state }, started.cookie);
 
@@ -537,7 +548,10 @@ describe('GET /oauth/salesforce/callback: the install', () => {
     // Installed again from a link for the production environment; the org stays where it is.
     const second = await beginInstall(rig, linkFor(rig, { environment: 'production' }));
     const secondToken = tokenExchange(second, 'aPrxsecond').reply(
-      ...answer('token-authorization-code-200.json', { access_token: '00D5g000004fAkE!AQ0AQHsecond-access-token', refresh_token: '5Aep861second.refresh-token' }),
+      ...answer('token-authorization-code-200.json', {
+        access_token: '00D5g000004fAkE!AQ0AQHsecond-access-token',
+        refresh_token: '5Aep861second.refresh-token',
+      }),
     );
     const page = await callback(rig, { code: 'aPrxsecond', state: second.state }, second.cookie);
 
@@ -734,9 +748,21 @@ describe('enrichbridge salesforce install-link and connect-jwt', () => {
     const rig = await startRig();
     const { file } = keyPair(rig.dataDir);
     stubCliEnv(rig, JWT_ENV(file));
-    const token = nock(TEST_LOGIN).post(TOKEN).reply(...answer('token-jwt-200.json'));
+    const token = nock(TEST_LOGIN)
+      .post(TOKEN)
+      .reply(...answer('token-jwt-200.json'));
 
-    const failure = run(['connect-jwt', '--instance-url', 'https://other-org.my.salesforce.com', '--login-url', TEST_LOGIN, '--account', ACCOUNT, '--env', 'sandbox']);
+    const failure = run([
+      'connect-jwt',
+      '--instance-url',
+      'https://other-org.my.salesforce.com',
+      '--login-url',
+      TEST_LOGIN,
+      '--account',
+      ACCOUNT,
+      '--env',
+      'sandbox',
+    ]);
 
     await expect(failure).rejects.toBeInstanceOf(SalesforceInstallError);
     await expect(failure).rejects.toThrow(/not for https:\/\/other-org\.my\.salesforce\.com/);

@@ -92,16 +92,23 @@ async function startRig(options: { legacyPath?: boolean; ratePerAddress?: number
       trustProxy: false,
       requireHttps: false,
       routers: [
-        crmRouter([salesforceModule({ outbound: { legacyPath: options.legacyPath ?? true, ...(options.ratePerAddress === undefined ? {} : { ratePerAddress: options.ratePerAddress }) } })], {
-          publicUrl: config.publicUrl,
-          bridge: runtime.bridge,
-          queue: runtime.opened.queue,
-          box: runtime.box,
-          log: logger,
-          wake: () => {
-            wakes.count += 1;
+        crmRouter(
+          [
+            salesforceModule({
+              outbound: { legacyPath: options.legacyPath ?? true, ...(options.ratePerAddress === undefined ? {} : { ratePerAddress: options.ratePerAddress }) },
+            }),
+          ],
+          {
+            publicUrl: config.publicUrl,
+            bridge: runtime.bridge,
+            queue: runtime.opened.queue,
+            box: runtime.box,
+            log: logger,
+            wake: () => {
+              wakes.count += 1;
+            },
           },
-        }),
+        ),
       ],
     });
   let runtime = await openRuntime(config, logger);
@@ -277,7 +284,9 @@ describe('POST /webhooks/salesforce/outbound-message: each recorded envelope', (
     const reply = await deliver(rig.origin, fixture('outbound-contact.xml'));
 
     expectAck(reply);
-    expect(await jobsTable(rig.runtime)).toEqual([{ installationId: inst.id, state: 'queued', object: 'Contact', recordId: CONTACT_RECORD, trigger: 'create' }]);
+    expect(await jobsTable(rig.runtime)).toEqual([
+      { installationId: inst.id, state: 'queued', object: 'Contact', recordId: CONTACT_RECORD, trigger: 'create' },
+    ]);
     expect(rig.wakes.count).toBe(1);
   });
 
@@ -341,7 +350,10 @@ describe('POST /webhooks/salesforce/outbound-message: each recorded envelope', (
     const rig = await startRig();
     await install(rig.runtime);
 
-    const reply = await deliver(rig.origin, fixtureText('outbound-contact.xml').replace(`<sf:Id>${CONTACT_RECORD}</sf:Id>`, `<sf:Id>${CONTACT_RECORD.slice(0, 15)}</sf:Id>`));
+    const reply = await deliver(
+      rig.origin,
+      fixtureText('outbound-contact.xml').replace(`<sf:Id>${CONTACT_RECORD}</sf:Id>`, `<sf:Id>${CONTACT_RECORD.slice(0, 15)}</sf:Id>`),
+    );
 
     expectAck(reply);
     expect(recordIdsOf(await jobsTable(rig.runtime))).toEqual([CONTACT_RECORD]);
@@ -350,7 +362,9 @@ describe('POST /webhooks/salesforce/outbound-message: each recorded envelope', (
 
 /** The session-id fixture, with a notification and record of its own so it is not a redelivery of the nil one. */
 function envelopeWithSession(): string {
-  return fixtureText('outbound-session-id.xml').replace('<Id>04l8a00000Bq1cQAAR</Id>', `<Id>${id18('04l8a00000Bq1cR')}</Id>`).replace('0038a00000Rk4UaAAJ', id18('0038a00000Rk4Ub'));
+  return fixtureText('outbound-session-id.xml')
+    .replace('<Id>04l8a00000Bq1cQAAR</Id>', `<Id>${id18('04l8a00000Bq1cR')}</Id>`)
+    .replace('0038a00000Rk4UaAAJ', id18('0038a00000Rk4Ub'));
 }
 
 describe('POST /webhooks/salesforce/outbound-message: what it refuses', () => {
@@ -438,7 +452,7 @@ describe('POST /webhooks/salesforce/outbound-message/<secret>: the secret in the
     expect(recordIdsOf(await jobsTable(rig.runtime))).toEqual([CONTACT_RECORD]);
   });
 
-  it('refuses a wrong secret, another org\'s secret and the bare path before the body is parsed, and queues nothing', async () => {
+  it("refuses a wrong secret, another org's secret and the bare path before the body is parsed, and queues nothing", async () => {
     const rig = await startRig({ legacyPath: false });
     const inst = await install(rig.runtime);
     const other = await install(rig.runtime, { orgId: OTHER_ORG_ID });

@@ -43,7 +43,13 @@ for (const database of TEST_DATABASES) {
       const restore = await hide(snapshots, snapshots.storage.locationFor(result.id));
 
       const events: SnapshotEvent[] = [];
-      const manager = new SnapshotManager(snapshots.store, snapshots.storage, () => undefined, (event) => events.push(event), 1_000);
+      const manager = new SnapshotManager(
+        snapshots.store,
+        snapshots.storage,
+        () => undefined,
+        (event) => events.push(event),
+        1_000,
+      );
       await manager.refresh();
       expect(manager.activeId).toBeNull();
       expect(events.map((event) => event.kind)).toEqual(['error']);

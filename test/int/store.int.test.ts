@@ -73,12 +73,25 @@ describe.each(TEST_DATABASES)('Store on $name', (database) => {
     const { record: other } = await issueToken(store, 'together', 'production');
     await store.takeQuota(record.id, 'p', 10);
     // 25 takes in one turn for a token with 1 taken already, and 4 for another: one group each.
-    const takes = await Promise.all([...Array.from({ length: 25 }, () => store.takeQuota(record.id, 'p', 10)), ...Array.from({ length: 4 }, () => store.takeQuota(other.id, 'p', 10))]);
+    const takes = await Promise.all([
+      ...Array.from({ length: 25 }, () => store.takeQuota(record.id, 'p', 10)),
+      ...Array.from({ length: 4 }, () => store.takeQuota(other.id, 'p', 10)),
+    ]);
     const mine = takes.slice(0, 25);
     expect(mine.filter((t) => t.granted)).toHaveLength(9);
-    expect(mine.filter((t) => t.granted).map((t) => t.used).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(
+      mine
+        .filter((t) => t.granted)
+        .map((t) => t.used)
+        .sort((a, b) => a - b),
+    ).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(mine.filter((t) => !t.granted).every((t) => t.used === 10)).toBe(true);
-    expect(takes.slice(25).map((t) => [t.granted, t.used])).toEqual([[true, 1], [true, 2], [true, 3], [true, 4]]);
+    expect(takes.slice(25).map((t) => [t.granted, t.used])).toEqual([
+      [true, 1],
+      [true, 2],
+      [true, 3],
+      [true, 4],
+    ]);
     expect(await store.quotaUsed(record.id, 'p')).toBe(10);
   });
 
@@ -90,14 +103,16 @@ describe.each(TEST_DATABASES)('Store on $name', (database) => {
     await store.close();
 
     const script = path.resolve('test/support/quota-taker.ts');
-    const takers = Array.from({ length: 4 }, () =>
-      new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script, file, record.id, '50', '40'], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.on('error', reject);
-        child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`taker exited ${code}`))));
-      }),
+    const takers = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', script, file, record.id, '50', '40'], { stdio: ['ignore', 'pipe', 'inherit'] });
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.on('error', reject);
+          child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`taker exited ${code}`))));
+        }),
     );
     const granted = await Promise.all(takers);
     expect(granted.reduce((a, b) => a + b, 0)).toBe(50);

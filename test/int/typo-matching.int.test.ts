@@ -87,7 +87,7 @@ describe('Typo-tolerant matching on a generated snapshot', () => {
     expect(recall(duplicates)).toBeGreaterThanOrEqual(0.85);
   });
 
-  it('refuses a real name at another household\'s address: at most 0.5 % of the negatives answered', () => {
+  it("refuses a real name at another household's address: at most 0.5 % of the negatives answered", () => {
     const negatives = typos.filter((outcome) => outcome.type === 'negative');
     expect(negatives.length).toBeGreaterThan(300);
     expect(negatives.filter((outcome) => outcome.windfallId !== null).length / negatives.length).toBeLessThanOrEqual(0.005);
@@ -111,7 +111,7 @@ describe('Typo-tolerant matching on a generated snapshot', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
-  it('keeps the clean queries\' figures: household precision 100 % and recall of 99 % or more', () => {
+  it("keeps the clean queries' figures: household precision 100 % and recall of 99 % or more", () => {
     const inData = clean.filter((outcome) => outcome.line.expected.windfall_id !== null);
     expect(precision(inData)).toBe(1);
     expect(recall(inData)).toBeGreaterThanOrEqual(0.99);

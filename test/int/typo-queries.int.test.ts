@@ -55,7 +55,9 @@ describe('the typo query set', () => {
       if (type === 'surname_phonetic' || type === 'surname_typo') continue;
       expect({ type, share: Math.abs(share(type) - CORRUPTION_SHARES[type]) < 0.03 }).toEqual({ type, share: true });
     }
-    expect(Math.abs(share('surname_phonetic') + share('surname_typo') - CORRUPTION_SHARES.surname_phonetic - CORRUPTION_SHARES.surname_typo)).toBeLessThan(0.03);
+    expect(Math.abs(share('surname_phonetic') + share('surname_typo') - CORRUPTION_SHARES.surname_phonetic - CORRUPTION_SHARES.surname_typo)).toBeLessThan(
+      0.03,
+    );
     expect(share('surname_phonetic')).toBeGreaterThan(0.05);
     expect(Math.abs(lines.filter((line) => typeOf(line) === 'negative').length / lines.length - NEGATIVE_SHARE)).toBeLessThan(0.03);
   });
@@ -127,7 +129,7 @@ describe('the typo query set', () => {
     expect(numbers.filter((d) => d === 1).length / numbers.length).toBeGreaterThan(0.8);
   });
 
-  it('gets a house number wrong mostly by one slipped digit, at Febrl\'s shares, and otherwise with another number of the street', () => {
+  it("gets a house number wrong mostly by one slipped digit, at Febrl's shares, and otherwise with another number of the street", () => {
     const rng = new Rng(11, 'wrong-numbers');
     const kinds = { slipped: 0, other: 0 };
     const draws = 20_000;
@@ -150,7 +152,8 @@ describe('the typo query set', () => {
     const again = tempDir('enrichbridge-typos-again-');
     await generateSnapshot(plain, { people: PEOPLE, queries: QUERIES, seed: 3 });
     await generateSnapshot(again, { people: PEOPLE, queries: QUERIES, seed: 3, typos: true });
-    for (const file of ['people.jsonl', 'households.jsonl', 'queries.jsonl']) expect(readFileSync(path.join(plain, file), 'utf8')).toBe(readFileSync(path.join(dir, file), 'utf8'));
+    for (const file of ['people.jsonl', 'households.jsonl', 'queries.jsonl'])
+      expect(readFileSync(path.join(plain, file), 'utf8')).toBe(readFileSync(path.join(dir, file), 'utf8'));
     expect(readFileSync(path.join(again, 'queries-typos.jsonl'), 'utf8')).toBe(readFileSync(path.join(dir, 'queries-typos.jsonl'), 'utf8'));
   });
 });

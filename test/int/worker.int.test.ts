@@ -37,7 +37,17 @@ function addContacts(h: PipelineHarness, count: number, prefix = 'c'): string[] 
     const p = PERSONAS[i % PERSONAS.length];
     if (p === undefined) throw new Error('no personas');
     const id = `${prefix}-${i + 1}`;
-    h.crm.create('contact', id, { first_name: p.first_name, last_name: p.last_name, email: p.email, phone: p.phone, street: p.address, city: p.city, state: p.state, zip: p.zipcode, company: null });
+    h.crm.create('contact', id, {
+      first_name: p.first_name,
+      last_name: p.last_name,
+      email: p.email,
+      phone: p.phone,
+      street: p.address,
+      city: p.city,
+      state: p.state,
+      zip: p.zipcode,
+      company: null,
+    });
     return id;
   });
 }
@@ -48,7 +58,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
   });
 
   describe('worker leases', () => {
-    it('reclaims at once the leases of an earlier process on this host that is gone, and no one else\'s', async () => {
+    it("reclaims at once the leases of an earlier process on this host that is gone, and no one else's", async () => {
       const h = await pipeline();
       const { queue } = h.opened;
       const dead = await deadPid();
@@ -103,11 +113,17 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       let stopped = false;
       const jobs = new JobKinds(queue).work('slow', async (batch, { workerId, signals }) => {
         // Half the batch settled at once, as the pipeline settles a written slice before the next.
-        await queue.completeMany(batch.slice(0, 2).map((job) => job.id), workerId);
+        await queue.completeMany(
+          batch.slice(0, 2).map((job) => job.id),
+          workerId,
+        );
         // Several renewals (every 100 ms) while the rest is still in hand.
         await new Promise((resolve) => setTimeout(resolve, 500));
         stopped = signals.stop?.aborted === true || signals.cancel?.aborted === true;
-        await queue.completeMany(batch.slice(2).map((job) => job.id), workerId);
+        await queue.completeMany(
+          batch.slice(2).map((job) => job.id),
+          workerId,
+        );
         return { installationId: 'i1', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
       });
       const worker = new Worker({ queue, jobs, leaseMs: 300, workerId: 'halfway' });
@@ -139,7 +155,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
   });
 
   describe('worker fairness', () => {
-    it('a worker\'s lanes take another installation\'s jobs before more of one they already work on', async () => {
+    it("a worker's lanes take another installation's jobs before more of one they already work on", async () => {
       const h = await pipeline();
       const { queue } = h.opened;
       for (let i = 0; i < 3; i += 1) await queue.enqueue({ installationId: 'busy', kind: 'enrich', payload: { i } });

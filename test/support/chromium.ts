@@ -42,7 +42,11 @@ export interface AxeViolation {
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const results = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (context: unknown) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run: (context: unknown) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }> };
+      }
+    ).axe;
     const run = await axe.run((globalThis as unknown as { document: unknown }).document);
     return run.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
   });
@@ -90,7 +94,9 @@ export async function unreachableByKeyboard(page: Page): Promise<string[]> {
   const reached = new Set<string>();
   for (let i = 0; i < 200; i += 1) {
     await page.keyboard.press('Tab');
-    const focused: string | null = await page.evaluate(`document.activeElement && document.activeElement !== document.body ? (${describe})(document.activeElement) : null`);
+    const focused: string | null = await page.evaluate(
+      `document.activeElement && document.activeElement !== document.body ? (${describe})(document.activeElement) : null`,
+    );
     if (focused === null) continue;
     if (reached.has(focused) && reached.size >= controls.length) break;
     reached.add(focused);

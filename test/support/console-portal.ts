@@ -51,7 +51,13 @@ export interface ConsolePortal {
 export async function startConsolePortal(options: ConsolePortalOptions): Promise<ConsolePortal> {
   const clientSecret = randomUUID();
   // Webhooks are sent by the tests (sendEvents) or by nobody: none is set.
-  const fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID, clientSecret, subscribedProperties: options.subscribedProperties });
+  const fake = await startFakeHubSpot({
+    webhookUrl: null,
+    appId: APP_ID,
+    portalId: PORTAL_ID,
+    clientSecret,
+    subscribedProperties: options.subscribedProperties,
+  });
   const dataDir = tempDir(options.folderPrefix);
   let server: Proc | undefined;
   let browser: Browser | undefined;
@@ -65,7 +71,14 @@ export async function startConsolePortal(options: ConsolePortalOptions): Promise
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
     const key = randomBytes(32).toString('hex');
-    const env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, PUBLIC_URL: publicUrl, PORT: String(port), HUBSPOT_API_BASE_URL: fake.url, LOG_LEVEL: 'info' };
+    const env = {
+      DATA_DIR: dataDir,
+      ENRICHBRIDGE_SECRET_KEY: key,
+      PUBLIC_URL: publicUrl,
+      PORT: String(port),
+      HUBSPOT_API_BASE_URL: fake.url,
+      LOG_LEVEL: 'info',
+    };
     const portals = [PORTAL_ID, ...(options.otherPortals ?? [])];
     const installationIds = await withFolderRuntime(env, async ({ opened, bridge }) => {
       await createAccount(opened.store, ACCOUNT, { careerIntelligence: true, rateLimit: options.rateLimit });
@@ -77,7 +90,16 @@ export async function startConsolePortal(options: ConsolePortalOptions): Promise
         const { installation } = await connectPortal({
           installations: bridge.installations,
           portalId,
-          credentials: { kind: 'static', accessToken: fake.tokens.staticToken, refreshToken: null, expiresAt: null, clientId: null, clientSecret, appId: APP_ID, apiBaseUrl: fake.url },
+          credentials: {
+            kind: 'static',
+            accessToken: fake.tokens.staticToken,
+            refreshToken: null,
+            expiresAt: null,
+            clientId: null,
+            clientSecret,
+            appId: APP_ID,
+            apiBaseUrl: fake.url,
+          },
           target: { kind: 'local', accountName: ACCOUNT },
           environment: 'sandbox',
           existing: await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),

@@ -33,4 +33,5 @@ export async function freshPostgresSchema(url: string): Promise<string> {
 const postgres = (url: string): TestDatabase => ({ name: 'PostgreSQL', fresh: () => freshPostgresSchema(url) });
 
 /** SQLite, and PostgreSQL when the run has one. */
-export const TEST_DATABASES: readonly TestDatabase[] = TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' ? [sqlite] : [sqlite, postgres(TEST_DATABASE_URL)];
+export const TEST_DATABASES: readonly TestDatabase[] =
+  TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' ? [sqlite] : [sqlite, postgres(TEST_DATABASE_URL)];

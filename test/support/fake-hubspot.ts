@@ -278,7 +278,16 @@ export interface FakeHubSpot {
  * `hubspot connect` stores them: the secret verifies webhooks, the app id tells our own writes apart.
  */
 export function staticCredentials(fake: Pick<FakeHubSpot, 'tokens' | 'url'>, clientSecret: string, appId: string) {
-  return { kind: 'static' as const, accessToken: fake.tokens.staticToken, refreshToken: null, expiresAt: null, clientId: null, clientSecret, appId, apiBaseUrl: fake.url };
+  return {
+    kind: 'static' as const,
+    accessToken: fake.tokens.staticToken,
+    refreshToken: null,
+    expiresAt: null,
+    clientId: null,
+    clientSecret,
+    appId,
+    apiBaseUrl: fake.url,
+  };
 }
 
 /** v3 signature: base64 HMAC-SHA256 with the client secret over method + URI + raw body + timestamp. */
@@ -379,7 +388,12 @@ const PropertyCreateSchema = z.object({
 });
 const PropertyUpdateSchema = PropertyCreateSchema.omit({ name: true, hasUniqueValue: true }).partial();
 const GroupCreateSchema = z.object({ name: z.string(), label: z.string(), displayOrder: z.number().int().default(-1) });
-const IntrospectFormSchema = z.object({ client_id: z.string().optional(), client_secret: z.string().optional(), token: z.string(), token_type_hint: z.string().optional() });
+const IntrospectFormSchema = z.object({
+  client_id: z.string().optional(),
+  client_secret: z.string().optional(),
+  token: z.string(),
+  token_type_hint: z.string().optional(),
+});
 const JournalSubscriptionSchema = z.object({
   subscriptionType: z.literal('OBJECT'),
   portalId: z.number().int(),
@@ -389,7 +403,9 @@ const JournalSubscriptionSchema = z.object({
   objectIds: z.array(z.number().int()),
 });
 const CallbackBatchSchema = z.object({
-  inputs: z.array(z.object({ callbackId: z.string(), outputFields: z.record(z.string(), z.string()), typedOutputs: z.record(z.string(), z.unknown()) })).max(BATCH_LIMIT),
+  inputs: z
+    .array(z.object({ callbackId: z.string(), outputFields: z.record(z.string(), z.string()), typedOutputs: z.record(z.string(), z.unknown()) }))
+    .max(BATCH_LIMIT),
 });
 const TokenFormSchema = z.object({
   grant_type: z.string().optional(),
@@ -429,7 +445,12 @@ function ruleError(rule: ValidationRule, properties: readonly string[], id: stri
     status: 'error',
     category: 'VALIDATION_ERROR',
     message,
-    errors: properties.map((property) => ({ message, code: rule.code ?? 'REQUIRED_PROPERTY_MISSING', in: 'properties', context: { propertyName: [property] } })),
+    errors: properties.map((property) => ({
+      message,
+      code: rule.code ?? 'REQUIRED_PROPERTY_MISSING',
+      in: 'properties',
+      context: { propertyName: [property] },
+    })),
     context: { ids: [id] },
   };
 }
@@ -593,8 +614,7 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     const problems: Record<string, unknown>[] = [];
     for (const [name, value] of Object.entries(values)) {
       const property = properties.get(name);
-      const problem = (error: string, message: string) =>
-        problems.push({ isValid: false, message, error, name, localizedErrorMessage: message });
+      const problem = (error: string, message: string) => problems.push({ isValid: false, message, error, name, localizedErrorMessage: message });
       if (property === undefined) {
         problem('PROPERTY_DOESNT_EXIST', `Property "${name}" does not exist`);
         continue;
@@ -706,7 +726,11 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     const url = webhookUrl;
     for (let i = 0; i < batch.length; i += maxEvents) {
       const chunk = batch.slice(i, i + maxEvents);
-      if (url !== null) await post(url, chunk.map((p) => p.event));
+      if (url !== null)
+        await post(
+          url,
+          chunk.map((p) => p.event),
+        );
       for (const p of chunk) p.done();
     }
   }
@@ -733,7 +757,13 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     for (const event of raised) {
       const subscription = journalSubscriptions.find((s) => String(s.portalId) === String(event.portalId) && s.objectTypeId === '0-1');
       if (subscription === undefined) continue;
-      const action = { 'contact.creation': 'CREATE', 'contact.propertyChange': 'UPDATE', 'contact.deletion': 'DELETE', 'contact.privacyDeletion': 'GDPR_DELETE', 'contact.merge': 'MERGE' }[event.subscriptionType];
+      const action = {
+        'contact.creation': 'CREATE',
+        'contact.propertyChange': 'UPDATE',
+        'contact.deletion': 'DELETE',
+        'contact.privacyDeletion': 'GDPR_DELETE',
+        'contact.merge': 'MERGE',
+      }[event.subscriptionType];
       if (action === undefined || !subscription.actions.includes(action)) continue;
       if (action === 'UPDATE' && !subscription.properties.includes(event.propertyName ?? '')) continue;
       kept.push({
@@ -753,7 +783,12 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
 
   function journalBatch(entries: readonly JournalEntry[]) {
     const expiresAt = new Date(now().getTime() + 3600_000).toISOString();
-    return { status: 'COMPLETE', results: entries.map((e) => ({ currentOffset: e.offset, expiresAt, url: `${fakeUrl()}/journal-files/${e.offset}` })), startedAt: iso(), completedAt: iso() };
+    return {
+      status: 'COMPLETE',
+      results: entries.map((e) => ({ currentOffset: e.offset, expiresAt, url: `${fakeUrl()}/journal-files/${e.offset}` })),
+      startedAt: iso(),
+      completedAt: iso(),
+    };
   }
 
   // ---- Faults and auth ----
@@ -935,8 +970,11 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       scope: null,
       handle: ({ query }) => {
         const redirectUri = query.get('redirect_uri');
-        if (query.get('client_id') !== clientId || redirectUri === null) throw oauthError(400, 'invalid_client', 'unknown client id or no redirect_uri', 'BAD_CLIENT_ID');
-        const scopes = [...new Set([...(query.get('scope') ?? '').split(' '), ...(query.get('optional_scope') ?? '').split(' ')].filter((scope) => scope !== ''))];
+        if (query.get('client_id') !== clientId || redirectUri === null)
+          throw oauthError(400, 'invalid_client', 'unknown client id or no redirect_uri', 'BAD_CLIENT_ID');
+        const scopes = [
+          ...new Set([...(query.get('scope') ?? '').split(' '), ...(query.get('optional_scope') ?? '').split(' ')].filter((scope) => scope !== '')),
+        ];
         const code = `code-${randomBytes(12).toString('hex')}`;
         codes.set(code, { redirectUri, scopes, userId: signedInUser, hubId: pickedHub });
         const back = new URL(redirectUri);
@@ -1050,7 +1088,12 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         const sensitive = [...new Set(input.inputs.flatMap((item) => Object.keys(item.properties).filter((name) => sensitiveProperties.has(name))))];
         if (sensitive.length > 0) {
           throw hubspotError(403, 'MISSING_SCOPES', `This app hasn't been granted the scopes to write sensitive data: ${sensitive.join(', ')}`, {
-            errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: ['crm.objects.contacts.sensitive.write.v2'], propertyName: sensitive } }],
+            errors: [
+              {
+                message: 'One or more of the following scopes are required.',
+                context: { requiredGranularScopes: ['crm.objects.contacts.sensitive.write.v2'], propertyName: sensitive },
+              },
+            ],
           });
         }
         // The portal's own validation rules (HubSpot applies them to API writes from 2026-09 on).
@@ -1064,7 +1107,14 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
           });
           const first = broken[0];
           if (first === undefined) continue;
-          ruleRefusals.set(item.id, ruleError(first, broken.map((rule) => rule.property), item.id));
+          ruleRefusals.set(
+            item.id,
+            ruleError(
+              first,
+              broken.map((rule) => rule.property),
+              item.id,
+            ),
+          );
         }
         const firstRefusal = [...ruleRefusals.values()][0];
         if (firstRefusal !== undefined && validationRules.some((rule) => rule.answer === 'request')) {
@@ -1307,7 +1357,8 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
         const unknown = inputs.filter((input) => expiredCallbacks.has(input.callbackId)).map((input) => input.callbackId);
         // Whether HubSpot refuses the whole batch for one expired callback is not on record; the fake
         // does (the stricter case), naming it.
-        if (unknown.length > 0) throw hubspotError(400, 'VALIDATION_ERROR', `Callback ids not found or expired: ${unknown.join(', ')}`, { context: { callbackIds: unknown } });
+        if (unknown.length > 0)
+          throw hubspotError(400, 'VALIDATION_ERROR', `Callback ids not found or expired: ${unknown.join(', ')}`, { context: { callbackIds: unknown } });
         for (const input of inputs) callbacks.push({ callbackId: input.callbackId, body: { outputFields: input.outputFields } });
         return { status: 204 };
       },
@@ -1526,7 +1577,12 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
       return track(post(url, batch, overrides.secret, overrides.timestamp));
     },
     async redeliver(delivery) {
-      return track(post(delivery.url, delivery.events.map((e) => ({ ...e, attemptNumber: e.attemptNumber + 1 }))));
+      return track(
+        post(
+          delivery.url,
+          delivery.events.map((e) => ({ ...e, attemptNumber: e.attemptNumber + 1 })),
+        ),
+      );
     },
     async webhooksIdle() {
       while (inFlight.size > 0 || pending.length > 0 || timer !== null) {

@@ -181,7 +181,10 @@ export interface FakeSalesforce {
   deleteRecord(id: string): void;
   record(id: string): FakeRecord;
   /** The outbound message the flow would send for these records, each with a fresh notification id. */
-  envelope(records: readonly FakeRecord[], overrides?: { organizationId?: string; notificationIds?: readonly string[] }): { body: string; notifications: OutboundNotificationSent[] };
+  envelope(
+    records: readonly FakeRecord[],
+    overrides?: { organizationId?: string; notificationIds?: readonly string[] },
+  ): { body: string; notifications: OutboundNotificationSent[] };
   /** Posts a fresh outbound message for existing records (up to 100), as the org would. */
   fire(records: readonly FakeRecord[], overrides?: { organizationId?: string; url?: string }): Promise<OutboundDelivery>;
   /** Salesforce's retry of a message: the same body, the same notification ids. */
@@ -234,7 +237,13 @@ const FIELD_PATH = /^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)?$/;
 
 const text = (name: string, length: number, type: FakeFieldType = 'Text'): FakeField => ({ name, type, updatable: true, length });
 const readOnly = (name: string, type: FakeFieldType): FakeField => ({ name, type, updatable: false });
-const reference = (name: string, references: FakeObject, relationship: string, updatable = true): FakeField => ({ name, type: 'Reference', updatable, references, relationship });
+const reference = (name: string, references: FakeObject, relationship: string, updatable = true): FakeField => ({
+  name,
+  type: 'Reference',
+  updatable,
+  references,
+  relationship,
+});
 
 const STANDARD_FIELDS: Readonly<Record<FakeObject, readonly FakeField[]>> = {
   Contact: [
@@ -287,9 +296,7 @@ const FieldMetaSchema = z.object({
     length: z.coerce.number().int().optional(),
     precision: z.coerce.number().int().optional(),
     scale: z.coerce.number().int().optional(),
-    valueSet: z
-      .object({ restricted: z.string().optional(), valueSetDefinition: z.object({ value: z.array(z.object({ fullName: z.string() })) }) })
-      .optional(),
+    valueSet: z.object({ restricted: z.string().optional(), valueSetDefinition: z.object({ value: z.array(z.object({ fullName: z.string() })) }) }).optional(),
   }),
 });
 
@@ -366,7 +373,12 @@ function validDate(value: string): boolean {
  * which Salesforce's deserializer refuses for the whole request) an ApiError thrown.
  */
 function storedValue(field: FakeField, value: unknown, object: string): FakeValue | SaveError {
-  const wrongType = () => new ApiError(400, 'JSON_PARSER_ERROR', `Cannot deserialize instance of ${field.type.toLowerCase()} from ${JSON.stringify(value)} for ${object}.${field.name}`);
+  const wrongType = () =>
+    new ApiError(
+      400,
+      'JSON_PARSER_ERROR',
+      `Cannot deserialize instance of ${field.type.toLowerCase()} from ${JSON.stringify(value)} for ${object}.${field.name}`,
+    );
   if (value === null) return field.type === 'Checkbox' ? false : null;
   switch (field.type) {
     case 'Checkbox':
@@ -377,7 +389,11 @@ function storedValue(field: FakeField, value: unknown, object: string): FakeValu
       const scale = field.scale ?? 0;
       const rounded = Math.round(value * 10 ** scale) / 10 ** scale;
       if (Math.abs(rounded) >= 10 ** ((field.precision ?? 18) - scale)) {
-        return { statusCode: 'NUMBER_OUTSIDE_VALID_RANGE', message: `${field.name}: value outside of valid range on numeric field: ${value}`, fields: [field.name] };
+        return {
+          statusCode: 'NUMBER_OUTSIDE_VALID_RANGE',
+          message: `${field.name}: value outside of valid range on numeric field: ${value}`,
+          fields: [field.name],
+        };
       }
       return rounded;
     }
@@ -391,13 +407,21 @@ function storedValue(field: FakeField, value: unknown, object: string): FakeValu
     case 'Picklist':
       if (typeof value !== 'string') throw wrongType();
       if (field.restricted === true && !(field.values ?? []).includes(value)) {
-        return { statusCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', message: `${field.name}: bad value for restricted picklist field: ${value}`, fields: [field.name] };
+        return {
+          statusCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST',
+          message: `${field.name}: bad value for restricted picklist field: ${value}`,
+          fields: [field.name],
+        };
       }
       return value;
     default: {
       if (typeof value !== 'string') throw wrongType();
       if (value.length > (field.length ?? 255)) {
-        return { statusCode: 'STRING_TOO_LONG', message: `${field.name}: data value too large: ${value.slice(0, 40)}… (max length=${field.length ?? 255})`, fields: [field.name] };
+        return {
+          statusCode: 'STRING_TOO_LONG',
+          message: `${field.name}: data value too large: ${value.slice(0, 40)}… (max length=${field.length ?? 255})`,
+          fields: [field.name],
+        };
       }
       // Salesforce keeps an empty text as null.
       return value === '' ? null : value;
@@ -480,7 +504,12 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   const base = `/services/data/v${version}`;
   let next = randomInt(62 ** 4, 62 ** 5 / 2);
   const newId = (prefix: string) => fakeId18(`${prefix}8a00000${base62(next++, 5)}`);
-  const orgId = options.orgId === undefined ? fakeId18(`00D8a00000${base62(randomInt(62 ** 4, 62 ** 5), 5)}`) : options.orgId.length === 15 ? fakeId18(options.orgId) : options.orgId;
+  const orgId =
+    options.orgId === undefined
+      ? fakeId18(`00D8a00000${base62(randomInt(62 ** 4, 62 ** 5), 5)}`)
+      : options.orgId.length === 15
+        ? fakeId18(options.orgId)
+        : options.orgId;
   const accessToken = options.accessToken ?? `00D!fake.${base62(randomInt(62 ** 5), 20)}`;
   const soapHost = options.soapHost ?? 'https://enrichbridge-fake.my.salesforce.com';
   const pageSize = options.queryPageSize ?? 2000;
@@ -502,7 +531,12 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   const tokens = new Set([accessToken]);
   const users = new Map<string, FakeSalesforceUser>();
   const addUser = (username: string, permissions: { modifyAllData?: boolean; customizeApplication?: boolean } = {}): FakeSalesforceUser => {
-    const user = { id: newId('005'), username, modifyAllData: permissions.modifyAllData === true, customizeApplication: permissions.customizeApplication === true };
+    const user = {
+      id: newId('005'),
+      username,
+      modifyAllData: permissions.modifyAllData === true,
+      customizeApplication: permissions.customizeApplication === true,
+    };
     users.set(user.id, user);
     return user;
   };
@@ -547,7 +581,11 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     }
     const lookup = [...(schema.get(record.object)?.values() ?? [])].find((f) => f.relationship?.toLowerCase() === first.toLowerCase());
     if (lookup === undefined || lookup.references === undefined || lookup.relationship === undefined) {
-      throw new ApiError(400, 'INVALID_FIELD', `Didn't understand relationship '${first}' in field path. If you are attempting to use a custom relationship, be sure to append the '__r' after the custom relationship name.`);
+      throw new ApiError(
+        400,
+        'INVALID_FIELD',
+        `Didn't understand relationship '${first}' in field path. If you are attempting to use a custom relationship, be sure to append the '__r' after the custom relationship name.`,
+      );
     }
     const parentField = fieldOf(lookup.references, second);
     if (parentField === undefined) throw new ApiError(400, 'INVALID_FIELD', `No such column '${second}' on entity '${lookup.references}'.`);
@@ -622,8 +660,13 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     if (where !== undefined) throw new ApiError(400, 'MALFORMED_QUERY', 'this fake reads UserPermissionAccess without a WHERE');
     const userId = tokenUsers.get(token);
     const user = userId === undefined ? undefined : users.get(userId);
-    const held: Record<string, boolean> = { PermissionsModifyAllData: user?.modifyAllData === true, PermissionsCustomizeApplication: user?.customizeApplication === true };
-    const row: Record<string, unknown> = { attributes: { type: 'UserPermissionAccess', url: `${base}/sobjects/UserPermissionAccess/${userId ?? '000000000000000AAA'}` } };
+    const held: Record<string, boolean> = {
+      PermissionsModifyAllData: user?.modifyAllData === true,
+      PermissionsCustomizeApplication: user?.customizeApplication === true,
+    };
+    const row: Record<string, unknown> = {
+      attributes: { type: 'UserPermissionAccess', url: `${base}/sobjects/UserPermissionAccess/${userId ?? '000000000000000AAA'}` },
+    };
     for (const field of select.split(',').map((f) => f.trim())) {
       const known = Object.keys(held).find((name) => name.toLowerCase() === field.toLowerCase());
       if (known === undefined) throw new ApiError(400, 'INVALID_FIELD', `No such column '${field}' on entity 'UserPermissionAccess'.`);
@@ -644,7 +687,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     const redirectUri = search.get('redirect_uri');
     const clientId = search.get('client_id');
     const challenge = search.get('code_challenge');
-    if (search.get('response_type') !== 'code' || clientId === null || redirectUri === null) return oauthError(400, 'invalid_request', 'response_type=code, client_id and redirect_uri are required');
+    if (search.get('response_type') !== 'code' || clientId === null || redirectUri === null)
+      return oauthError(400, 'invalid_request', 'response_type=code, client_id and redirect_uri are required');
     if (options.clientId !== undefined && clientId !== options.clientId) return oauthError(400, 'invalid_client_id', 'client identifier invalid');
     // S256 is the only method Salesforce takes, and what it assumes when none is named (jsforce names none).
     const method = search.get('code_challenge_method');
@@ -701,7 +745,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   async function update(body: unknown, callOptions: string | null): Promise<unknown> {
     const parsed = UpdateBodySchema.safeParse(body);
     if (!parsed.success) throw new ApiError(400, 'JSON_PARSER_ERROR', 'The request body must have records.');
-    if (parsed.data.records.length > 200) throw new ApiError(400, 'EXCEEDED_ID_LIMIT', 'record limit reached. cannot submit more than 200 records into this call');
+    if (parsed.data.records.length > 200)
+      throw new ApiError(400, 'EXCEEDED_ID_LIMIT', 'record limit reached. cannot submit more than 200 records into this call');
     // First what refuses the whole call (a type Salesforce does not know, a field not deployed, a value of the
     // wrong JSON type), then each record on its own.
     const planned = parsed.data.records.map((raw) => {
@@ -717,7 +762,16 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
         const field = fieldOf(object, name);
         if (field === undefined) throw new ApiError(400, 'INVALID_FIELD', `No such column '${name}' on sobject of type ${object}`);
         sent[field.name] = value;
-        values.push([field, field.updatable ? storedValue(field, value, object) : { statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', message: `Unable to create/update fields: ${field.name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, fields: [field.name] }]);
+        values.push([
+          field,
+          field.updatable
+            ? storedValue(field, value, object)
+            : {
+                statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE',
+                message: `Unable to create/update fields: ${field.name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`,
+                fields: [field.name],
+              },
+        ]);
       }
       return { object, rawId, values, sent };
     });
@@ -725,11 +779,14 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       const errors: SaveError[] = [];
       const record = typeof rawId === 'string' && ID_SHAPE.test(rawId) ? find(rawId) : undefined;
       if (typeof rawId !== 'string') errors.push({ statusCode: 'MISSING_ARGUMENT', message: 'Id not specified in an update call', fields: [] });
-      else if (!ID_SHAPE.test(rawId)) errors.push({ statusCode: 'MALFORMED_ID', message: `${object} ID: id value of incorrect type: ${rawId}`, fields: ['Id'] });
+      else if (!ID_SHAPE.test(rawId))
+        errors.push({ statusCode: 'MALFORMED_ID', message: `${object} ID: id value of incorrect type: ${rawId}`, fields: ['Id'] });
       else if (record === undefined) errors.push({ statusCode: 'INVALID_CROSS_REFERENCE_KEY', message: 'invalid cross reference id', fields: [] });
-      else if (record.object !== object) errors.push({ statusCode: 'MALFORMED_ID', message: `${object} ID: id value of incorrect type: ${rawId}`, fields: ['Id'] });
+      else if (record.object !== object)
+        errors.push({ statusCode: 'MALFORMED_ID', message: `${object} ID: id value of incorrect type: ${rawId}`, fields: ['Id'] });
       else if (record.deleted) errors.push({ statusCode: 'ENTITY_IS_DELETED', message: 'entity is deleted', fields: [] });
-      else if (record.object === 'Lead' && record.fields['IsConverted'] === true) errors.push({ statusCode: 'CANNOT_UPDATE_CONVERTED_LEAD', message: 'cannot reference converted lead', fields: [] });
+      else if (record.object === 'Lead' && record.fields['IsConverted'] === true)
+        errors.push({ statusCode: 'CANNOT_UPDATE_CONVERTED_LEAD', message: 'cannot reference converted lead', fields: [] });
       for (const [, value] of values) if (isSaveError(value)) errors.push(value);
       return { record, errors };
     });
@@ -740,13 +797,27 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       const plan = planned[index];
       const rawId = typeof plan?.rawId === 'string' ? plan.rawId : '';
       const fail = (list: SaveError[]) => {
-        updates.push({ object: plan?.object ?? '', id: record?.id ?? rawId, fields: plan?.sent ?? {}, callOptions, success: false, statusCode: list[0]?.statusCode ?? null, at: at.toISOString() });
+        updates.push({
+          object: plan?.object ?? '',
+          id: record?.id ?? rawId,
+          fields: plan?.sent ?? {},
+          callOptions,
+          success: false,
+          statusCode: list[0]?.statusCode ?? null,
+          at: at.toISOString(),
+        });
         return { success: false, errors: list };
       };
       if (errors.length > 0) return fail(errors);
       if (record === undefined || plan === undefined) return fail([{ statusCode: 'UNKNOWN_EXCEPTION', message: 'no record', fields: [] }]);
       if (rollBack) {
-        return fail([{ statusCode: 'ALL_OR_NONE_OPERATION_ROLLED_BACK', message: 'Record rolled back because not all records were valid and the request was using AllOrNone header', fields: [] }]);
+        return fail([
+          {
+            statusCode: 'ALL_OR_NONE_OPERATION_ROLLED_BACK',
+            message: 'Record rolled back because not all records were valid and the request was using AllOrNone header',
+            fields: [],
+          },
+        ]);
       }
       for (const [field, value] of plan.values) if (!isSaveError(value)) record.fields[field.name] = value;
       record.fields['LastModifiedDate'] = salesforceDateTime(at);
@@ -769,7 +840,14 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     return answer;
   }
 
-  function route(method: string, pathname: string, search: URLSearchParams, body: unknown, callOptions: string | null, token: string): Promise<unknown> | unknown {
+  function route(
+    method: string,
+    pathname: string,
+    search: URLSearchParams,
+    body: unknown,
+    callOptions: string | null,
+    token: string,
+  ): Promise<unknown> | unknown {
     if (!pathname.startsWith(`${base}/`)) throw new ApiError(404, 'NOT_FOUND', 'The requested resource does not exist');
     const rest = pathname.slice(base.length);
     if (method === 'GET' && rest === '/') {
@@ -816,7 +894,16 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
     const token = /^Bearer (.+)$/i.exec(headers['authorization'] ?? '')?.[1] ?? null;
     const method = req.method ?? 'GET';
-    const entry: FakeSalesforceRequest = { method, path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body, token, status: 0, at: new Date().toISOString() };
+    const entry: FakeSalesforceRequest = {
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body,
+      token,
+      status: 0,
+      at: new Date().toISOString(),
+    };
     requests.push(entry);
     const answer = (status: number, payload: unknown, extra: Record<string, string> = {}) => {
       entry.status = status;
@@ -842,14 +929,16 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     if (fault !== undefined) {
       fault.remaining -= 1;
       if (fault.kind === 'UNAVAILABLE') return answer(503, MAINTENANCE_PAGE);
-      if (fault.kind === 'INVALID_SESSION_ID') return answer(401, [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }], { 'www-authenticate': 'Token' });
+      if (fault.kind === 'INVALID_SESSION_ID')
+        return answer(401, [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }], { 'www-authenticate': 'Token' });
       state.apiUsage.used = Math.max(state.apiUsage.used, state.apiUsage.max);
       return answer(403, [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }], limitInfo());
     }
     if (token === null || !tokens.has(token)) {
       return answer(401, [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }], { 'www-authenticate': 'Token' });
     }
-    if (state.apiUsage.used >= state.apiUsage.max) return answer(403, [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }], limitInfo());
+    if (state.apiUsage.used >= state.apiUsage.max)
+      return answer(403, [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }], limitInfo());
     state.apiUsage.used += 1;
     try {
       const result = await route(method, url.pathname, url.searchParams, body, headers['sforce-call-options'] ?? null, token);
@@ -879,7 +968,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   function envelope(list: readonly FakeRecord[], overrides: { organizationId?: string; notificationIds?: readonly string[] } = {}) {
     if (list.length === 0 || list.length > 100) throw new Error(`an outbound message carries 1 to 100 notifications, not ${list.length}`);
     const object = list[0]?.object;
-    if (object === undefined || object === 'Account' || list.some((r) => r.object !== object)) throw new Error('one outbound message is for Contacts or for Leads');
+    if (object === undefined || object === 'Account' || list.some((r) => r.object !== object))
+      throw new Error('one outbound message is for Contacts or for Leads');
     const org = overrides.organizationId ?? orgId;
     const notifications = list.map((record, i) => ({ id: overrides.notificationIds?.[i] ?? newId('04l'), object, recordId: record.id }));
     // Id first, then the others in alphabetical order, as Salesforce writes them.
@@ -918,7 +1008,13 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     return { body, notifications };
   }
 
-  async function deliver(target: string | null, body: string, organizationId: string, notifications: OutboundNotificationSent[], trigger: OutboundDelivery['trigger']): Promise<OutboundDelivery> {
+  async function deliver(
+    target: string | null,
+    body: string,
+    organizationId: string,
+    notifications: OutboundNotificationSent[],
+    trigger: OutboundDelivery['trigger'],
+  ): Promise<OutboundDelivery> {
     if (target === null) throw new Error('no outbound URL: give outboundUrl or call setOutboundUrl');
     let delivery: OutboundDelivery;
     try {
@@ -931,9 +1027,33 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       const text = await response.text();
       const contentType = response.headers.get('content-type');
       const read = readOutboundAnswer(text);
-      delivery = { url: target, body, organizationId, notifications, trigger, status: response.status, contentType, response: text, acked: response.status === 200 && read.acked, fault: read.fault, error: null };
+      delivery = {
+        url: target,
+        body,
+        organizationId,
+        notifications,
+        trigger,
+        status: response.status,
+        contentType,
+        response: text,
+        acked: response.status === 200 && read.acked,
+        fault: read.fault,
+        error: null,
+      };
     } catch (error) {
-      delivery = { url: target, body, organizationId, notifications, trigger, status: null, contentType: null, response: '', acked: false, fault: null, error: error instanceof Error ? error.message : String(error) };
+      delivery = {
+        url: target,
+        body,
+        organizationId,
+        notifications,
+        trigger,
+        status: null,
+        contentType: null,
+        response: '',
+        acked: false,
+        fault: null,
+        error: error instanceof Error ? error.message : String(error),
+      };
     }
     deliveries.push(delivery);
     return delivery;
@@ -1008,7 +1128,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     createAccount: (name) => insert('Account', { Name: name }),
     createContact: async (fields, createOptions = {}) => only(await create('Contact', [fields], createOptions)),
     createLead: async (fields, createOptions = {}) => only(await create('Lead', [{ Status: 'Open - Not Contacted', ...fields }], createOptions)),
-    createRecords: (object, list, createOptions = {}) => create(object, object === 'Lead' ? list.map((f) => ({ Status: 'Open - Not Contacted', ...f })) : list, createOptions),
+    createRecords: (object, list, createOptions = {}) =>
+      create(object, object === 'Lead' ? list.map((f) => ({ Status: 'Open - Not Contacted', ...f })) : list, createOptions),
     async convertLead(id, createOptions = {}) {
       const lead = record(id);
       if (lead.object !== 'Lead' || lead.deleted || lead.fields['IsConverted'] === true) throw new Error(`${id} is not a live unconverted Lead`);

@@ -88,11 +88,7 @@ export interface Reply {
 }
 
 /** POSTs to an enrichment endpoint; `body` is JSON-encoded unless it is already a string. */
-export async function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Reply> {
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

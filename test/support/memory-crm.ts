@@ -156,7 +156,11 @@ export class MemoryCrmConnector extends MappingConnector implements CrmConnector
   }
 }
 
-const CallSchema = z.object({ object: z.string(), ids: z.array(z.string()).optional(), updates: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()) })).optional() });
+const CallSchema = z.object({
+  object: z.string(),
+  ids: z.array(z.string()).optional(),
+  updates: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()) })).optional(),
+});
 
 /** The CRM over HTTP on loopback: POST /read and POST /write, CrmErrors as 429/503 answers. */
 export async function serveMemoryCrm(crm: MemoryCrm): Promise<{ url: string; close(): Promise<void> }> {
@@ -191,7 +195,11 @@ export async function serveMemoryCrm(crm: MemoryCrm): Promise<{ url: string; clo
   };
 }
 
-const ErrorBodySchema = z.object({ kind: z.enum(['rate_limited', 'limit_exhausted', 'auth', 'transient']).optional(), message: z.string(), retryAt: z.string().nullable().optional() });
+const ErrorBodySchema = z.object({
+  kind: z.enum(['rate_limited', 'limit_exhausted', 'auth', 'transient']).optional(),
+  message: z.string(),
+  retryAt: z.string().nullable().optional(),
+});
 
 /** A connector that reaches a MemoryCrm in another process through serveMemoryCrm. */
 export class HttpCrmConnector extends MappingConnector implements CrmConnector {
@@ -211,7 +219,9 @@ export class HttpCrmConnector extends MappingConnector implements CrmConnector {
   }
 
   async read(object: string, ids: readonly string[]): Promise<Map<string, CrmRecord>> {
-    const records = z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])) })).parse(await this.call('/read', { object, ids }));
+    const records = z
+      .array(z.object({ id: z.string(), properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])) }))
+      .parse(await this.call('/read', { object, ids }));
     return new Map(records.map((r) => [r.id, r]));
   }
 

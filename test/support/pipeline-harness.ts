@@ -33,7 +33,12 @@ export interface PipelineHarness {
   /** The clock the pipeline and the service's quota periods read; tests move it. */
   readonly clock: { now: Date };
   /** A local account and an installation enriching against it. */
-  install(options?: { environment?: Environment; account?: AccountSettings; settings?: Partial<InstallationSettings>; externalAccountId?: string }): Promise<Installation>;
+  install(options?: {
+    environment?: Environment;
+    account?: AccountSettings;
+    settings?: Partial<InstallationSettings>;
+    externalAccountId?: string;
+  }): Promise<Installation>;
   enqueue(installation: Installation, payload: EnrichJobPayload): Promise<{ id: string; created: boolean }>;
   /** Runs batches until the queue has nothing ready; returns how many batches ran. */
   drain(worker?: Worker): Promise<number>;

@@ -31,7 +31,12 @@ export interface Proc {
 
 /** `inherit: false` gives the process `env` alone, none of the test run's own variables (as a fresh shell would). */
 export function startProcess(command: string, args: string[], env: Record<string, string>, options: { readonly inherit?: boolean } = {}): Proc {
-  const child = spawn(command, args, { cwd: REPO, env: options.inherit === false ? env : { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: REPO,
+    env: options.inherit === false ? env : { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -68,10 +73,7 @@ export function startProcess(command: string, args: string[], env: Record<string
  * Starts the server on a free port: through `npm start`, as the README says, or as the bare node
  * process npm runs, when a test needs the server's own exit code and signal handling.
  */
-export async function startServerProcess(
-  env: Record<string, string>,
-  how: 'npm' | 'node' = 'npm',
-): Promise<{ proc: Proc; url: string }> {
+export async function startServerProcess(env: Record<string, string>, how: 'npm' | 'node' = 'npm'): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const proc =
     how === 'npm'

@@ -25,7 +25,8 @@ export interface TestSnapshots {
 export async function openTestSnapshots(database: TestDatabase): Promise<TestSnapshots> {
   const location = await database.fresh();
   const root = isPostgresUrl(location) ? tempDir() : path.dirname(location);
-  const storageAt = async (): Promise<SnapshotStorage> => (isPostgresUrl(location) ? PostgresSnapshots.open(location, { poolSize: 4 }) : new SqliteSnapshots(root));
+  const storageAt = async (): Promise<SnapshotStorage> =>
+    isPostgresUrl(location) ? PostgresSnapshots.open(location, { poolSize: 4 }) : new SqliteSnapshots(root);
   const { store } = isPostgresUrl(location) ? await openPostgresStore(location) : await openSqliteStore(location);
   const storage = await storageAt();
   const others: SnapshotStorage[] = [];

@@ -21,11 +21,7 @@ describe('parseFieldList', () => {
   });
 
   it('a comma-separated list with spaces gives exactly those fields', () => {
-    expect(parseFieldList(' net_worth , boat_owner,political_party ', HOUSEHOLD_FIELDS, 'household')).toEqual([
-      'net_worth',
-      'boat_owner',
-      'political_party',
-    ]);
+    expect(parseFieldList(' net_worth , boat_owner,political_party ', HOUSEHOLD_FIELDS, 'household')).toEqual(['net_worth', 'boat_owner', 'political_party']);
   });
 
   it('the result follows catalogue order and drops duplicates and empty entries', () => {

@@ -3,7 +3,16 @@
 // apart by the same prefixes the builders write.
 import { describe, expect, it } from 'vitest';
 import type { Address, EnrichmentRequest } from '../../core/contract/schemas.ts';
-import { BLOCK, BLOCK_KINDS, type BlockKind, NARROWED_KINDS, blockKindOf, blockPrefix, isNarrowedBlock, nameSoundBlock } from '../../core/snapshot/block-keys.ts';
+import {
+  BLOCK,
+  BLOCK_KINDS,
+  type BlockKind,
+  NARROWED_KINDS,
+  blockKindOf,
+  blockPrefix,
+  isNarrowedBlock,
+  nameSoundBlock,
+} from '../../core/snapshot/block-keys.ts';
 import { linkageQuery, queryBlockKeys } from '../../core/snapshot/linkage.ts';
 import { householdToWrite, personToWrite } from '../../core/snapshot/loader.ts';
 import { fetchStatement } from '../../core/snapshot/postgres-snapshot-reader.ts';

@@ -27,7 +27,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
 
-  it('every outbound call has a timeout, and a killed worker\'s lease lasts 30 s, by default; each can be set', () => {
+  it("every outbound call has a timeout, and a killed worker's lease lasts 30 s, by default; each can be set", () => {
     expect(loadConfig({})).toMatchObject({ workerLeaseMs: 30_000, timeouts: { hubspotMs: 30_000, salesforceMs: 120_000, tokenMs: 15_000, enrichMs: 10_000 } });
     const set = loadConfig({ HUBSPOT_TIMEOUT_MS: '5000', SALESFORCE_TIMEOUT_MS: '6000', TOKEN_TIMEOUT_MS: '7000', ENRICH_TIMEOUT_MS: '8000' });
     expect(set.timeouts).toEqual({ hubspotMs: 5000, salesforceMs: 6000, tokenMs: 7000, enrichMs: 8000 });
@@ -54,7 +54,9 @@ describe('configuration', () => {
   });
 
   it('refuses a headers timeout longer than the request timeout, which would never apply', () => {
-    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/,
+    );
   });
 });
 

@@ -28,7 +28,10 @@ describe('No silent split brain: connection URLs are named without their passwor
   });
 
   it('names the SQLite file and in-process limits when neither is configured', () => {
-    expect(backendsOf({ dataDir: '/srv/eb/data', databaseUrl: null, redisUrl: null })).toEqual({ database: 'SQLite /srv/eb/data/enrichbridge.db', redis: 'in-process' });
+    expect(backendsOf({ dataDir: '/srv/eb/data', databaseUrl: null, redisUrl: null })).toEqual({
+      database: 'SQLite /srv/eb/data/enrichbridge.db',
+      redis: 'in-process',
+    });
     expect(backendsOf({ dataDir: '/srv/eb/data', databaseUrl: 'postgres://eb:pw@db/eb', redisUrl: 'redis://:pw@cache:6379' })).toEqual({
       database: 'PostgreSQL postgres://eb:***@db/eb',
       redis: 'redis://:***@cache:6379',

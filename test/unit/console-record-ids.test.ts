@@ -46,7 +46,8 @@ const entry: LogEntry = {
 };
 
 /** Every bidi control in a page, in order, as code points. */
-const controlsIn = (html: string): string[] => [...html.matchAll(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu)].map((m) => (m[0].codePointAt(0) ?? 0).toString(16));
+const controlsIn = (html: string): string[] =>
+  [...html.matchAll(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu)].map((m) => (m[0].codePointAt(0) ?? 0).toString(16));
 
 describe('record ids in the console', () => {
   it('are wrapped in <bdi>, their own bidi controls shown as codes, in markup', () => {
@@ -59,9 +60,17 @@ describe('record ids in the console', () => {
   });
 
   it('are isolated in the log, and no control of theirs reaches the page', () => {
-    const html = logPage(chrome, { installation, values: {}, errors: {}, entries: [entry], recordUrl: () => 'https://app.hubspot.com/contacts/62515/record/0-1/1011' });
+    const html = logPage(chrome, {
+      installation,
+      values: {},
+      errors: {},
+      entries: [entry],
+      recordUrl: () => 'https://app.hubspot.com/contacts/62515/record/0-1/1011',
+    });
 
-    expect(html).toContain(`<a href="https://app.hubspot.com/contacts/62515/record/0-1/1011" rel="noreferrer noopener" target="_blank">contact <bdi>${SHOWN}</bdi></a>`);
+    expect(html).toContain(
+      `<a href="https://app.hubspot.com/contacts/62515/record/0-1/1011" rel="noreferrer noopener" target="_blank">contact <bdi>${SHOWN}</bdi></a>`,
+    );
     expect(controlsIn(html)).toEqual([]);
   });
 

@@ -43,7 +43,9 @@ describe('the sign-in state', () => {
     const location = new URL(forwarded?.headers.Location ?? '');
     expect(`${location.origin}${location.pathname}`).toBe(`${PUBLIC_URL}/console/signin/hubspot/callback`);
     expect(Object.fromEntries(location.searchParams)).toEqual({ code: 'c-1', state: sealed });
-    expect(new URL(forwardSignIn(box, 'hubspot', PUBLIC_URL, { error: 'access_denied', state: sealed })?.headers.Location ?? '').searchParams.get('error')).toBe('access_denied');
+    expect(
+      new URL(forwardSignIn(box, 'hubspot', PUBLIC_URL, { error: 'access_denied', state: sealed })?.headers.Location ?? '').searchParams.get('error'),
+    ).toBe('access_denied');
     expect(forwardSignIn(box, 'hubspot', PUBLIC_URL, { code: 'c-1', state: 'an-install-state' })).toBeUndefined();
     expect(forwardSignIn(box, 'hubspot', PUBLIC_URL, { code: 'c-1' })).toBeUndefined();
     // Never a redirect off PUBLIC_URL, whatever a state says.
@@ -54,10 +56,24 @@ describe('the sign-in state', () => {
 
 describe('the sign-in authorize URLs', () => {
   it("HubSpot: the install's client id and redirect URI, the required scopes, and settings.users.read beside the optional ones", () => {
-    const signIn = hubspotConsoleSignIn({ clientId: 'client-1', clientSecret: 'secret', appId: '7', apiBaseUrl: 'https://api.hubapi.com', authBaseUrl: 'https://app.hubspot.com' });
+    const signIn = hubspotConsoleSignIn({
+      clientId: 'client-1',
+      clientSecret: 'secret',
+      appId: '7',
+      apiBaseUrl: 'https://api.hubapi.com',
+      authBaseUrl: 'https://app.hubspot.com',
+    });
     expect(signIn.available(PUBLIC_URL)).toBe(true);
     expect(signIn.available(null)).toBe(false);
-    expect(hubspotConsoleSignIn({ clientId: null, clientSecret: null, appId: null, apiBaseUrl: 'https://api.hubapi.com', authBaseUrl: 'https://app.hubspot.com' }).available(PUBLIC_URL)).toBe(false);
+    expect(
+      hubspotConsoleSignIn({
+        clientId: null,
+        clientSecret: null,
+        appId: null,
+        apiBaseUrl: 'https://api.hubapi.com',
+        authBaseUrl: 'https://app.hubspot.com',
+      }).available(PUBLIC_URL),
+    ).toBe(false);
     const url = new URL(signIn.authorizeUrl({ publicUrl: PUBLIC_URL, query: {}, seal: () => 'sealed-state' }));
     expect(`${url.origin}${url.pathname}`).toBe('https://app.hubspot.com/oauth/authorize');
     expect(url.searchParams.get('client_id')).toBe('client-1');
@@ -68,7 +84,13 @@ describe('the sign-in authorize URLs', () => {
   });
 
   it("Salesforce: PKCE with the verifier sealed in the state, the install's redirect URI, the api scope only, a sandbox org at test.salesforce.com", () => {
-    const signIn = salesforceConsoleSignIn({ clientId: '3MVG9.key', clientSecret: null, loginUrl: 'https://login.salesforce.com', allowAnyHost: false, jwt: null });
+    const signIn = salesforceConsoleSignIn({
+      clientId: '3MVG9.key',
+      clientSecret: null,
+      loginUrl: 'https://login.salesforce.com',
+      allowAnyHost: false,
+      jwt: null,
+    });
     let carry: Readonly<Record<string, string>> = {};
     const url = new URL(signIn.authorizeUrl({ publicUrl: PUBLIC_URL, query: {}, seal: (c) => ((carry = c), 'sealed-state') }));
     expect(`${url.origin}${url.pathname}`).toBe('https://login.salesforce.com/services/oauth2/authorize');
@@ -102,7 +124,14 @@ describe("HubSpot's answer: a Super Admin of the token's portal", () => {
   };
   const info = parseTokenInfo(metadata);
   // Shape of GET /settings/users/{version}/{userId} (PublicUser).
-  const user = (superAdmin?: boolean) => ({ id: '4701001', email: 'ada@example.com', roleIds: [], primaryTeamId: '1', secondaryTeamIds: [], ...(superAdmin === undefined ? {} : { superAdmin }) });
+  const user = (superAdmin?: boolean) => ({
+    id: '4701001',
+    email: 'ada@example.com',
+    roleIds: [],
+    primaryTeamId: '1',
+    secondaryTeamIds: [],
+    ...(superAdmin === undefined ? {} : { superAdmin }),
+  });
 
   it('reads the portal and the user from the token metadata', () => {
     expect(info).toMatchObject({ hub_id: '62515', user_id: '4701001', user: 'ada@example.com' });
@@ -124,13 +153,19 @@ describe("HubSpot's answer: a Super Admin of the token's portal", () => {
       isAdmin: true,
       reason: 'ada@example.com is a Super Admin of portal 62515.',
     });
-    expect(hubspotVerdict(info, { status: 200, body: user(false) })).toMatchObject({ isAdmin: false, reason: 'ada@example.com is not a Super Admin of portal 62515.' });
+    expect(hubspotVerdict(info, { status: 200, body: user(false) })).toMatchObject({
+      isAdmin: false,
+      reason: 'ada@example.com is not a Super Admin of portal 62515.',
+    });
     // No `superAdmin` in the answer: not one.
     expect(hubspotVerdict(info, { status: 200, body: user() }).isAdmin).toBe(false);
   });
 
   it('refuses when HubSpot will not say (no scope, 403, no such user), and throws on a failure to try again', () => {
-    expect(hubspotVerdict(info, null)).toMatchObject({ isAdmin: false, reason: expect.stringContaining('did not grant this sign-in the settings.users.read scope') });
+    expect(hubspotVerdict(info, null)).toMatchObject({
+      isAdmin: false,
+      reason: expect.stringContaining('did not grant this sign-in the settings.users.read scope'),
+    });
     expect(hubspotVerdict(info, { status: 403, body: { category: 'MISSING_SCOPES' } }).isAdmin).toBe(false);
     expect(hubspotVerdict(info, { status: 404, body: null })).toMatchObject({ isAdmin: false, reason: 'HubSpot has no user 4701001 in portal 62515.' });
     expect(() => hubspotVerdict(info, { status: 429, body: null })).toThrow('answered 429');
@@ -145,7 +180,13 @@ describe("Salesforce's answer: Modify All Data or Customize Application, the use
   const rows = (modifyAllData: boolean, customizeApplication: boolean) => ({
     totalSize: 1,
     done: true,
-    records: [{ attributes: { type: 'UserPermissionAccess', url: '/services/data/v62.0/sobjects/UserPermissionAccess/x' }, PermissionsModifyAllData: modifyAllData, PermissionsCustomizeApplication: customizeApplication }],
+    records: [
+      {
+        attributes: { type: 'UserPermissionAccess', url: '/services/data/v62.0/sobjects/UserPermissionAccess/x' },
+        PermissionsModifyAllData: modifyAllData,
+        PermissionsCustomizeApplication: customizeApplication,
+      },
+    ],
   });
 
   it('asks one fixed query, with no id in it', () => {
@@ -168,9 +209,14 @@ describe("Salesforce's answer: Modify All Data or Customize Application, the use
   });
 
   it('refuses a query Salesforce turns down, and throws on a failure to try again', () => {
-    const refused = salesforceVerdict(grant, { status: 400, body: [{ message: "sObject type 'UserPermissionAccess' is not supported.", errorCode: 'INVALID_TYPE' }] });
+    const refused = salesforceVerdict(grant, {
+      status: 400,
+      body: [{ message: "sObject type 'UserPermissionAccess' is not supported.", errorCode: 'INVALID_TYPE' }],
+    });
     expect(refused).toMatchObject({ isAdmin: false, reason: expect.stringContaining('(INVALID_TYPE)') });
-    expect(() => salesforceVerdict(grant, { status: 401, body: [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }] })).toThrow('answered 401');
+    expect(() => salesforceVerdict(grant, { status: 401, body: [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }] })).toThrow(
+      'answered 401',
+    );
     expect(() => salesforceVerdict(grant, { status: 503, body: null })).toThrow('answered 503');
     expect(() => salesforceVerdict(grant, { status: 200, body: { totalSize: 0, done: true, records: [] } })).toThrow('one row');
     expect(() => salesforceVerdict({ ...grant, orgId: 'not-an-org' }, { status: 200, body: rows(true, true) })).toThrow('not one');

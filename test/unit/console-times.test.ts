@@ -32,7 +32,7 @@ describe('times in the console', () => {
     expect(timeHtml('<b>')).toBe('<time datetime="&#60;b&#62;">&#60;b&#62;</time>');
   });
 
-  it("name the end of a pause in UTC too", () => {
+  it('name the end of a pause in UTC too', () => {
     expect(statusText(installation).text).toBe('paused for quota until 2026-12-01 00:00:00 UTC');
   });
 
@@ -41,7 +41,16 @@ describe('times in the console', () => {
       installation,
       target: 'account acme',
       quota: { used: 2, limit: 3, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z' },
-      forecast: { sandbox: false, used: 2, limit: 3, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', dailyAverage: 0.3, runsOutOn: '2026-11-28', budget: null },
+      forecast: {
+        sandbox: false,
+        used: 2,
+        limit: 3,
+        period: 'month',
+        resetsAt: '2026-12-01T00:00:00.000Z',
+        dailyAverage: 0.3,
+        runsOutOn: '2026-11-28',
+        budget: null,
+      },
       budget: null,
       days: ['2026-11-27'],
       outcomes: [],
@@ -53,7 +62,7 @@ describe('times in the console', () => {
     expect(html).toContain('<dt>Resets</dt><dd><time datetime="2026-12-01T00:00:00.000Z">2026-12-01 00:00:00 UTC</time></dd>');
   });
 
-  it('are left as the server wrote them by the console script (no rewrite into the viewer\'s zone)', () => {
+  it("are left as the server wrote them by the console script (no rewrite into the viewer's zone)", () => {
     expect(CONSOLE_JS).not.toMatch(/toLocale|time\[datetime\]/);
   });
 });

@@ -10,9 +10,28 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 // (who signed in to the console with the CRM, and whether they administer the account), ids.ts (what the
 // CRM's ids look like, read with one schema by webhooks and backfills alike) and version.ts (the one API
 // version the CRM is spoken to in).
-const SHARED = ['api.ts', 'auth.ts', 'backfill.ts', 'cli.ts', 'connector.ts', 'console-signin.ts', 'fields.ts', 'ids.ts', 'index.ts', 'install.ts', 'intake.ts', 'mapping.ts', 'paths.ts', 'routes.ts', 'version.ts'];
+const SHARED = [
+  'api.ts',
+  'auth.ts',
+  'backfill.ts',
+  'cli.ts',
+  'connector.ts',
+  'console-signin.ts',
+  'fields.ts',
+  'ids.ts',
+  'index.ts',
+  'install.ts',
+  'intake.ts',
+  'mapping.ts',
+  'paths.ts',
+  'routes.ts',
+  'version.ts',
+];
 
-const filesOf = (crm: string): string[] => readdirSync(path.join(ROOT, 'connectors', crm)).filter((name) => name.endsWith('.ts')).sort();
+const filesOf = (crm: string): string[] =>
+  readdirSync(path.join(ROOT, 'connectors', crm))
+    .filter((name) => name.endsWith('.ts'))
+    .sort();
 
 describe('the CRM folders', () => {
   it('hold the same shared file set, HubSpot and Salesforce alike', () => {

@@ -19,6 +19,11 @@ describe('CRM modules', () => {
   it('two modules may not share a provider or a job kind', () => {
     expect(() => registryOf([quiet, { ...quiet }])).toThrow('two CRM modules for provider "memcrm"');
     const handler = () => Promise.resolve();
-    expect(() => registryOf([{ ...quiet, jobs: { k: handler } }, { ...quiet, provider: 'other', jobs: { k: handler } }])).toThrow('job kind "k" is claimed by two CRM modules');
+    expect(() =>
+      registryOf([
+        { ...quiet, jobs: { k: handler } },
+        { ...quiet, provider: 'other', jobs: { k: handler } },
+      ]),
+    ).toThrow('job kind "k" is claimed by two CRM modules');
   });
 });

@@ -28,10 +28,32 @@ describe('runsOutOn', () => {
 
 describe('describeForecast', () => {
   it('says the units used, the pace and the day it runs out', () => {
-    expect(describeForecast({ sandbox: false, used: 900, limit: 1000, period: 'month', resetsAt: reset.toISOString(), dailyAverage: 20, runsOutOn: '2026-11-15', budget: null })).toBe(
-      '900 of 1000 units used this month; 20.0 units a day over the last 7 days; at this pace the quota runs out on 2026-11-15',
+    expect(
+      describeForecast({
+        sandbox: false,
+        used: 900,
+        limit: 1000,
+        period: 'month',
+        resetsAt: reset.toISOString(),
+        dailyAverage: 20,
+        runsOutOn: '2026-11-15',
+        budget: null,
+      }),
+    ).toBe('900 of 1000 units used this month; 20.0 units a day over the last 7 days; at this pace the quota runs out on 2026-11-15');
+    expect(
+      describeForecast({
+        sandbox: false,
+        used: 5,
+        limit: 1000,
+        period: 'month',
+        resetsAt: reset.toISOString(),
+        dailyAverage: 1,
+        runsOutOn: null,
+        budget: { spent: 5, budget: 8, runsOutOn: '2026-11-13' },
+      }),
+    ).toContain('lasts until it resets (2026-12-01); budget 5 of 8 units this month, spent at this pace on 2026-11-13');
+    expect(describeForecast({ sandbox: true, used: 0, limit: null, period: 'month', resetsAt: null, dailyAverage: 0, runsOutOn: null, budget: null })).toBe(
+      'sandbox: no quota is spent',
     );
-    expect(describeForecast({ sandbox: false, used: 5, limit: 1000, period: 'month', resetsAt: reset.toISOString(), dailyAverage: 1, runsOutOn: null, budget: { spent: 5, budget: 8, runsOutOn: '2026-11-13' } })).toContain('lasts until it resets (2026-12-01); budget 5 of 8 units this month, spent at this pace on 2026-11-13');
-    expect(describeForecast({ sandbox: true, used: 0, limit: null, period: 'month', resetsAt: null, dailyAverage: 0, runsOutOn: null, budget: null })).toBe('sandbox: no quota is spent');
   });
 });

@@ -11,7 +11,13 @@ import { normalizeEmail } from '../../core/normalize/email.ts';
 import { personName } from '../../core/normalize/name.ts';
 import { normalizePhone } from '../../core/normalize/phone.ts';
 import {
-  type HouseholdRecord, HouseholdRecordSchema, ManifestSchema, type PersonRecord, PersonRecordSchema, type QueryLine, QueryLineSchema,
+  type HouseholdRecord,
+  HouseholdRecordSchema,
+  ManifestSchema,
+  type PersonRecord,
+  PersonRecordSchema,
+  type QueryLine,
+  QueryLineSchema,
 } from '../../core/snapshot/format.ts';
 import { type GenerateSummary, generateSnapshot } from '../../core/snapshot/generate.ts';
 import { householdFields } from '../../core/snapshot/generator-data/households.ts';
@@ -33,7 +39,11 @@ let rawPeople: Record<string, unknown>[] = [];
 let queries: QueryLine[] = [];
 
 const read = (dir: string, file: string): string => readFileSync(path.join(dir, file), 'utf8');
-const jsonLines = (text: string): unknown[] => text.trimEnd().split('\n').map((line): unknown => JSON.parse(line));
+const jsonLines = (text: string): unknown[] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line): unknown => JSON.parse(line));
 const asRecord = (value: unknown): Record<string, unknown> => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
   return Object.fromEntries(Object.entries(value));
@@ -89,7 +99,10 @@ describe('generateSnapshot: files and format', () => {
 
   it('gives every career every career field but confidence, all filled', () => {
     const expected = CAREER_FIELDS.filter((f) => f !== 'confidence').sort();
-    const careers = rawPeople.map((p) => p.career).filter((c) => c !== null).map(asRecord);
+    const careers = rawPeople
+      .map((p) => p.career)
+      .filter((c) => c !== null)
+      .map(asRecord);
     expect(careers.length).toBeGreaterThan(PEOPLE / 2);
     for (const career of careers) {
       expect(Object.keys(career).sort()).toEqual(expected);
@@ -100,7 +113,10 @@ describe('generateSnapshot: files and format', () => {
 
 describe('generateSnapshot: households and people', () => {
   it('puts 1 to 5 people in every household, and about 8% of people in none', () => {
-    const sizes = count(people.filter((p) => p.windfall_id !== null), (p) => p.windfall_id ?? '');
+    const sizes = count(
+      people.filter((p) => p.windfall_id !== null),
+      (p) => p.windfall_id ?? '',
+    );
     expect(new Set(households.map((h) => h.windfall_id)).size).toBe(households.length);
     expect([...sizes.keys()].sort()).toEqual(households.map((h) => h.windfall_id).sort());
     for (const size of sizes.values()) expect(size).toBeGreaterThanOrEqual(1);
@@ -133,7 +149,10 @@ describe('generateSnapshot: households and people', () => {
       }
     }
     // A landline shared by a household makes a phone alone ambiguous.
-    const shared = count(people.filter((p) => p.windfall_id !== null).flatMap((p) => p.phones.map((ph) => normalizePhone(ph) ?? '')), (e) => e);
+    const shared = count(
+      people.filter((p) => p.windfall_id !== null).flatMap((p) => p.phones.map((ph) => normalizePhone(ph) ?? '')),
+      (e) => e,
+    );
     expect([...shared.values()].some((n) => n > 1)).toBe(true);
   });
 
@@ -153,7 +172,12 @@ describe('generateSnapshot: households and people', () => {
     expect([...names.values()].filter((n) => n > 1).length).toBeGreaterThan(20);
     const lasts = new Map<string, Set<string>>();
     for (const p of people) if (p.windfall_id !== null) lasts.set(p.windfall_id, (lasts.get(p.windfall_id) ?? new Set()).add(p.last_name ?? ''));
-    const multi = [...count(people.filter((p) => p.windfall_id !== null), (p) => p.windfall_id ?? '')].filter(([, n]) => n > 1);
+    const multi = [
+      ...count(
+        people.filter((p) => p.windfall_id !== null),
+        (p) => p.windfall_id ?? '',
+      ),
+    ].filter(([, n]) => n > 1);
     const sameLast = multi.filter(([id]) => lasts.get(id)?.size === 1).length;
     expect(sameLast / multi.length).toBeGreaterThan(0.5);
   });
@@ -176,20 +200,66 @@ describe('generateSnapshot: households and people', () => {
 
   it('uses zips of the state and postal codes of the province', () => {
     const ZIP3: Record<string, readonly (readonly [number, number])[]> = {
-      AL: [[350, 369]], AK: [[995, 999]], AZ: [[850, 865]], AR: [[716, 729]], CA: [[900, 961]], CO: [[800, 816]], CT: [[60, 69]],
-      DE: [[197, 199]], DC: [[200, 205]], FL: [[320, 349]], GA: [[300, 319]], HI: [[967, 968]], ID: [[832, 838]], IL: [[600, 629]],
-      IN: [[460, 479]], IA: [[500, 528]], KS: [[660, 679]], KY: [[400, 427]], LA: [[700, 714]], ME: [[39, 49]], MD: [[206, 219]],
-      MA: [[10, 27]], MI: [[480, 499]], MN: [[550, 567]], MS: [[386, 397]], MO: [[630, 658]], MT: [[590, 599]], NE: [[680, 693]],
-      NV: [[889, 898]], NH: [[30, 38]], NJ: [[70, 89]], NM: [[870, 884]], NY: [[100, 149]], NC: [[270, 289]], ND: [[580, 588]],
-      OH: [[430, 459]], OK: [[730, 749]], OR: [[970, 979]], PA: [[150, 196]], RI: [[28, 29]], SC: [[290, 299]], SD: [[570, 577]],
-      TN: [[370, 385]], TX: [[750, 799]], UT: [[840, 847]], VT: [[50, 59]], VA: [[220, 246]], WA: [[980, 994]], WV: [[247, 268]],
-      WI: [[530, 549]], WY: [[820, 831]],
+      AL: [[350, 369]],
+      AK: [[995, 999]],
+      AZ: [[850, 865]],
+      AR: [[716, 729]],
+      CA: [[900, 961]],
+      CO: [[800, 816]],
+      CT: [[60, 69]],
+      DE: [[197, 199]],
+      DC: [[200, 205]],
+      FL: [[320, 349]],
+      GA: [[300, 319]],
+      HI: [[967, 968]],
+      ID: [[832, 838]],
+      IL: [[600, 629]],
+      IN: [[460, 479]],
+      IA: [[500, 528]],
+      KS: [[660, 679]],
+      KY: [[400, 427]],
+      LA: [[700, 714]],
+      ME: [[39, 49]],
+      MD: [[206, 219]],
+      MA: [[10, 27]],
+      MI: [[480, 499]],
+      MN: [[550, 567]],
+      MS: [[386, 397]],
+      MO: [[630, 658]],
+      MT: [[590, 599]],
+      NE: [[680, 693]],
+      NV: [[889, 898]],
+      NH: [[30, 38]],
+      NJ: [[70, 89]],
+      NM: [[870, 884]],
+      NY: [[100, 149]],
+      NC: [[270, 289]],
+      ND: [[580, 588]],
+      OH: [[430, 459]],
+      OK: [[730, 749]],
+      OR: [[970, 979]],
+      PA: [[150, 196]],
+      RI: [[28, 29]],
+      SC: [[290, 299]],
+      SD: [[570, 577]],
+      TN: [[370, 385]],
+      TX: [[750, 799]],
+      UT: [[840, 847]],
+      VT: [[50, 59]],
+      VA: [[220, 246]],
+      WA: [[980, 994]],
+      WV: [[247, 268]],
+      WI: [[530, 549]],
+      WY: [[820, 831]],
     };
     const FSA: Record<string, string> = { NL: 'A', NS: 'B', QC: 'GHJ', ON: 'KLMNP', MB: 'R', SK: 'S', AB: 'T', BC: 'V' };
     for (const place of US_PLACES) {
       for (const zip of place.zips) {
         const prefix = Number(zip.slice(0, 3));
-        expect(ZIP3[place.state]?.some(([lo, hi]) => prefix >= lo && prefix <= hi), `${place.city} ${place.state} ${zip}`).toBe(true);
+        expect(
+          ZIP3[place.state]?.some(([lo, hi]) => prefix >= lo && prefix <= hi),
+          `${place.city} ${place.state} ${zip}`,
+        ).toBe(true);
       }
     }
     for (const place of CA_PLACES) {
@@ -207,7 +277,10 @@ describe('generateSnapshot: households and people', () => {
     const careers = people.flatMap((p) => (p.career === null ? [] : [p.career]));
     const byName = count(careers, (c) => c.company_name ?? '');
     expect(Math.max(...byName.values())).toBeGreaterThanOrEqual(20);
-    const variants = count(careers, (c) => `${c.company_name}|${c.company_domain}|${c.company_address_line_one}|${c.company_size_range}|${c.company_naics_code}`);
+    const variants = count(
+      careers,
+      (c) => `${c.company_name}|${c.company_domain}|${c.company_address_line_one}|${c.company_size_range}|${c.company_naics_code}`,
+    );
     expect(variants.size).toBe(byName.size);
     expect(new Set(careers.map((c) => c.company_category))).toEqual(
       new Set(['Public Company', 'Private Company', 'Educational', 'Government Agency', 'Nonprofit']),
@@ -235,7 +308,8 @@ describe('generateSnapshot: consistent values', () => {
   });
 
   it('makes the wealthy own planes more and owe debt less, in the data and in the model', () => {
-    const rate = (hs: readonly HouseholdRecord[], field: 'plane_owner' | 'has_household_debt'): number => hs.filter((h) => h[field] === true).length / hs.length;
+    const rate = (hs: readonly HouseholdRecord[], field: 'plane_owner' | 'has_household_debt'): number =>
+      hs.filter((h) => h[field] === true).length / hs.length;
     const rich = households.filter((h) => (h.net_worth ?? 0) >= 5_000_000);
     const modest = households.filter((h) => (h.net_worth ?? 0) < 1_000_000);
     expect(rich.length).toBeGreaterThan(10);
@@ -350,7 +424,7 @@ describe('generateSnapshot: determinism and options', () => {
     expect(read(dirs.gz, 'queries.jsonl') === read(dirs.a, 'queries.jsonl')).toBe(true);
   });
 
-  it('removes the other compression\'s files an earlier run left in the folder', async () => {
+  it("removes the other compression's files an earlier run left in the folder", async () => {
     const dir = path.join(root, 'switch');
     await generateSnapshot(dir, { people: 50, queries: 5 });
     await generateSnapshot(dir, { people: 50, queries: 5, gzip: true });

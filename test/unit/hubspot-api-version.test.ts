@@ -25,7 +25,13 @@ const DEFINES = path.join('connectors', 'hubspot', 'version.ts');
 describe('the HubSpot API version', () => {
   it('is date-based, and names every path the connector calls', () => {
     expect(HUBSPOT_API_VERSION).toMatch(/^\d{4}-(03|09)$/);
-    const built = [HUBSPOT_PATHS.property('x'), HUBSPOT_PATHS.group('x'), HUBSPOT_PATHS.user('1'), HUBSPOT_PATHS.journalEarliest(1), HUBSPOT_PATHS.journalNext('o', 1)];
+    const built = [
+      HUBSPOT_PATHS.property('x'),
+      HUBSPOT_PATHS.group('x'),
+      HUBSPOT_PATHS.user('1'),
+      HUBSPOT_PATHS.journalEarliest(1),
+      HUBSPOT_PATHS.journalNext('o', 1),
+    ];
     const paths = [...Object.values(HUBSPOT_PATHS).filter((p) => typeof p === 'string'), ...built];
     expect(paths).toHaveLength(Object.keys(HUBSPOT_PATHS).length);
     for (const p of paths) {
@@ -35,7 +41,14 @@ describe('the HubSpot API version', () => {
   });
 
   it('recognises the numbered paths it replaces', () => {
-    for (const legacy of ['/oauth/v1/token', '/crm/v3/objects/contacts/batch/update', '/automation/v4/actions/callbacks/complete', '/settings/v3/users/1', '/account-info/v3/details', '/oauth/v1/access-tokens/x']) {
+    for (const legacy of [
+      '/oauth/v1/token',
+      '/crm/v3/objects/contacts/batch/update',
+      '/automation/v4/actions/callbacks/complete',
+      '/settings/v3/users/1',
+      '/account-info/v3/details',
+      '/oauth/v1/access-tokens/x',
+    ]) {
       expect(NUMBERED_HUBSPOT_PATH.test(legacy), legacy).toBe(true);
     }
   });
@@ -43,9 +56,7 @@ describe('the HubSpot API version', () => {
   it('finds no numbered HubSpot API path in shipped code', () => {
     const files = SHIPPED.flatMap((dir) => filesUnder(path.join(ROOT, dir))).filter((file) => path.relative(ROOT, file) !== DEFINES);
     expect(files.length).toBeGreaterThan(100);
-    const found = files.flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(LEGACY)].map((m) => `${path.relative(ROOT, file)}: ${m[0]}`),
-    );
+    const found = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(LEGACY)].map((m) => `${path.relative(ROOT, file)}: ${m[0]}`));
     expect(found).toEqual([]);
   });
 });

@@ -6,18 +6,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  HUBSPOT_ACTION_OUTPUT_FIELDS,
-  hubspotActionOutputDefinitions,
-  hubspotActionOutputs,
-} from '../../connectors/hubspot/action-fields.ts';
+import { HUBSPOT_ACTION_OUTPUT_FIELDS, hubspotActionOutputDefinitions, hubspotActionOutputs } from '../../connectors/hubspot/action-fields.ts';
 import { HUBSPOT_PROPERTY_GROUP, formatHubSpotValue, hubspotProperties, hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import type { FieldValue } from '../../bridge/connector.ts';
-import {
-  HUBSPOT_ENRICH_ACTION_ROUTE,
-  HUBSPOT_OAUTH_CALLBACK_ROUTE,
-  HUBSPOT_WEBHOOK_ROUTE,
-} from '../../connectors/hubspot/paths.ts';
+import { HUBSPOT_ENRICH_ACTION_ROUTE, HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from '../../connectors/hubspot/paths.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_SCOPES, HUBSPOT_SIGN_IN_SCOPES } from '../../connectors/hubspot/scopes.ts';
 import { fieldsFromResponse } from '../../bridge/write-policy.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
@@ -242,11 +234,7 @@ describe('workflow action output values', () => {
   it('carry the matched flags, net worth, job level and status of an enrichment, formatted as the properties', () => {
     const amanda = PERSONAS.find((p) => p.email === 'amanda.taylor@sandbox.windfall.com');
     if (amanda?.household === undefined || amanda.career === undefined) throw new Error('persona 1 has household and career');
-    const fields = fieldsFromResponse(
-      { household_matched: true, career_matched: true, household: amanda.household, career: amanda.career },
-      0,
-      enrichedAt,
-    );
+    const fields = fieldsFromResponse({ household_matched: true, career_matched: true, household: amanda.household, career: amanda.career }, 0, enrichedAt);
     expect(hubspotActionOutputs(written(fields.values))).toEqual({
       household_matched: 'true',
       career_matched: 'true',

@@ -46,10 +46,7 @@ describe('contactToRequest', () => {
   });
 
   it('keeps additional e-mails when the primary e-mail is empty', () => {
-    expect(contactToRequest({ email: null, hs_additional_emails: 'one@example.com;two@example.com' }).emails).toEqual([
-      'one@example.com',
-      'two@example.com',
-    ]);
+    expect(contactToRequest({ email: null, hs_additional_emails: 'one@example.com;two@example.com' }).emails).toEqual(['one@example.com', 'two@example.com']);
   });
 
   it('drops a mobile phone equal to the phone', () => {

@@ -40,11 +40,7 @@ const STATUS_PROPERTIES = ['wf_enriched_at', 'wf_household_matched', 'wf_career_
 
 describe('HubSpot contact properties', () => {
   it('has exactly one property per household field, career field and status key', () => {
-    const expected = [
-      ...STATUS_PROPERTIES,
-      ...HOUSEHOLD_FIELDS.map((f) => `wf_hh_${f}`),
-      ...CAREER_FIELDS.map((f) => `wf_career_${f}`),
-    ];
+    const expected = [...STATUS_PROPERTIES, ...HOUSEHOLD_FIELDS.map((f) => `wf_hh_${f}`), ...CAREER_FIELDS.map((f) => `wf_career_${f}`)];
     expect(properties.map((p) => p.name).sort()).toEqual([...expected].sort());
     expect(new Set(properties.map((p) => p.name)).size).toBe(properties.length);
     expect(properties).toHaveLength(32 + 26 + 4);
@@ -70,7 +66,10 @@ describe('HubSpot contact properties', () => {
   it('gives every bool both options, "true" and "false", and options to nothing else but enumerations', () => {
     for (const p of properties) {
       if (p.type === 'bool') {
-        expect(p.options?.map(({ label, value }) => ({ label, value })), p.name).toEqual([
+        expect(
+          p.options?.map(({ label, value }) => ({ label, value })),
+          p.name,
+        ).toEqual([
           { label: 'Yes', value: 'true' },
           { label: 'No', value: 'false' },
         ]);
@@ -221,7 +220,11 @@ describe('value formatting', () => {
         expect(value, key).not.toBeNull();
         if (p.type === 'number') expect(typeof value, key).toBe('number');
         else expect(typeof value, key).toBe('string');
-        if (p.type === 'bool' || p.type === 'enumeration') expect(p.options?.map((o) => o.value), key).toContain(value);
+        if (p.type === 'bool' || p.type === 'enumeration')
+          expect(
+            p.options?.map((o) => o.value),
+            key,
+          ).toContain(value);
         if (p.type === 'date') expect(value, key).toMatch(/^\d{4}-\d{2}-\d{2}$/);
         if (p.type === 'datetime') expect(new Date(String(value)).toISOString(), key).toBe(value);
       }

@@ -97,9 +97,9 @@ describe('v3 signature (webhooks)', () => {
       const options = { clientSecret: secret, requestBody: body, url, timestamp, signature: ours };
       expect(Signature.getSignature('POST', 'v3', options)).toBe(ours);
       expect(Signature.isValid({ ...options, signatureVersion: 'v3' })).toBe(true);
-      expect(
-        verifyHubSpotV3({ clientSecret: secret, method: 'POST', url, rawBody: Buffer.from(body), signature: ours, timestamp: String(timestamp) }),
-      ).toEqual({ ok: true });
+      expect(verifyHubSpotV3({ clientSecret: secret, method: 'POST', url, rawBody: Buffer.from(body), signature: ours, timestamp: String(timestamp) })).toEqual(
+        { ok: true },
+      );
     }
   });
 
@@ -147,9 +147,7 @@ describe('v3 signature (webhooks)', () => {
 
   describe('URL', () => {
     it('decodes %3A %2F %3F %40 %21 %24 %27 %28 %29 %2A %2C %3B, in either case', () => {
-      expect(hubspotV3Uri('https://h.example.com/p?x=%3A%2F%3F%40%21%24%27%28%29%2A%2C%3B')).toBe(
-        "https://h.example.com/p?x=:/?@!$'()*,;",
-      );
+      expect(hubspotV3Uri('https://h.example.com/p?x=%3A%2F%3F%40%21%24%27%28%29%2A%2C%3B')).toBe("https://h.example.com/p?x=:/?@!$'()*,;");
       expect(hubspotV3Uri('https://h.example.com/p?x=%3a%2f%3f%2a%2c%3b')).toBe('https://h.example.com/p?x=:/?*,;');
     });
 
@@ -158,9 +156,7 @@ describe('v3 signature (webhooks)', () => {
     });
 
     it('leaves + in the query untouched', () => {
-      expect(hubspotV3Uri('https://h.example.com/p?q=a+b&email=amanda%2Btest%40x.com')).toBe(
-        'https://h.example.com/p?q=a+b&email=amanda%2Btest@x.com',
-      );
+      expect(hubspotV3Uri('https://h.example.com/p?q=a+b&email=amanda%2Btest%40x.com')).toBe('https://h.example.com/p?q=a+b&email=amanda%2Btest@x.com');
     });
 
     it('decodes in one pass: %253A stays %253A, %25 stays', () => {
@@ -192,9 +188,7 @@ describe('v3 signature (webhooks)', () => {
 
     it('builds the called URL from the public URL and the path as received', () => {
       expect(hubspotRequestUrl('https://enrich.example.com', '/webhooks/hubspot')).toBe(WEBHOOK_URL);
-      expect(hubspotRequestUrl('https://enrich.example.com/', '/webhooks/hubspot?a=%3A')).toBe(
-        'https://enrich.example.com/webhooks/hubspot?a=%3A',
-      );
+      expect(hubspotRequestUrl('https://enrich.example.com/', '/webhooks/hubspot?a=%3A')).toBe('https://enrich.example.com/webhooks/hubspot?a=%3A');
       expect(hubspotRequestUrl('https://example.com/enrich/', '/webhooks/hubspot')).toBe('https://example.com/enrich/webhooks/hubspot');
     });
   });
@@ -377,9 +371,10 @@ describe('verifying a request by its headers', () => {
   it('refuses a version the route does not accept, so v3 cannot be downgraded to v1', () => {
     expect(verifyHubSpotRequest({ ...base, headers: v1Headers, accept: ['v3'] })).toEqual({ ok: false, reason: 'unsupported_version' });
     expect(verifyHubSpotRequest({ ...base, headers: v3Headers, accept: ['v2'] })).toEqual({ ok: false, reason: 'unsupported_version' });
-    expect(
-      verifyHubSpotRequest({ ...base, headers: { ...v2Headers, 'x-hubspot-signature-version': 'v9' }, accept: ['v1', 'v2', 'v3'] }),
-    ).toEqual({ ok: false, reason: 'unsupported_version' });
+    expect(verifyHubSpotRequest({ ...base, headers: { ...v2Headers, 'x-hubspot-signature-version': 'v9' }, accept: ['v1', 'v2', 'v3'] })).toEqual({
+      ok: false,
+      reason: 'unsupported_version',
+    });
   });
 
   it('refuses a request without a signature', () => {

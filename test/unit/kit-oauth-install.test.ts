@@ -2,7 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../../core/secrets/secret-box.ts';
-import { HubSpotInstallError, beginOAuth as beginHubSpot, createInstallLink as hubspotLink, openInstallLink as openHubSpotLink, verifyOAuthState as verifyHubSpot } from '../../connectors/hubspot/install.ts';
+import {
+  HubSpotInstallError,
+  beginOAuth as beginHubSpot,
+  createInstallLink as hubspotLink,
+  openInstallLink as openHubSpotLink,
+  verifyOAuthState as verifyHubSpot,
+} from '../../connectors/hubspot/install.ts';
 import { SalesforceInstallError, openInstallLink as openSalesforceLink, createInstallLink as salesforceLink } from '../../connectors/salesforce/install.ts';
 import { RESULT_PAGE_HEADERS, StateCookie, resultPage } from '../../connectors/kit/oauth-install.ts';
 
@@ -20,8 +26,12 @@ describe('OAuth install kit', () => {
   });
 
   it("one CRM's link does not open as the other's (each seals under its own context)", () => {
-    expect(() => openSalesforceLink(box, hubspotLink(box, target, 'sandbox', at), at)).toThrow('the install link is not valid (altered, or made by another server)');
-    expect(() => openHubSpotLink(box, salesforceLink(box, target, 'sandbox', { now: at }), at)).toThrow('the install link is not valid (altered, or made by another server)');
+    expect(() => openSalesforceLink(box, hubspotLink(box, target, 'sandbox', at), at)).toThrow(
+      'the install link is not valid (altered, or made by another server)',
+    );
+    expect(() => openHubSpotLink(box, salesforceLink(box, target, 'sandbox', { now: at }), at)).toThrow(
+      'the install link is not valid (altered, or made by another server)',
+    );
   });
 
   it('a link expires after 7 days and a state after 10 minutes; a state is bound to the browser that started it', () => {

@@ -4,28 +4,79 @@ import { describe, expect, it } from 'vitest';
 import { normalizeRegion, regionForPostalCode, stateForZip } from '../../core/normalize/state.ts';
 
 const US_STATES_AND_DC = [
-  'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'DC', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS',
-  'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC',
-  'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY',
+  'AL',
+  'AK',
+  'AZ',
+  'AR',
+  'CA',
+  'CO',
+  'CT',
+  'DE',
+  'DC',
+  'FL',
+  'GA',
+  'HI',
+  'ID',
+  'IL',
+  'IN',
+  'IA',
+  'KS',
+  'KY',
+  'LA',
+  'ME',
+  'MD',
+  'MA',
+  'MI',
+  'MN',
+  'MS',
+  'MO',
+  'MT',
+  'NE',
+  'NV',
+  'NH',
+  'NJ',
+  'NM',
+  'NY',
+  'NC',
+  'ND',
+  'OH',
+  'OK',
+  'OR',
+  'PA',
+  'RI',
+  'SC',
+  'SD',
+  'TN',
+  'TX',
+  'UT',
+  'VT',
+  'VA',
+  'WA',
+  'WV',
+  'WI',
+  'WY',
 ];
 const US_TERRITORIES_AND_MILITARY = ['PR', 'VI', 'GU', 'AS', 'MP', 'AA', 'AE', 'AP'];
 const CANADIAN_PROVINCES = ['AB', 'BC', 'MB', 'NB', 'NL', 'NS', 'NT', 'NU', 'ON', 'PE', 'QC', 'SK', 'YT'];
 
 describe('normalizeRegion: two-letter codes', () => {
-  it.each([...US_STATES_AND_DC, ...US_TERRITORIES_AND_MILITARY, ...CANADIAN_PROVINCES])(
-    'code %s is accepted in upper and lower case',
-    (code) => {
-      expect(normalizeRegion(code)).toBe(code);
-      expect(normalizeRegion(code.toLowerCase())).toBe(code);
-    },
-  );
+  it.each([...US_STATES_AND_DC, ...US_TERRITORIES_AND_MILITARY, ...CANADIAN_PROVINCES])('code %s is accepted in upper and lower case', (code) => {
+    expect(normalizeRegion(code)).toBe(code);
+    expect(normalizeRegion(code.toLowerCase())).toBe(code);
+  });
 
-  it.each([['ga', 'GA'], [' GA ', 'GA'], ['Ga.', 'GA'], ['G.A.', 'GA'], ['g a', 'GA'], ['\tny\n', 'NY'], ['N.Y.', 'NY'], ['D.C.', 'DC']])(
-    'case, spacing and dots of a code (%j) do not matter',
-    (raw, expected) => {
-      expect(normalizeRegion(raw)).toBe(expected);
-    },
-  );
+  it.each([
+    ['ga', 'GA'],
+    [' GA ', 'GA'],
+    ['Ga.', 'GA'],
+    ['G.A.', 'GA'],
+    ['g a', 'GA'],
+    ['\tny\n', 'NY'],
+    ['N.Y.', 'NY'],
+    ['D.C.', 'DC'],
+  ])('case, spacing and dots of a code (%j) do not matter', (raw, expected) => {
+    expect(normalizeRegion(raw)).toBe(expected);
+  });
 });
 
 describe('normalizeRegion: full names', () => {
@@ -48,12 +99,14 @@ describe('normalizeRegion: full names', () => {
     expect(normalizeRegion(raw)).toBe(expected);
   });
 
-  it.each([['District of Columbia', 'DC'], ['Washington DC', 'DC'], ['Washington, D.C.', 'DC'], ['washington d.c.', 'DC']])(
-    'District of Columbia spelled %j gives DC, not Washington state',
-    (raw, expected) => {
-      expect(normalizeRegion(raw)).toBe(expected);
-    },
-  );
+  it.each([
+    ['District of Columbia', 'DC'],
+    ['Washington DC', 'DC'],
+    ['Washington, D.C.', 'DC'],
+    ['washington d.c.', 'DC'],
+  ])('District of Columbia spelled %j gives DC, not Washington state', (raw, expected) => {
+    expect(normalizeRegion(raw)).toBe(expected);
+  });
 
   it.each([
     ['Puerto Rico', 'PR'],
@@ -116,12 +169,9 @@ describe('normalizeRegion: Canadian provinces', () => {
 });
 
 describe('normalizeRegion: unknown regions', () => {
-  it.each(['', '   ', 'XX', 'G', 'Atlantis', 'Georgia 30301', 'GA1', 'New', 'USA', 'Canada', 'x'.repeat(200)])(
-    '%j gives null',
-    (raw) => {
-      expect(normalizeRegion(raw)).toBeNull();
-    },
-  );
+  it.each(['', '   ', 'XX', 'G', 'Atlantis', 'Georgia 30301', 'GA1', 'New', 'USA', 'Canada', 'x'.repeat(200)])('%j gives null', (raw) => {
+    expect(normalizeRegion(raw)).toBeNull();
+  });
 });
 
 describe('stateForZip: USPS 3-digit prefixes', () => {
@@ -207,12 +257,9 @@ describe('stateForZip: USPS 3-digit prefixes', () => {
     expect(stateForZip(zip)).toBe(expected);
   });
 
-  it.each(['00001', '00401', '09901', '26901', '69401', '71501', '81701', '88601', '89901', '98701'])(
-    'unassigned prefix %s gives null',
-    (zip) => {
-      expect(stateForZip(zip)).toBeNull();
-    },
-  );
+  it.each(['00001', '00401', '09901', '26901', '69401', '71501', '81701', '88601', '89901', '98701'])('unassigned prefix %s gives null', (zip) => {
+    expect(stateForZip(zip)).toBeNull();
+  });
 
   it.each(['', '3030', '303011', '30301-1234', 'ABCDE', '3030A', ' 3030'])('%j is not a 5-digit zip and gives null', (zip) => {
     expect(stateForZip(zip)).toBeNull();

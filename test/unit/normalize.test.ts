@@ -7,30 +7,21 @@ import { normalizeName, personName, withinOneEdit } from '../../core/normalize/n
 import { normalizePhone } from '../../core/normalize/phone.ts';
 
 describe('normalizePhone', () => {
-  it.each([
-    '(555) 300-0001',
-    '+1 555 300 0001',
-    '555.300.0001',
-    '1-555-300-0001',
-    '5553000001',
-    '555-300-0001',
-    '+1 (555) 300-0001',
-    '  5553000001  ',
-  ])('US formatting variant %j normalizes to +15553000001', (raw) => {
-    expect(normalizePhone(raw)).toBe('+15553000001');
-  });
+  it.each(['(555) 300-0001', '+1 555 300 0001', '555.300.0001', '1-555-300-0001', '5553000001', '555-300-0001', '+1 (555) 300-0001', '  5553000001  '])(
+    'US formatting variant %j normalizes to +15553000001',
+    (raw) => {
+      expect(normalizePhone(raw)).toBe('+15553000001');
+    },
+  );
 
   it('fictitious 555 numbers of different personas stay distinct', () => {
     expect(normalizePhone('5553000002')).toBe('+15553000002');
     expect(normalizePhone('5553000001')).not.toBe(normalizePhone('5553000002'));
   });
 
-  it.each(['', 'abc', 'not a phone', '555', '12345', '555300000', '555300000123456'])(
-    'garbage or wrong-length input %j gives null',
-    (raw) => {
-      expect(normalizePhone(raw)).toBeNull();
-    },
-  );
+  it.each(['', 'abc', 'not a phone', '555', '12345', '555300000', '555300000123456'])('garbage or wrong-length input %j gives null', (raw) => {
+    expect(normalizePhone(raw)).toBeNull();
+  });
 
   it('an international number keeps its own country code instead of +1', () => {
     expect(normalizePhone('+44 20 7946 0958')).toBe('+442079460958');
@@ -47,12 +38,9 @@ describe('normalizeEmail', () => {
     expect(normalizeEmail('JANE.DOE@sandbox.windfall.com')).toBe(normalizeEmail(' jane.doe@SANDBOX.windfall.com'));
   });
 
-  it.each(['', 'plain', '@example.com', 'user@', 'a b@example.com', '   '])(
-    'a value without local@domain shape (%j) gives null',
-    (raw) => {
-      expect(normalizeEmail(raw)).toBeNull();
-    },
-  );
+  it.each(['', 'plain', '@example.com', 'user@', 'a b@example.com', '   '])('a value without local@domain shape (%j) gives null', (raw) => {
+    expect(normalizeEmail(raw)).toBeNull();
+  });
 });
 
 describe('normalizeName', () => {

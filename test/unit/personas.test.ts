@@ -1,13 +1,7 @@
 // Unit tests of the 15 sandbox personas (contract.md's names, identifier pattern and field coverage)
 // and of the sandbox matcher's three rules: e-mail; address with zipcode; phone with first and last name.
 import { describe, expect, it } from 'vitest';
-import {
-  CAREER_FIELDS,
-  CareerSchema,
-  type EnrichmentRequest,
-  HOUSEHOLD_FIELDS,
-  HouseholdSchema,
-} from '../../core/contract/schemas.ts';
+import { CAREER_FIELDS, CareerSchema, type EnrichmentRequest, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
 import { matchPersona } from '../../core/sandbox/matcher.ts';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 
@@ -200,7 +194,7 @@ describe('matchPersona: several identifiers in one request', () => {
     expect(matchPersona({ emails: ['nobody@example.com'], ...byAddress(persona(8)) })).toMatchObject({ persona: { n: 8 }, matchedBy: 'address' });
   });
 
-  it("when a request names two personas, the e-mail of one wins over the address and phone of another, always", () => {
+  it('when a request names two personas, the e-mail of one wins over the address and phone of another, always', () => {
     for (const a of PERSONAS) {
       for (const b of PERSONAS.filter((o) => o !== a)) {
         const request: EnrichmentRequest = { ...byAddress(b), ...byPhoneName(b), ...byEmail(a) };

@@ -50,7 +50,9 @@ describe('events signature vectors', () => {
   it('a string body is signed as its UTF-8 bytes', () => {
     const body = '{"orgId":"00D000000000001EAA","object":"Lead","ids":["00Q000000000001EAA"],"note":"Zoë"}';
     expect(signEvents(SECRET, TIMESTAMP, body)).toBe(signEvents(SECRET, TIMESTAMP, Buffer.from(body, 'utf8')));
-    const manual = createHmac('sha256', SECRET).update(Buffer.from(`${TIMESTAMP}.${body}`, 'utf8')).digest('hex');
+    const manual = createHmac('sha256', SECRET)
+      .update(Buffer.from(`${TIMESTAMP}.${body}`, 'utf8'))
+      .digest('hex');
     expect(signEvents(SECRET, TIMESTAMP, body)).toBe(`v1=${manual}`);
   });
 
@@ -68,7 +70,12 @@ describe('verifyEvents', () => {
   it('accepts upper-case hex and headers in any case', () => {
     expect(verifyEvents(request({ signature: `v1=${CONTACT_SIGNATURE.slice(3).toUpperCase()}` }))).toEqual({ ok: true });
     const { headers, ...rest } = request();
-    expect(verifyEvents({ ...rest, headers: { 'X-Enrichbridge-Timestamp': headers[EVENTS_TIMESTAMP_HEADER], 'X-Enrichbridge-Signature': headers[EVENTS_SIGNATURE_HEADER] } })).toEqual({ ok: true });
+    expect(
+      verifyEvents({
+        ...rest,
+        headers: { 'X-Enrichbridge-Timestamp': headers[EVENTS_TIMESTAMP_HEADER], 'X-Enrichbridge-Signature': headers[EVENTS_SIGNATURE_HEADER] },
+      }),
+    ).toEqual({ ok: true });
   });
 
   it('stale and future timestamps are refused outside 5 minutes, accepted at the edge', () => {
@@ -100,15 +107,31 @@ describe('verifyEvents', () => {
 
   it('wrong-length and malformed signatures are refused without throwing', () => {
     const hex = CONTACT_SIGNATURE.slice(3);
-    for (const signature of [`v1=${hex.slice(0, 63)}`, `v1=${hex}0`, `v1=${hex}00`, 'v1=', `v1=${hex.slice(0, 2)}`, `v2=${hex}`, hex, `v1=${hex.slice(0, 62)}zz`, `v1=${Buffer.from(hex, 'hex').toString('base64')}`]) {
+    for (const signature of [
+      `v1=${hex.slice(0, 63)}`,
+      `v1=${hex}0`,
+      `v1=${hex}00`,
+      'v1=',
+      `v1=${hex.slice(0, 2)}`,
+      `v2=${hex}`,
+      hex,
+      `v1=${hex.slice(0, 62)}zz`,
+      `v1=${Buffer.from(hex, 'hex').toString('base64')}`,
+    ]) {
       expect(verifyEvents(request({ signature }))).toEqual({ ok: false, reason: 'malformed_signature' });
     }
   });
 
   it('missing, empty and repeated headers are refused', () => {
     const { headers, ...rest } = request();
-    expect(verifyEvents({ ...rest, headers: { [EVENTS_TIMESTAMP_HEADER]: headers[EVENTS_TIMESTAMP_HEADER] } })).toEqual({ ok: false, reason: 'missing_signature' });
-    expect(verifyEvents({ ...rest, headers: { [EVENTS_SIGNATURE_HEADER]: headers[EVENTS_SIGNATURE_HEADER] } })).toEqual({ ok: false, reason: 'missing_timestamp' });
+    expect(verifyEvents({ ...rest, headers: { [EVENTS_TIMESTAMP_HEADER]: headers[EVENTS_TIMESTAMP_HEADER] } })).toEqual({
+      ok: false,
+      reason: 'missing_signature',
+    });
+    expect(verifyEvents({ ...rest, headers: { [EVENTS_SIGNATURE_HEADER]: headers[EVENTS_SIGNATURE_HEADER] } })).toEqual({
+      ok: false,
+      reason: 'missing_timestamp',
+    });
     expect(verifyEvents(request({ signature: '' }))).toEqual({ ok: false, reason: 'missing_signature' });
     expect(verifyEvents(request({ signature: [CONTACT_SIGNATURE, CONTACT_SIGNATURE] }))).toEqual({ ok: false, reason: 'missing_signature' });
     expect(verifyEvents(request({ timestamp: [String(TIMESTAMP), String(TIMESTAMP)] }))).toEqual({ ok: false, reason: 'missing_timestamp' });

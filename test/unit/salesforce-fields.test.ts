@@ -65,11 +65,7 @@ function expectValidApiName(name: string): void {
 
 describe('Salesforce custom fields', () => {
   it('has exactly one field per household field, career field and status key on each object', () => {
-    const expected = [
-      ...STATUS_NAMES,
-      ...HOUSEHOLD_FIELDS.map((f) => `WF_HH_${titleCase(f)}__c`),
-      ...CAREER_FIELDS.map((f) => `WF_Career_${titleCase(f)}__c`),
-    ];
+    const expected = [...STATUS_NAMES, ...HOUSEHOLD_FIELDS.map((f) => `WF_HH_${titleCase(f)}__c`), ...CAREER_FIELDS.map((f) => `WF_Career_${titleCase(f)}__c`)];
     expect([...SALESFORCE_OBJECTS]).toEqual(['Contact', 'Lead']);
     for (const object of SALESFORCE_OBJECTS) {
       const names = onObject(object).map((f) => f.name);
@@ -320,7 +316,18 @@ describe('identity and outbound message fields', () => {
       'MailingPostalCode',
       'Account.Name',
     ]);
-    expect(SALESFORCE_IDENTITY_FIELDS.Lead).toEqual(['FirstName', 'LastName', 'Email', 'Phone', 'MobilePhone', 'Street', 'City', 'State', 'PostalCode', 'Company']);
+    expect(SALESFORCE_IDENTITY_FIELDS.Lead).toEqual([
+      'FirstName',
+      'LastName',
+      'Email',
+      'Phone',
+      'MobilePhone',
+      'Street',
+      'City',
+      'State',
+      'PostalCode',
+      'Company',
+    ]);
   });
 
   it('sends Id and the identity fields of the object itself (no relationship paths) in outbound messages', () => {
@@ -358,8 +365,18 @@ describe('value formatting', () => {
     expect(formatSalesforceValue('household.regional_focus', ['National', ' GA ', ''])).toBe('National; GA');
     expect(formatSalesforceValue('household.regional_focus', [])).toBeNull();
     expect(formatSalesforceValue('household.regional_focus', ['  '])).toBeNull();
-    expect(formatSalesforceValue('household.regional_focus', Array.from({ length: 10 }, () => 'x'.repeat(30)))).toBeNull();
-    expect(formatSalesforceValue('household.regional_focus', Array.from({ length: 10 }, () => 'x'.repeat(20)))).toHaveLength(10 * 20 + 9 * 2);
+    expect(
+      formatSalesforceValue(
+        'household.regional_focus',
+        Array.from({ length: 10 }, () => 'x'.repeat(30)),
+      ),
+    ).toBeNull();
+    expect(
+      formatSalesforceValue(
+        'household.regional_focus',
+        Array.from({ length: 10 }, () => 'x'.repeat(20)),
+      ),
+    ).toHaveLength(10 * 20 + 9 * 2);
   });
 
   it('writes dates as YYYY-MM-DD, and enriched_at as the ISO instant', () => {
@@ -411,7 +428,11 @@ describe('value formatting', () => {
         if (f.type === 'Number') expect(typeof value, key).toBe('number');
         else if (f.type === 'Checkbox') expect(typeof value, key).toBe('boolean');
         else expect(typeof value, key).toBe('string');
-        if (f.type === 'Picklist') expect(f.picklistValues?.map((v) => v.value), key).toContain(value);
+        if (f.type === 'Picklist')
+          expect(
+            f.picklistValues?.map((v) => v.value),
+            key,
+          ).toContain(value);
         if (f.type === 'Date') expect(value, key).toMatch(/^\d{4}-\d{2}-\d{2}$/);
         if (f.type === 'DateTime') expect(new Date(String(value)).toISOString(), key).toBe(value);
         if (f.type === 'Text' || f.type === 'Url') expect(String(value).length, key).toBeLessThanOrEqual(255);

@@ -75,7 +75,10 @@ const parser = new XMLParser({
 /** Parses a metadata file and returns its root element after checking the root and the namespace. */
 function parseRoot<T extends z.ZodType>(file: string, root: string, schema: T): z.infer<T> {
   const document = z.record(z.string(), z.unknown()).parse(parser.parse(read(file)));
-  const element = z.object({ '@_xmlns': z.literal(METADATA_NAMESPACE) }).loose().parse(document[root]);
+  const element = z
+    .object({ '@_xmlns': z.literal(METADATA_NAMESPACE) })
+    .loose()
+    .parse(document[root]);
   return schema.parse(element);
 }
 
@@ -237,7 +240,13 @@ describe('manifests/salesforce files', () => {
       const document = z.record(z.string(), z.unknown()).parse(parser.parse(text));
       const roots = Object.keys(document).filter((key) => key !== '?xml');
       expect(roots, file).toHaveLength(1);
-      expect(z.object({ '@_xmlns': z.string() }).loose().parse(document[roots[0] ?? '']), file).toMatchObject({ '@_xmlns': METADATA_NAMESPACE });
+      expect(
+        z
+          .object({ '@_xmlns': z.string() })
+          .loose()
+          .parse(document[roots[0] ?? '']),
+        file,
+      ).toMatchObject({ '@_xmlns': METADATA_NAMESPACE });
     }
   });
 
@@ -283,9 +292,7 @@ describe('custom field files', () => {
       ...(file.precision === undefined ? {} : { precision: Number(file.precision) }),
       ...(file.scale === undefined ? {} : { scale: Number(file.scale) }),
       ...(file.defaultValue === undefined ? {} : { defaultValue: file.defaultValue === 'true' }),
-      ...(file.valueSet === undefined
-        ? {}
-        : { picklistValues: file.valueSet.valueSetDefinition.value.map((v) => ({ value: v.fullName, label: v.label })) }),
+      ...(file.valueSet === undefined ? {} : { picklistValues: file.valueSet.valueSetDefinition.value.map((v) => ({ value: v.fullName, label: v.label })) }),
     };
   }
 
@@ -381,7 +388,11 @@ describe('permission set', () => {
 
   it('grants read and edit on every field of ours on Contact and Lead, and nothing else', () => {
     const granted = permissionSet.fieldPermissions.map((p) => p.field);
-    expect([...granted].sort()).toEqual(salesforceFields().map((f) => `${f.object}.${f.name}`).sort());
+    expect([...granted].sort()).toEqual(
+      salesforceFields()
+        .map((f) => `${f.object}.${f.name}`)
+        .sort(),
+    );
     expect(new Set(granted).size).toBe(granted.length);
     for (const permission of permissionSet.fieldPermissions) expect(permission, permission.field).toMatchObject({ editable: 'true', readable: 'true' });
     expect(permissionSet.label).toBe('Enrichbridge');
@@ -398,8 +409,16 @@ describe('lead conversion mapping', () => {
     expect(mapping?.inputObject).toBe('Lead');
     expect(mapping?.outputObject).toBe('Contact');
     const pairs = mapping?.mappingFields ?? [];
-    const lead = new Map(salesforceFields().filter((f) => f.object === 'Lead').map((f) => [f.name, f]));
-    const contact = new Map(salesforceFields().filter((f) => f.object === 'Contact').map((f) => [f.name, f]));
+    const lead = new Map(
+      salesforceFields()
+        .filter((f) => f.object === 'Lead')
+        .map((f) => [f.name, f]),
+    );
+    const contact = new Map(
+      salesforceFields()
+        .filter((f) => f.object === 'Contact')
+        .map((f) => [f.name, f]),
+    );
     expect(pairs.map((p) => p.inputField).sort()).toEqual([...lead.keys()].sort());
     for (const { inputField, outputField } of pairs) {
       expect(outputField).toBe(inputField);
@@ -488,7 +507,14 @@ describe('manifests/salesforce/README.md', () => {
     for (const word of ['sf project deploy start', 'YOUR_PUBLIC_HOST', INTEGRATION_USER_PLACEHOLDER, 'npm run manifests:salesforce', 'Enrichbridge']) {
       expect(readme, word).toContain(word);
     }
-    for (const file of [SFDX_PROJECT, PACKAGE_XML, 'LeadConvert.settings-meta.xml', 'Enrichbridge.permissionset-meta.xml', 'Enrichbridge.eca-meta.xml', 'Enrichbridge_oauth.ecaOauth-meta.xml']) {
+    for (const file of [
+      SFDX_PROJECT,
+      PACKAGE_XML,
+      'LeadConvert.settings-meta.xml',
+      'Enrichbridge.permissionset-meta.xml',
+      'Enrichbridge.eca-meta.xml',
+      'Enrichbridge_oauth.ecaOauth-meta.xml',
+    ]) {
       expect(readme, file).toContain(file);
     }
     for (const object of SALESFORCE_OBJECTS) {

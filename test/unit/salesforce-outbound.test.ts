@@ -4,7 +4,18 @@
 import { readFileSync } from 'node:fs';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { MAX_NOTIFICATIONS_PER_MESSAGE, OUTBOUND_ACK_XML, OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, OutboundMessageError, type OutboundMessageErrorCode, escapeXml, outboundMessageDedupeKey, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound-xml.ts';
+import {
+  MAX_NOTIFICATIONS_PER_MESSAGE,
+  OUTBOUND_ACK_XML,
+  OUTBOUND_CONTENT_TYPE,
+  OUTBOUND_MESSAGE_MAX_BYTES,
+  OutboundMessageError,
+  type OutboundMessageErrorCode,
+  escapeXml,
+  outboundMessageDedupeKey,
+  parseOutboundMessage,
+  soapFault,
+} from '../../connectors/salesforce/outbound-xml.ts';
 import { sameSalesforceId, toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/salesforce/${name}`, import.meta.url));
@@ -81,7 +92,7 @@ describe('every fixture parses to the expected values', () => {
     ]);
   });
 
-  it('an unknown org parses like any other: whether the org is ours is the route\'s question', () => {
+  it("an unknown org parses like any other: whether the org is ours is the route's question", () => {
     const message = parseOutboundMessage(fixture('outbound-unknown-org.xml'));
     expect(message.organizationId).toBe('00D3t000004WbXyEAK');
     expect(sameSalesforceId(message.organizationId, OUR_ORG)).toBe(false);
@@ -122,7 +133,10 @@ describe('every fixture parses to the expected values', () => {
     expect(refusal(wrongEnvelope)).toBe('not_outbound_message');
     const wrongOutbound = text('outbound-contact.xml').replace('http://soap.sforce.com/2005/09/outbound', 'http://soap.sforce.com/2006/04/metadata');
     expect(refusal(wrongOutbound)).toBe('not_outbound_message');
-    const partnerObject = text('outbound-contact.xml').replace('xmlns:sf="urn:sobject.enterprise.soap.sforce.com"', 'xmlns:sf="urn:sobject.partner.soap.sforce.com"');
+    const partnerObject = text('outbound-contact.xml').replace(
+      'xmlns:sf="urn:sobject.enterprise.soap.sforce.com"',
+      'xmlns:sf="urn:sobject.partner.soap.sforce.com"',
+    );
     expect(refusal(partnerObject)).toBe('not_outbound_message');
     const undeclared = text('outbound-contact.xml').replace(' xmlns:sf="urn:sobject.enterprise.soap.sforce.com"', '');
     expect(refusal(undeclared)).toBe('not_xml');
@@ -183,8 +197,20 @@ describe('SessionId nil or present', () => {
 describe('entities decoded in values, DOCTYPE and entity declarations refused', () => {
   it('&amp; &lt; &gt; &apos; and non-ASCII names come back as text', () => {
     const [zoe, taro] = parseOutboundMessage(fixture('outbound-entities.xml')).notifications;
-    expect(zoe?.fields).toMatchObject({ Company: 'Smith & Söhne GmbH', FirstName: 'Zoë', LastName: 'Ångström-Núñez', City: 'Zürich', Street: 'Bahnhofstraße 1' });
-    expect(taro?.fields).toMatchObject({ Company: '株式会社サンプル & Co. <Osaka>', FirstName: '太郎', LastName: '山田', City: '大阪市', Street: "O'Brien Bldg 3F" });
+    expect(zoe?.fields).toMatchObject({
+      Company: 'Smith & Söhne GmbH',
+      FirstName: 'Zoë',
+      LastName: 'Ångström-Núñez',
+      City: 'Zürich',
+      Street: 'Bahnhofstraße 1',
+    });
+    expect(taro?.fields).toMatchObject({
+      Company: '株式会社サンプル & Co. <Osaka>',
+      FirstName: '太郎',
+      LastName: '山田',
+      City: '大阪市',
+      Street: "O'Brien Bldg 3F",
+    });
   });
 
   it('character references are decoded once: &#233; is é, &amp;amp; is &amp;, CDATA is literal', () => {
@@ -250,7 +276,11 @@ describe('malformed envelopes → OutboundMessageError', () => {
     ['two roots', '<a/><b/>', 'not_xml'],
     ['text after the root', '<a/>junk', 'not_xml'],
     ['control character', '<a>\u0001</a>', 'not_xml'],
-    ['a SOAP envelope that is not an outbound message', `<s:Envelope xmlns:s="${'http://schemas.xmlsoap.org/soap/envelope/'}"><s:Body><x/></s:Body></s:Envelope>`, 'not_outbound_message'],
+    [
+      'a SOAP envelope that is not an outbound message',
+      `<s:Envelope xmlns:s="${'http://schemas.xmlsoap.org/soap/envelope/'}"><s:Body><x/></s:Body></s:Envelope>`,
+      'not_outbound_message',
+    ],
     ['too deep', `${'<a>'.repeat(50)}${'</a>'.repeat(50)}`, 'not_xml'],
   ] as const)('%s', (_name, raw, code) => {
     expect(refusal(raw)).toBe(code);
@@ -333,10 +363,40 @@ describe('random fuzz never throws anything but OutboundMessageError', () => {
     };
   }
   const base = text('outbound-contact-100.xml').slice(0, 6_000) + text('outbound-entities.xml');
-  const pieces = ['<', '>', '/', '&', ';', '&amp;', '&#', 'x', '"', "'", '=', ':', ' ', '\n', '<!--', '-->', '<![CDATA[', ']]>', '<?', '?>', '<!DOCTYPE', 'xmlns:', 'xsi:nil="true"', '\u0000', '\uD800', 'é', '😀'];
+  const pieces = [
+    '<',
+    '>',
+    '/',
+    '&',
+    ';',
+    '&amp;',
+    '&#',
+    'x',
+    '"',
+    "'",
+    '=',
+    ':',
+    ' ',
+    '\n',
+    '<!--',
+    '-->',
+    '<![CDATA[',
+    ']]>',
+    '<?',
+    '?>',
+    '<!DOCTYPE',
+    'xmlns:',
+    'xsi:nil="true"',
+    '\u0000',
+    '\uD800',
+    'é',
+    '😀',
+  ];
 
   function mutate(next: () => number): string | Buffer {
-    const source = text(['outbound-contact.xml', 'outbound-lead.xml', 'outbound-entities.xml', 'outbound-session-id.xml'][Math.floor(next() * 4)] ?? 'outbound-contact.xml');
+    const source = text(
+      ['outbound-contact.xml', 'outbound-lead.xml', 'outbound-entities.xml', 'outbound-session-id.xml'][Math.floor(next() * 4)] ?? 'outbound-contact.xml',
+    );
     const kind = Math.floor(next() * 6);
     if (kind === 5) {
       // Whole lines (mostly whole elements) dropped, repeated or given random escaped text.
@@ -347,7 +407,11 @@ describe('random fuzz never throws anything but OutboundMessageError', () => {
         const op = Math.floor(next() * 3);
         if (op === 0) lines.splice(at, 1);
         else if (op === 1) lines.splice(at, 0, line);
-        else lines[at] = line.replace(/>[^<]*</, `>${escapeXml(Array.from({ length: Math.floor(next() * 30) }, () => String.fromCodePoint(Math.floor(next() * 0x3000))).join(''))}<`);
+        else
+          lines[at] = line.replace(
+            />[^<]*</,
+            `>${escapeXml(Array.from({ length: Math.floor(next() * 30) }, () => String.fromCodePoint(Math.floor(next() * 0x3000))).join(''))}<`,
+          );
       }
       return lines.join('\n');
     }
@@ -494,7 +558,18 @@ describe('15 → 18 character ids', () => {
   });
 
   it('refuses what is not an id', () => {
-    for (const bad of ['', '00D', '00D00000000000', '00D0000000000011', '00D000000000001EA', '00D00000000000!', '00D000000000001EA6', '00D000000000001EA-', ' 00D000000000001', '0000000000000005A5']) {
+    for (const bad of [
+      '',
+      '00D',
+      '00D00000000000',
+      '00D0000000000011',
+      '00D000000000001EA',
+      '00D00000000000!',
+      '00D000000000001EA6',
+      '00D000000000001EA-',
+      ' 00D000000000001',
+      '0000000000000005A5',
+    ]) {
       expect(toSalesforceId18(bad)).toBeNull();
     }
     expect(sameSalesforceId('nope', 'nope')).toBe(false);

@@ -6,14 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  KEY_FILE_NAME,
-  SECRET_KEY_ENV,
-  SecretBox,
-  SecretBoxError,
-  type SecretBoxErrorReason,
-  loadSecretBox,
-} from '../../core/secrets/secret-box.ts';
+import { KEY_FILE_NAME, SECRET_KEY_ENV, SecretBox, SecretBoxError, type SecretBoxErrorReason, loadSecretBox } from '../../core/secrets/secret-box.ts';
 
 const PLAINTEXT = 'hubspot-refresh-token-5f1e9c2a-never-log-me';
 // Unix permission bits do not exist on Windows: the mode checks run only where they mean something.

@@ -100,15 +100,17 @@ function sqliteStructure(db: InstanceType<typeof Database>): unknown {
 function fannedOut(dialect: Dialect): { table: LoadedTable; row: Row }[] {
   const rows: { table: LoadedTable; row: Row }[] = [];
   const fanOut = new RowFanOut(dialect, (table, row) => rows.push({ table, row }));
-  const hh = fanOut.household(
-    { windfallId: 'w1', data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: ['pn|30301|310'] },
-    [{ key: '310|ridgewood ave|30301', unit: '4b' }],
-  );
+  const hh = fanOut.household({ windfallId: 'w1', data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: ['pn|30301|310'] }, [
+    { key: '310|ridgewood ave|30301', unit: '4b' },
+  ]);
   fanOut.person(
     { personId: 'p1', hh, first: 'meredith', last: 'stephenson', company: 'acme', career: '{"job_title":"VP"}' },
     { emails: ['m@example.com'], phones: ['+14045550101'], firstKeys: ['meredith'], blocks: ['np|30301|STFN'] },
   );
-  fanOut.person({ personId: 'p2', hh: null, first: 'bob', last: 'lee', company: '', career: null }, { emails: [], phones: [], firstKeys: ['robert'], blocks: [] });
+  fanOut.person(
+    { personId: 'p2', hh: null, first: 'bob', last: 'lee', company: '', career: null },
+    { emails: [], phones: [], firstKeys: ['robert'], blocks: [] },
+  );
   return rows;
 }
 

@@ -157,7 +157,12 @@ describe('decideWrites', () => {
     const decision = decide({
       mode: 'tracked',
       values: { 'household.net_worth': 800_000, 'career.job_title': 'CFO', 'career.job_level': 'VP', 'household.political_party': 'Independent' },
-      current: { wf_household_net_worth: '2400000', wf_career_job_title: 'Chief Bean Counter', wf_career_job_level: 'Director', wf_household_political_party: null },
+      current: {
+        wf_household_net_worth: '2400000',
+        wf_career_job_title: 'Chief Bean Counter',
+        wf_career_job_level: 'Director',
+        wf_household_political_party: null,
+      },
       lastWritten: { wf_household_net_worth: 2_400_000, wf_career_job_title: 'Vice President of Finance' },
     });
     expect(decision.properties).toEqual({ wf_household_net_worth: 800_000, wf_household_political_party: 'Independent' });
@@ -232,7 +237,12 @@ describe('decideWrites after a re-enrichment that matches nobody or someone else
   const withClear = { ...connector, emptyValue: '' as CrmValue };
   const ours = { wf_household_net_worth: 5_000_000, wf_household_boat_owner: true, wf_career_job_title: 'CFO' };
 
-  function decideStale(options: { values: Record<string, FieldValue>; stale: { household: boolean; career: boolean }; current: Record<string, CrmValue>; mode?: OverwriteMode }) {
+  function decideStale(options: {
+    values: Record<string, FieldValue>;
+    stale: { household: boolean; career: boolean };
+    current: Record<string, CrmValue>;
+    mode?: OverwriteMode;
+  }) {
     return decideWrites({
       fields: fields(options.values),
       object: 'contact',
@@ -256,7 +266,7 @@ describe('decideWrites after a re-enrichment that matches nobody or someone else
     expect(decision.written).not.toHaveProperty('wf_household_boat_owner');
   });
 
-  it("a match to someone else replaces our unedited values, even in fill_empty mode, and clears ours the new person lacks", () => {
+  it('a match to someone else replaces our unedited values, even in fill_empty mode, and clears ours the new person lacks', () => {
     const decision = decideStale({
       values: { 'household.net_worth': 250_000 },
       stale: { household: true, career: false },
@@ -267,7 +277,7 @@ describe('decideWrites after a re-enrichment that matches nobody or someone else
     expect(decision.written).toMatchObject({ wf_household_net_worth: 250_000, wf_career_job_title: 'CFO' });
   });
 
-  it("keeps a value of ours that the other person happens to share: it is theirs now, not cleared", () => {
+  it('keeps a value of ours that the other person happens to share: it is theirs now, not cleared', () => {
     const decision = decideStale({
       values: { 'household.net_worth': 5_000_000 },
       stale: { household: true, career: false },
@@ -289,8 +299,21 @@ describe('decideWrites after a re-enrichment that matches nobody or someone else
 
 describe('replacedValues: what the log keeps of a write', () => {
   it('pairs each property sent with the value the record held, null where it was empty, blank or missing', () => {
-    const current = { wf_household_net_worth: 5, wf_career_job_title: '  ', wf_household_boat_owner: false, wf_household_political_party: null, email: 'a@example.com' };
-    const sent = { wf_household_net_worth: 6_000_000, wf_career_job_title: 'CFO', wf_household_boat_owner: true, wf_household_political_party: 'Democrat', wf_career_job_level: 'VP', wf_household_windfall_id: '' };
+    const current = {
+      wf_household_net_worth: 5,
+      wf_career_job_title: '  ',
+      wf_household_boat_owner: false,
+      wf_household_political_party: null,
+      email: 'a@example.com',
+    };
+    const sent = {
+      wf_household_net_worth: 6_000_000,
+      wf_career_job_title: 'CFO',
+      wf_household_boat_owner: true,
+      wf_household_political_party: 'Democrat',
+      wf_career_job_level: 'VP',
+      wf_household_windfall_id: '',
+    };
     expect(replacedValues(sent, current)).toEqual({
       wf_household_net_worth: { value: 6_000_000, replaced: 5 },
       wf_career_job_title: { value: 'CFO', replaced: null },

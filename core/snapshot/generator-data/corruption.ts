@@ -47,16 +47,60 @@ export const NEGATIVE_SHARE = 0.2;
 
 /** Letters next to each other on a QWERTY keyboard (a slipped finger). */
 const KEYBOARD: Readonly<Record<string, string>> = {
-  a: 'qwsz', b: 'vghn', c: 'xdfv', d: 'serfcx', e: 'wsdr', f: 'drtgvc', g: 'ftyhbv', h: 'gyujnb', i: 'ujko', j: 'huikmn',
-  k: 'jiolm', l: 'kop', m: 'njk', n: 'bhjm', o: 'iklp', p: 'ol', q: 'wa', r: 'edft', s: 'awedxz', t: 'rfgy',
-  u: 'yhji', v: 'cfgb', w: 'qase', x: 'zsdc', y: 'tghu', z: 'asx',
+  a: 'qwsz',
+  b: 'vghn',
+  c: 'xdfv',
+  d: 'serfcx',
+  e: 'wsdr',
+  f: 'drtgvc',
+  g: 'ftyhbv',
+  h: 'gyujnb',
+  i: 'ujko',
+  j: 'huikmn',
+  k: 'jiolm',
+  l: 'kop',
+  m: 'njk',
+  n: 'bhjm',
+  o: 'iklp',
+  p: 'ol',
+  q: 'wa',
+  r: 'edft',
+  s: 'awedxz',
+  t: 'rfgy',
+  u: 'yhji',
+  v: 'cfgb',
+  w: 'qase',
+  x: 'zsdc',
+  y: 'tghu',
+  z: 'asx',
 };
 
 /** What an OCR pass or a hurried reader confuses (either way). */
-const OCR: readonly (readonly [string, string])[] = [['rn', 'm'], ['cl', 'd'], ['vv', 'w'], ['li', 'h'], ['e', 'c'], ['o', 'c'], ['l', 'i'], ['n', 'h'], ['u', 'v']];
+const OCR: readonly (readonly [string, string])[] = [
+  ['rn', 'm'],
+  ['cl', 'd'],
+  ['vv', 'w'],
+  ['li', 'h'],
+  ['e', 'c'],
+  ['o', 'c'],
+  ['l', 'i'],
+  ['n', 'h'],
+  ['u', 'v'],
+];
 
 /** Digits next to each other on the keyboard's number row. */
-const DIGIT_ROW: Readonly<Record<string, string>> = { '0': '9', '1': '2', '2': '13', '3': '24', '4': '35', '5': '46', '6': '57', '7': '68', '8': '79', '9': '80' };
+const DIGIT_ROW: Readonly<Record<string, string>> = {
+  '0': '9',
+  '1': '2',
+  '2': '13',
+  '3': '24',
+  '4': '35',
+  '5': '46',
+  '6': '57',
+  '7': '68',
+  '8': '79',
+  '9': '80',
+};
 
 /**
  * How a house number goes wrong, and how often. A number is typed digit by digit, so most of its
@@ -114,14 +158,41 @@ export function wrongNumber(rng: Rng, number: string): string {
 
 /** Spellings that sound the same (English). */
 const PHONETIC: readonly (readonly [RegExp, string])[] = [
-  [/ph/, 'f'], [/f/, 'ph'], [/ck/, 'k'], [/c(?=[aou])/, 'k'], [/k/, 'c'], [/ie/, 'ei'], [/ei/, 'ie'], [/ey$/, 'y'], [/y$/, 'ie'],
-  [/ll/, 'l'], [/tt/, 't'], [/nn/, 'n'], [/ss/, 's'], [/z/, 's'], [/s(?=[aeiou])/, 'z'], [/ou/, 'ow'], [/ai/, 'ay'], [/th/, 't'],
+  [/ph/, 'f'],
+  [/f/, 'ph'],
+  [/ck/, 'k'],
+  [/c(?=[aou])/, 'k'],
+  [/k/, 'c'],
+  [/ie/, 'ei'],
+  [/ei/, 'ie'],
+  [/ey$/, 'y'],
+  [/y$/, 'ie'],
+  [/ll/, 'l'],
+  [/tt/, 't'],
+  [/nn/, 'n'],
+  [/ss/, 's'],
+  [/z/, 's'],
+  [/s(?=[aeiou])/, 'z'],
+  [/ou/, 'ow'],
+  [/ai/, 'ay'],
+  [/th/, 't'],
 ];
 
 const SUFFIX_VARIANTS: Readonly<Record<string, readonly string[]>> = {
-  Street: ['Str', 'St.', 'Stret', 'Streeet'], Avenue: ['Av', 'Ave.', 'Avenu', 'Avnue'], Road: ['Rd.', 'Raod'], Drive: ['Dr.', 'Drv', 'Drvie'],
-  Lane: ['Ln.', 'Lnae'], Court: ['Ct.', 'Crt', 'Cuort'], Boulevard: ['Blv', 'Blvd.', 'Boulvard'], Place: ['Pl.', 'Plc'], Way: ['Wy', 'Wya'],
-  Circle: ['Cir.', 'Crcl'], Terrace: ['Ter.', 'Terr'], Parkway: ['Pkwy.', 'Pky'], Trail: ['Trl', 'Tr.'], Highway: ['Hwy.', 'Hiway'],
+  Street: ['Str', 'St.', 'Stret', 'Streeet'],
+  Avenue: ['Av', 'Ave.', 'Avenu', 'Avnue'],
+  Road: ['Rd.', 'Raod'],
+  Drive: ['Dr.', 'Drv', 'Drvie'],
+  Lane: ['Ln.', 'Lnae'],
+  Court: ['Ct.', 'Crt', 'Cuort'],
+  Boulevard: ['Blv', 'Blvd.', 'Boulvard'],
+  Place: ['Pl.', 'Plc'],
+  Way: ['Wy', 'Wya'],
+  Circle: ['Cir.', 'Crcl'],
+  Terrace: ['Ter.', 'Terr'],
+  Parkway: ['Pkwy.', 'Pky'],
+  Trail: ['Trl', 'Tr.'],
+  Highway: ['Hwy.', 'Hiway'],
 };
 
 /** One edit as data entry makes it, never on the first letter: a keyboard slip, an OCR confusion, an insertion, a deletion or a transposition. */
@@ -135,14 +206,21 @@ export function singleEdit(rng: Rng, word: string): string {
   const lower = word.toLowerCase();
   const kind = rng.pick(['keyboard', 'ocr', 'insert', 'delete', 'transpose'] as const);
   if (kind === 'ocr') {
-    const found = OCR.flatMap(([a, b]) => [[a, b], [b, a]] as const).filter(([from]) => lower.indexOf(from, 1) > 0);
+    const found = OCR.flatMap(
+      ([a, b]) =>
+        [
+          [a, b],
+          [b, a],
+        ] as const,
+    ).filter(([from]) => lower.indexOf(from, 1) > 0);
     const [from, to] = found.length > 0 ? rng.pick(found) : ['', ''];
     if (from !== '') {
       const at = lower.indexOf(from, 1);
       return `${word.slice(0, at)}${to}${word.slice(at + from.length)}`;
     }
   }
-  if (kind === 'transpose' && i < word.length - 1 && word[i] !== word[i + 1]) return `${word.slice(0, i)}${word[i + 1] ?? ''}${word[i] ?? ''}${word.slice(i + 2)}`;
+  if (kind === 'transpose' && i < word.length - 1 && word[i] !== word[i + 1])
+    return `${word.slice(0, i)}${word[i + 1] ?? ''}${word[i] ?? ''}${word.slice(i + 2)}`;
   if (kind === 'delete') return `${word.slice(0, i)}${word.slice(i + 1)}`;
   const near = KEYBOARD[lower[i] ?? ''] ?? 'aeiou';
   const letter = rng.pick([...near]);
@@ -198,7 +276,12 @@ export function cleanAddress(book: AddressBook, parts: AddressParts): CleanAddre
 }
 
 function addressRequest(a: CleanAddress): Record<string, string> {
-  return { address: [a.number, a.prefix, a.street, a.suffix, a.postfix, a.unit].filter((w) => w !== '').join(' '), city: a.city, state: a.state, zipcode: a.zip };
+  return {
+    address: [a.number, a.prefix, a.street, a.suffix, a.postfix, a.unit].filter((w) => w !== '').join(' '),
+    city: a.city,
+    state: a.state,
+    zipcode: a.zip,
+  };
 }
 
 /** Picks a corruption by its share. */

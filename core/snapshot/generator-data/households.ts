@@ -57,14 +57,47 @@ export function odds(table: keyof typeof ODDS, tier: number): number {
 
 /** NTEE major groups weighted by their share of US individual giving (religion and education lead). */
 const NTEE = new Weighted([
-  ['X', 25], ['B', 15], ['P', 14], ['E', 10], ['A', 8], ['T', 6], ['O', 5], ['W', 4], ['S', 4], ['D', 4], ['C', 4],
-  ['Q', 3], ['K', 3], ['L', 3], ['G', 3], ['H', 2], ['N', 2], ['R', 2], ['U', 1], ['F', 1], ['I', 1], ['J', 1], ['M', 1],
+  ['X', 25],
+  ['B', 15],
+  ['P', 14],
+  ['E', 10],
+  ['A', 8],
+  ['T', 6],
+  ['O', 5],
+  ['W', 4],
+  ['S', 4],
+  ['D', 4],
+  ['C', 4],
+  ['Q', 3],
+  ['K', 3],
+  ['L', 3],
+  ['G', 3],
+  ['H', 2],
+  ['N', 2],
+  ['R', 2],
+  ['U', 1],
+  ['F', 1],
+  ['I', 1],
+  ['J', 1],
+  ['M', 1],
 ] as const);
 
 const PARTY_BY_LEAN = {
-  [-1]: new Weighted([['Democrat', 52], ['Republican', 28], ['Independent', 20]] as const),
-  0: new Weighted([['Democrat', 41], ['Republican', 39], ['Independent', 20]] as const),
-  1: new Weighted([['Democrat', 30], ['Republican', 50], ['Independent', 20]] as const),
+  [-1]: new Weighted([
+    ['Democrat', 52],
+    ['Republican', 28],
+    ['Independent', 20],
+  ] as const),
+  0: new Weighted([
+    ['Democrat', 41],
+    ['Republican', 39],
+    ['Independent', 20],
+  ] as const),
+  1: new Weighted([
+    ['Democrat', 30],
+    ['Republican', 50],
+    ['Independent', 20],
+  ] as const),
 } as const;
 
 const round100k = (n: number): number => Math.round(n / 100_000) * 100_000;
@@ -90,7 +123,7 @@ export function householdFields(rng: Rng, input: HouseholdInput): Record<string,
   const giver = p('giver');
   const topDonor = giver && p('topDonorIfGiver');
   const causes = new Set<string>();
-  if (giver) for (let n = 1 + (rng.chance(0.45) ? 1 : 0) + (rng.chance(0.2) ? 1 : 0); causes.size < n; ) causes.add(NTEE.draw(rng));
+  if (giver) for (let n = 1 + (rng.chance(0.45) ? 1 : 0) + (rng.chance(0.2) ? 1 : 0); causes.size < n;) causes.add(NTEE.draw(rng));
   const regional: string[] = [];
   if (giver) {
     const national = rng.chance(tier >= 3 ? 0.6 : 0.3);

@@ -4,32 +4,161 @@ import { type Place, CA_PLACES, US_PLACES } from './places.ts';
 import { type Rng, Weighted, asciiSlug, mix32 } from './random.ts';
 
 const STREET_WORDS = [
-  'Main', 'Oak', 'Maple', 'Cedar', 'Pine', 'Elm', 'Washington', 'Lake', 'Hill', 'Walnut', 'Sunset', 'Lincoln',
-  'Jackson', 'Highland', 'Church', 'Willow', 'Spring', 'River', 'Franklin', 'Chestnut', 'Jefferson', 'Madison',
-  'Ridge', 'Meadow', 'Forest', 'Mill', 'Valley', 'Dogwood', 'Magnolia', 'Peachtree', 'Sycamore', 'Hickory',
-  'Birch', 'Laurel', 'Cherry', 'Poplar', 'Spruce', 'Cypress', 'Aspen', 'Juniper', 'Holly', 'Adams', 'Monroe',
-  'Wilson', 'Grant', 'Hamilton', 'Market', 'Broad', 'Front', 'High', 'Union', 'Center', 'Prospect', 'Pleasant',
-  'Liberty', 'Summit', 'Woodland', 'Lakeview', 'Hillcrest', 'Fairview', 'Riverside', 'Brookside', 'Greenwood',
-  'Oakwood', 'Kingston', 'Lexington', 'Princeton', 'Sherwood', 'Windsor', 'Beacon', 'Harbor', 'Bay', 'Orchard',
-  'Heritage', 'Colonial', 'Stonegate', 'Canyon', 'Vista', 'Mockingbird', 'Bluebonnet', 'Palmetto', 'Sequoia',
-  '1st', '2nd', '3rd', '4th', '5th', '6th', '7th', '8th', '10th', '12th', '14th', '21st',
+  'Main',
+  'Oak',
+  'Maple',
+  'Cedar',
+  'Pine',
+  'Elm',
+  'Washington',
+  'Lake',
+  'Hill',
+  'Walnut',
+  'Sunset',
+  'Lincoln',
+  'Jackson',
+  'Highland',
+  'Church',
+  'Willow',
+  'Spring',
+  'River',
+  'Franklin',
+  'Chestnut',
+  'Jefferson',
+  'Madison',
+  'Ridge',
+  'Meadow',
+  'Forest',
+  'Mill',
+  'Valley',
+  'Dogwood',
+  'Magnolia',
+  'Peachtree',
+  'Sycamore',
+  'Hickory',
+  'Birch',
+  'Laurel',
+  'Cherry',
+  'Poplar',
+  'Spruce',
+  'Cypress',
+  'Aspen',
+  'Juniper',
+  'Holly',
+  'Adams',
+  'Monroe',
+  'Wilson',
+  'Grant',
+  'Hamilton',
+  'Market',
+  'Broad',
+  'Front',
+  'High',
+  'Union',
+  'Center',
+  'Prospect',
+  'Pleasant',
+  'Liberty',
+  'Summit',
+  'Woodland',
+  'Lakeview',
+  'Hillcrest',
+  'Fairview',
+  'Riverside',
+  'Brookside',
+  'Greenwood',
+  'Oakwood',
+  'Kingston',
+  'Lexington',
+  'Princeton',
+  'Sherwood',
+  'Windsor',
+  'Beacon',
+  'Harbor',
+  'Bay',
+  'Orchard',
+  'Heritage',
+  'Colonial',
+  'Stonegate',
+  'Canyon',
+  'Vista',
+  'Mockingbird',
+  'Bluebonnet',
+  'Palmetto',
+  'Sequoia',
+  '1st',
+  '2nd',
+  '3rd',
+  '4th',
+  '5th',
+  '6th',
+  '7th',
+  '8th',
+  '10th',
+  '12th',
+  '14th',
+  '21st',
 ] as const;
 
 const CANADIAN_STREET_WORDS = [
-  'King', 'Queen', 'Yonge', 'Bloor', 'Dundas', 'Bathurst', 'Laurier', 'Sherbrooke', 'Portage', 'Jasper',
-  'Granville', 'Robson', 'Wellington', 'Victoria', 'Albert', 'Elgin', 'Maple', 'Cedar', 'Birch', 'Spruce',
-  'Lakeshore', 'Bay', 'Church', 'Park', 'Hillside', 'Riverside', 'Saint-Denis', 'Beaver', 'Frontenac', 'Osborne',
+  'King',
+  'Queen',
+  'Yonge',
+  'Bloor',
+  'Dundas',
+  'Bathurst',
+  'Laurier',
+  'Sherbrooke',
+  'Portage',
+  'Jasper',
+  'Granville',
+  'Robson',
+  'Wellington',
+  'Victoria',
+  'Albert',
+  'Elgin',
+  'Maple',
+  'Cedar',
+  'Birch',
+  'Spruce',
+  'Lakeshore',
+  'Bay',
+  'Church',
+  'Park',
+  'Hillside',
+  'Riverside',
+  'Saint-Denis',
+  'Beaver',
+  'Frontenac',
+  'Osborne',
 ] as const;
 
 /** USPS standard suffix abbreviation, its full word, and how common it is. */
 const SUFFIXES: readonly (readonly [abbreviation: string, full: string, weight: number])[] = [
-  ['St', 'Street', 25], ['Ave', 'Avenue', 18], ['Dr', 'Drive', 14], ['Rd', 'Road', 12], ['Ln', 'Lane', 8],
-  ['Ct', 'Court', 6], ['Way', 'Way', 5], ['Blvd', 'Boulevard', 4], ['Pl', 'Place', 4], ['Ter', 'Terrace', 2],
-  ['Cir', 'Circle', 2], ['Pkwy', 'Parkway', 1], ['Trl', 'Trail', 1],
+  ['St', 'Street', 25],
+  ['Ave', 'Avenue', 18],
+  ['Dr', 'Drive', 14],
+  ['Rd', 'Road', 12],
+  ['Ln', 'Lane', 8],
+  ['Ct', 'Court', 6],
+  ['Way', 'Way', 5],
+  ['Blvd', 'Boulevard', 4],
+  ['Pl', 'Place', 4],
+  ['Ter', 'Terrace', 2],
+  ['Cir', 'Circle', 2],
+  ['Pkwy', 'Parkway', 1],
+  ['Trl', 'Trail', 1],
 ];
 
 export const DIRECTIONAL_WORDS: Readonly<Record<string, string>> = {
-  N: 'North', S: 'South', E: 'East', W: 'West', NE: 'Northeast', NW: 'Northwest', SE: 'Southeast', SW: 'Southwest',
+  N: 'North',
+  S: 'South',
+  E: 'East',
+  W: 'West',
+  NE: 'Northeast',
+  NW: 'Northwest',
+  SE: 'Southeast',
+  SW: 'Southwest',
 };
 
 const SUFFIX_TOTAL = SUFFIXES.reduce((sum, s) => sum + s[2], 0);
@@ -183,30 +312,53 @@ export class PhoneBook {
 
 export type PhoneStyle = 'paren' | 'dash' | 'digits' | 'plus-spaced' | 'dots' | 'e164';
 
-export const DATA_PHONE_STYLES = new Weighted<PhoneStyle>([['paren', 35], ['dash', 30], ['digits', 20], ['plus-spaced', 15]]);
+export const DATA_PHONE_STYLES = new Weighted<PhoneStyle>([
+  ['paren', 35],
+  ['dash', 30],
+  ['digits', 20],
+  ['plus-spaced', 15],
+]);
 
 export function formatPhone(digits: string, style: PhoneStyle): string {
   const a = digits.slice(0, 3);
   const b = digits.slice(3, 6);
   const c = digits.slice(6);
   switch (style) {
-    case 'paren': return `(${a}) ${b}-${c}`;
-    case 'dash': return `${a}-${b}-${c}`;
-    case 'digits': return digits;
-    case 'plus-spaced': return `+1 ${a} ${b} ${c}`;
-    case 'dots': return `${a}.${b}.${c}`;
-    case 'e164': return `+1${digits}`;
+    case 'paren':
+      return `(${a}) ${b}-${c}`;
+    case 'dash':
+      return `${a}-${b}-${c}`;
+    case 'digits':
+      return digits;
+    case 'plus-spaced':
+      return `+1 ${a} ${b} ${c}`;
+    case 'dots':
+      return `${a}.${b}.${c}`;
+    case 'e164':
+      return `+1${digits}`;
   }
 }
 
 export const PERSONAL_DOMAINS = new Weighted([
-  ['gmail.com', 46], ['yahoo.com', 16], ['outlook.com', 9], ['icloud.com', 9], ['hotmail.com', 8], ['aol.com', 4],
-  ['comcast.net', 3], ['att.net', 2], ['protonmail.com', 1], ['me.com', 2],
+  ['gmail.com', 46],
+  ['yahoo.com', 16],
+  ['outlook.com', 9],
+  ['icloud.com', 9],
+  ['hotmail.com', 8],
+  ['aol.com', 4],
+  ['comcast.net', 3],
+  ['att.net', 2],
+  ['protonmail.com', 1],
+  ['me.com', 2],
 ] as const);
 
 const LOCAL_PATTERNS = new Weighted<(f: string, l: string) => string>([
-  [(f, l) => `${f}.${l}`, 40], [(f, l) => `${f}${l}`, 20], [(f, l) => `${f.slice(0, 1)}${l}`, 20], [(f, l) => `${f}_${l}`, 8],
-  [(f, l) => `${f}${l.slice(0, 1)}`, 7], [(f, l) => `${l}.${f}`, 5],
+  [(f, l) => `${f}.${l}`, 40],
+  [(f, l) => `${f}${l}`, 20],
+  [(f, l) => `${f.slice(0, 1)}${l}`, 20],
+  [(f, l) => `${f}_${l}`, 8],
+  [(f, l) => `${f}${l.slice(0, 1)}`, 7],
+  [(f, l) => `${l}.${f}`, 5],
 ]);
 
 /**

@@ -3,9 +3,7 @@
 import { type Employer, businessName } from './companies.ts';
 import { careerJson } from './careers.ts';
 import { drawNetWorth, householdFields, odds, wealthTier } from './households.ts';
-import {
-  type AddressBook, type AddressParts, DATA_PHONE_STYLES, type EmailBook, type PhoneBook, ZIPS, formatPhone,
-} from './identifiers.ts';
+import { type AddressBook, type AddressParts, DATA_PHONE_STYLES, type EmailBook, type PhoneBook, ZIPS, formatPhone } from './identifiers.ts';
 import { type Sex, firstNames, frenchCanadianSurnames, surnames } from './names.ts';
 import { type Rng, Weighted, asciiSlug, hex8, mix32 } from './random.ts';
 import type { Subject } from './queries.ts';
@@ -32,11 +30,39 @@ export interface BuiltHousehold {
   readonly json: string;
 }
 
-const HOUSEHOLD_SIZES = new Weighted([[1, 28], [2, 34], [3, 15], [4, 13], [5, 10]] as const);
+const HOUSEHOLD_SIZES = new Weighted([
+  [1, 28],
+  [2, 34],
+  [3, 15],
+  [4, 13],
+  [5, 10],
+] as const);
 /** Odds that the next unit is a person without a household, so that about 8% of people have none. */
 const CAREER_ONLY_ODDS = 0.1744;
-const CA_DOMAINS = new Weighted([['gmail.com', 40], ['hotmail.com', 15], ['yahoo.ca', 10], ['rogers.com', 10], ['shaw.ca', 8], ['videotron.ca', 7], ['outlook.com', 10]] as const);
-const RESORTS = new Set(['Aspen CO', 'Naples FL', 'Palm Beach FL', 'Park City UT', 'Jackson WY', 'Hilton Head Island SC', 'Santa Barbara CA', 'Miami Beach FL', 'Honolulu HI', 'Scottsdale AZ', 'Bozeman MT', 'Newport RI', 'Boca Raton FL']);
+const CA_DOMAINS = new Weighted([
+  ['gmail.com', 40],
+  ['hotmail.com', 15],
+  ['yahoo.ca', 10],
+  ['rogers.com', 10],
+  ['shaw.ca', 8],
+  ['videotron.ca', 7],
+  ['outlook.com', 10],
+] as const);
+const RESORTS = new Set([
+  'Aspen CO',
+  'Naples FL',
+  'Palm Beach FL',
+  'Park City UT',
+  'Jackson WY',
+  'Hilton Head Island SC',
+  'Santa Barbara CA',
+  'Miami Beach FL',
+  'Honolulu HI',
+  'Scottsdale AZ',
+  'Bozeman MT',
+  'Newport RI',
+  'Boca Raton FL',
+]);
 
 const zipTable = (country: 'US' | 'CA' | 'resort'): Weighted<number> =>
   new Weighted(
@@ -152,7 +178,17 @@ export class PopulationBuilder {
     const sex: Sex = rng.chance(0.5) ? 'F' : 'M';
     const employer = this.pickEmployer(null);
     const tier = wealthTier(drawNetWorth(rng));
-    return this.person(null, firstNames(sex).draw(rng), { role: 'adult', sex, last: surnames.draw(rng) }, tier, employer.areaCodes, null, false, employer.state, employer);
+    return this.person(
+      null,
+      firstNames(sex).draw(rng),
+      { role: 'adult', sex, last: surnames.draw(rng) },
+      tier,
+      employer.areaCodes,
+      null,
+      false,
+      employer.state,
+      employer,
+    );
   }
 
   /**
@@ -204,8 +240,15 @@ export class PopulationBuilder {
   }
 
   private person(
-    windfallId: string | null, first: string, member: Member, tier: number, areaCodes: readonly string[],
-    landline: string | null, canadian: boolean, state: string, employer?: Employer,
+    windfallId: string | null,
+    first: string,
+    member: Member,
+    tier: number,
+    areaCodes: readonly string[],
+    landline: string | null,
+    canadian: boolean,
+    state: string,
+    employer?: Employer,
   ): BuiltPerson {
     const rng = this.rng;
     const { role, last } = member;

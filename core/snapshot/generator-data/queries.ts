@@ -64,7 +64,8 @@ function plan(rng: Rng, s: Subject, inData: boolean, book: AddressBook): Plan {
     name: rng.chance(0.95),
     emails: s.emails.length > 0 && rng.chance(0.55) ? [rng.pick(s.emails)] : [],
     phones: s.phones.length > 0 && rng.chance(0.55) ? [rng.pick(s.phones)] : [],
-    address: s.addresses.length > 0 && rng.chance(0.65) ? (s.addresses.length > 1 && rng.chance(0.15) ? rng.pick(s.addresses) : (s.addresses[0] ?? null)) : null,
+    address:
+      s.addresses.length > 0 && rng.chance(0.65) ? (s.addresses.length > 1 && rng.chance(0.15) ? rng.pick(s.addresses) : (s.addresses[0] ?? null)) : null,
     zip: !rng.chance(0.04),
     company: s.company !== null && rng.chance(0.4),
     weak: false,

@@ -55,7 +55,12 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     }
     let run: BackfillRun;
     try {
-      run = await runs.estimate(installation, { object, limit, restart: restart === 'on', flags: Object.fromEntries(known.map((flag) => [flag, asked.has(flag)])) });
+      run = await runs.estimate(installation, {
+        object,
+        limit,
+        restart: restart === 'on',
+        flags: Object.fromEntries(known.map((flag) => [flag, asked.has(flag)])),
+      });
     } catch (error) {
       if (!(error instanceof BackfillRunError)) throw error;
       await refuse({ form: error.message });
@@ -80,7 +85,8 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     if (run === undefined) return;
     const noun = nounOf(installation, run);
     const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
-    const notice = typeof req.query.removed === 'string' && /^\d+$/.test(req.query.removed) ? `Cancelled: ${req.query.removed} queued enrichments removed.` : null;
+    const notice =
+      typeof req.query.removed === 'string' && /^\d+$/.test(req.query.removed) ? `Cancelled: ${req.query.removed} queued enrichments removed.` : null;
     page(res, 200, runPage(session.chrome, installation, run, runStatus(run, await runs.jobs(run.id), noun), noun, notice, budget));
   });
 

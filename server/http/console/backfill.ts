@@ -50,7 +50,17 @@ export function runStatus(run: BackfillRun, jobs: RunJobs, noun: string): RunSta
   const waiting = (e.queued ?? 0) + (e.running ?? 0);
   const failed = e.dead ?? 0;
   const stopped = (jobs.control.dead ?? 0) > 0;
-  const base = { state: run.state, read: run.read, scanned: run.scanned, toEnrich: run.toEnrich, enqueued: run.enqueued, enriched, waiting, failed, error: run.error };
+  const base = {
+    state: run.state,
+    read: run.read,
+    scanned: run.scanned,
+    toEnrich: run.toEnrich,
+    enqueued: run.enqueued,
+    enriched,
+    waiting,
+    failed,
+    error: run.error,
+  };
   const pct = (n: number, of: number) => (of === 0 ? 100 : Math.min(100, Math.floor((n / of) * 100)));
   switch (run.state) {
     case 'estimating':
@@ -61,7 +71,12 @@ export function runStatus(run: BackfillRun, jobs: RunJobs, noun: string): RunSta
       return { ...base, headline: 'Estimate ready: nothing is queued until you confirm.', live: false, percent: null };
     case 'running':
       return stopped
-        ? { ...base, headline: `The backfill stopped: the CRM could not be read (${run.error ?? 'no reason given'}). Resume it to go on from where it stopped.`, live: false, percent: null }
+        ? {
+            ...base,
+            headline: `The backfill stopped: the CRM could not be read (${run.error ?? 'no reason given'}). Resume it to go on from where it stopped.`,
+            live: false,
+            percent: null,
+          }
         : {
             ...base,
             headline: `Queueing: ${run.enqueued.toLocaleString('en-US')} of ${run.toEnrich.toLocaleString('en-US')} ${noun} queued…`,
@@ -72,11 +87,26 @@ export function runStatus(run: BackfillRun, jobs: RunJobs, noun: string): RunSta
       const settled = enriched + failed;
       const total = Math.max(run.enqueued, settled + waiting);
       return waiting > 0
-        ? { ...base, headline: `Enriching: ${settled.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} done…`, live: true, percent: pct(settled, total) }
-        : { ...base, headline: `Finished: ${enriched.toLocaleString('en-US')} enriched${failed > 0 ? `, ${failed} failed (see the enrichment log)` : ''}.`, live: false, percent: 100 };
+        ? {
+            ...base,
+            headline: `Enriching: ${settled.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} done…`,
+            live: true,
+            percent: pct(settled, total),
+          }
+        : {
+            ...base,
+            headline: `Finished: ${enriched.toLocaleString('en-US')} enriched${failed > 0 ? `, ${failed} failed (see the enrichment log)` : ''}.`,
+            live: false,
+            percent: 100,
+          };
     }
     case 'cancelled':
-      return { ...base, headline: 'Cancelled. Nothing more is queued; what was already enriched stays. Resume to go on from where it stopped.', live: false, percent: null };
+      return {
+        ...base,
+        headline: 'Cancelled. Nothing more is queued; what was already enriched stays. Resume to go on from where it stopped.',
+        live: false,
+        percent: null,
+      };
     case 'failed':
       return { ...base, headline: `Failed: ${run.error ?? 'the CRM could not be read'}.`, live: false, percent: null };
   }
@@ -115,7 +145,10 @@ export function backfillPage(chrome: Chrome, view: BackfillPageView): string {
           .map(([key, noun]) => `<option value="${escapeHtml(key)}"${key === chosen ? ' selected' : ''}>${escapeHtml(noun)}</option>`)
           .join('')}</select></p>${object.html}`;
   const flags = Object.entries(spec.flags ?? {})
-    .map(([flag, help], i) => `<div class="check"><input type="checkbox" name="flags" value="${escapeHtml(flag)}" id="flag-${i}"><label for="flag-${i}">${escapeHtml(help)}</label></div>`)
+    .map(
+      ([flag, help], i) =>
+        `<div class="check"><input type="checkbox" name="flags" value="${escapeHtml(flag)}" id="flag-${i}"><label for="flag-${i}">${escapeHtml(help)}</label></div>`,
+    )
     .join('');
   const active = view.runs.find((run) => run.state === 'estimating' || run.state === 'running' || run.state === 'estimated');
   const status = statusText(installation);
@@ -147,7 +180,15 @@ ${rows === '' ? '<p class="muted">None yet.</p>' : `<div class="scroll"><table i
 }
 
 /** One run: its estimate, its progress, and what can be done with it now. */
-export function runPage(chrome: Chrome, installation: Installation, run: BackfillRun, status: RunStatus, noun: string, notice: string | null, budget: BudgetState | null = null): string {
+export function runPage(
+  chrome: Chrome,
+  installation: Installation,
+  run: BackfillRun,
+  status: RunStatus,
+  noun: string,
+  notice: string | null,
+  budget: BudgetState | null = null,
+): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const at = `${base}/backfill/${encodeURIComponent(run.id)}`;
   const csrf = escapeHtml(chrome.session?.csrf ?? '');
@@ -183,11 +224,14 @@ ${budget === null ? '' : `<dt>Budget left this month</dt><dd id="est-budget">${b
           : button('confirm', `Enrich ${run.toEnrich} ${escapeHtml(noun)}${sandbox ? '' : ` (at most ${run.quotaUnits} units)`}`),
     );
   }
-  if (['estimating', 'estimated', 'running', 'enqueued'].includes(run.state) && !(run.state === 'enqueued' && !status.live)) actions.push(button('cancel', 'Cancel', true));
+  if (['estimating', 'estimated', 'running', 'enqueued'].includes(run.state) && !(run.state === 'enqueued' && !status.live))
+    actions.push(button('cancel', 'Cancel', true));
   const resumable = run.state === 'cancelled' || run.state === 'failed' || (!status.live && (run.state === 'running' || run.state === 'estimating'));
   if (resumable) {
     actions.push(
-      `<form method="post" action="${base}/backfill"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="object" value="${escapeHtml(run.object)}"><input type="hidden" name="limit" value="${run.limit === null ? '' : String(Math.max(1, run.limit - run.enqueued))}">${Object.entries(run.flags)
+      `<form method="post" action="${base}/backfill"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="object" value="${escapeHtml(run.object)}"><input type="hidden" name="limit" value="${run.limit === null ? '' : String(Math.max(1, run.limit - run.enqueued))}">${Object.entries(
+        run.flags,
+      )
         .filter(([, on]) => on)
         .map(([flag]) => `<input type="hidden" name="flags" value="${escapeHtml(flag)}">`)
         .join('')}<button type="submit">Resume: estimate the rest</button></form>`,

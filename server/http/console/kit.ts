@@ -48,7 +48,11 @@ export interface ConsoleKit {
    * An installation page's checks: signed in (for a post, from a console page) and allowed to see the
    * installation in the address (`:id`); else the refusal is sent (and undefined).
    */
-  readonly onInstallation: (req: express.Request<{ id: string }>, res: express.Response, how: 'view' | 'post') => Promise<{ session: Signed; installation: Installation } | undefined>;
+  readonly onInstallation: (
+    req: express.Request<{ id: string }>,
+    res: express.Response,
+    how: 'view' | 'post',
+  ) => Promise<{ session: Signed; installation: Installation } | undefined>;
   /** The installation's CRM module, if this server ships it. */
   readonly moduleOf: (installation: Installation) => CrmModule | undefined;
 }

@@ -24,7 +24,10 @@ export const LogFilterSchema = z.object({
   record: z.string().trim().max(128, 'at most 128 characters').default(''),
   from: z.union([z.literal(''), z.iso.date({ error: 'a date, yyyy-mm-dd' })]).default(''),
   to: z.union([z.literal(''), z.iso.date({ error: 'a date, yyyy-mm-dd' })]).default(''),
-  before: z.string().regex(/^log_[0-9A-HJKMNP-TV-Z]{26}$/, 'not a log position').optional(),
+  before: z
+    .string()
+    .regex(/^log_[0-9A-HJKMNP-TV-Z]{26}$/, 'not a log position')
+    .optional(),
 });
 export type LogFilter = z.infer<typeof LogFilterSchema>;
 
@@ -78,7 +81,10 @@ export function logPage(chrome: Chrome, view: LogView): string {
     return `<p><label for="f-${name}">${label}</label><br>${input.replace('>', error === undefined ? '>' : ` aria-invalid="true" aria-describedby="f-${name}-error">`)}${error === undefined ? '' : `<span class="error" id="f-${name}-error">${escapeHtml(error)}</span>`}</p>`;
   };
   const value = (name: string) => escapeHtml(values[name] ?? '');
-  const outcomeOptions = OUTCOME_FILTERS.map((outcome) => `<option value="${outcome}"${(values.outcome ?? '') === outcome ? ' selected' : ''}>${outcome === '' ? 'any' : outcome.replace('_', ' ')}</option>`).join('');
+  const outcomeOptions = OUTCOME_FILTERS.map(
+    (outcome) =>
+      `<option value="${outcome}"${(values.outcome ?? '') === outcome ? ' selected' : ''}>${outcome === '' ? 'any' : outcome.replace('_', ' ')}</option>`,
+  ).join('');
   const rows = view.entries
     .map((entry) => {
       const crm = view.recordUrl(entry);
@@ -87,7 +93,8 @@ export function logPage(chrome: Chrome, view: LogView): string {
     })
     .join('\n');
   const last = view.entries.at(-1);
-  const older = view.entries.length === LOG_PAGE_SIZE && last !== undefined ? `<a id="older" href="${base}/log${filterQuery(values, last.id)}">Older entries</a>` : '';
+  const older =
+    view.entries.length === LOG_PAGE_SIZE && last !== undefined ? `<a id="older" href="${base}/log${filterQuery(values, last.id)}">Older entries</a>` : '';
   const newest = values.before === undefined ? '' : `<a href="${base}/log${filterQuery(values)}">Newest entries</a>`;
   return layout(
     chrome,
@@ -102,9 +109,13 @@ ${field('from', 'From (UTC day)', `<input type="date" name="from" id="f-from" va
 ${field('to', 'To (UTC day)', `<input type="date" name="to" id="f-to" value="${value('to')}">`)}
 <p><button type="submit">Filter</button> <a href="${base}/log">Clear</a></p>
 </form>
-${view.entries.length === 0 ? '<p class="muted" id="no-entries">No entries match.</p>' : `<div class="scroll"><table id="log"><thead><tr><th scope="col">When</th><th scope="col">Record</th><th scope="col">Outcome</th><th scope="col" class="opt">Fields</th><th scope="col" class="opt">Units</th><th scope="col" class="opt">Latency</th></tr></thead><tbody>
+${
+  view.entries.length === 0
+    ? '<p class="muted" id="no-entries">No entries match.</p>'
+    : `<div class="scroll"><table id="log"><thead><tr><th scope="col">When</th><th scope="col">Record</th><th scope="col">Outcome</th><th scope="col" class="opt">Fields</th><th scope="col" class="opt">Units</th><th scope="col" class="opt">Latency</th></tr></thead><tbody>
 ${rows}
-</tbody></table></div>`}
+</tbody></table></div>`
+}
 <div class="actions">${newest}${older}</div>`,
   );
 }
@@ -115,7 +126,13 @@ function crmValueHtml(value: CrmValue): string {
   return escapeHtml(String(value));
 }
 
-export function logEntryPage(chrome: Chrome, installation: Installation, entry: LogEntry, crm: string | null, propertyFor: (key: string) => string | null): string {
+export function logEntryPage(
+  chrome: Chrome,
+  installation: Installation,
+  entry: LogEntry,
+  crm: string | null,
+  propertyFor: (key: string) => string | null,
+): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const kind = outcomeKind(entry.outcome);
   const reason = kind === 'skipped' || kind === 'failed' ? entry.outcome.slice(entry.outcome.indexOf(':') + 1).replace(/_/g, ' ') : null;
@@ -123,15 +140,19 @@ export function logEntryPage(chrome: Chrome, installation: Installation, entry: 
   const fields =
     changes.length > 0
       ? `<div class="scroll"><table id="changes"><thead><tr><th scope="col">Property</th><th scope="col">Value written</th><th scope="col">Value it replaced</th></tr></thead><tbody>${changes
-          .map(([property, change]) => `<tr><td>${escapeHtml(property)}</td><td>${crmValueHtml(change.value)}</td><td>${crmValueHtml(change.replaced)}</td></tr>`)
+          .map(
+            ([property, change]) => `<tr><td>${escapeHtml(property)}</td><td>${crmValueHtml(change.value)}</td><td>${crmValueHtml(change.replaced)}</td></tr>`,
+          )
           .join('')}</tbody></table></div>`
       : entry.fieldsWritten.length === 0
         ? '<p class="muted">Nothing was written.</p>'
         : // Logged before the log kept values (migration 0015): the properties only.
-          `<ul id="fields">${entry.fieldsWritten.map((key) => {
-            const property = propertyFor(key);
-            return `<li>${escapeHtml(key)}${property === null ? '' : ` <code>${escapeHtml(property)}</code>`}</li>`;
-          }).join('')}</ul><p class="muted" id="no-values">Logged before the log kept the values written and replaced.</p>`;
+          `<ul id="fields">${entry.fieldsWritten
+            .map((key) => {
+              const property = propertyFor(key);
+              return `<li>${escapeHtml(key)}${property === null ? '' : ` <code>${escapeHtml(property)}</code>`}</li>`;
+            })
+            .join('')}</ul><p class="muted" id="no-values">Logged before the log kept the values written and replaced.</p>`;
   return layout(
     chrome,
     `${entry.object} ${recordIdText(entry.recordId)}`,

@@ -136,7 +136,11 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
     const environment = z.object({ environment: z.enum(ENVIRONMENTS) }).safeParse(req.body);
     const account = await context.store.findAccountByName(req.params.name);
     if (account === undefined || !environment.success) {
-      page(res, account === undefined ? 404 : 400, messagePage(session.chrome, 'Refused', [account === undefined ? 'There is no such account.' : 'Choose sandbox or production.'], 'bad'));
+      page(
+        res,
+        account === undefined ? 404 : 400,
+        messagePage(session.chrome, 'Refused', [account === undefined ? 'There is no such account.' : 'Choose sandbox or production.'], 'bad'),
+      );
       return;
     }
     const issued = await issueToken(context.store, account.name, environment.data.environment);
@@ -187,7 +191,12 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
   router.get('/console/snapshots', async (req, res) => {
     const session = await signedIn(req, res);
     if (session === undefined || !operatorOnly(session, res)) return;
-    const notice = req.query.rolledBack === '1' ? 'Rolled back: the snapshot marked active answers from now on.' : req.query.rolledBack === '0' ? 'There is no earlier snapshot to roll back to.' : null;
+    const notice =
+      req.query.rolledBack === '1'
+        ? 'Rolled back: the snapshot marked active answers from now on.'
+        : req.query.rolledBack === '0'
+          ? 'There is no earlier snapshot to roll back to.'
+          : null;
     page(res, 200, snapshotsPage(session.chrome, await context.store.listSnapshots(), notice));
   });
 

@@ -14,7 +14,14 @@ function fields(entitlement: Account['householdFields'] | Account['careerFields'
   return entitlement === 'all' ? 'all' : `${entitlement.length}`;
 }
 
-export function accountsPage(chrome: Chrome, accounts: readonly Account[], creating: { values: AccountFormValues; errors: Readonly<Record<string, string>> } = { values: { rateLimit: '5', quotaLimit: '1000', quotaPeriod: 'month', householdFields: 'all', careerFields: 'all' }, errors: {} }): string {
+export function accountsPage(
+  chrome: Chrome,
+  accounts: readonly Account[],
+  creating: { values: AccountFormValues; errors: Readonly<Record<string, string>> } = {
+    values: { rateLimit: '5', quotaLimit: '1000', quotaPeriod: 'month', householdFields: 'all', careerFields: 'all' },
+    errors: {},
+  },
+): string {
   const rows = accounts
     .map(
       (account) =>
@@ -104,10 +111,14 @@ export function jobsPage(chrome: Chrome, counts: Readonly<Record<string, number>
 ${retried === null ? '' : `<div class="notice" role="status"><p>${retried} dead job${retried === 1 ? '' : 's'} queued again.</p></div>`}
 <p id="counts">${JOB_STATES.map((state) => `${state} <strong data-state="${state}">${(counts[state] ?? 0).toLocaleString('en-US')}</strong>`).join(' · ')}</p>
 <h2>Dead jobs</h2>
-${dead.length === 0 ? '<p class="muted" id="no-dead">No dead jobs.</p>' : `<div class="scroll"><table id="dead"><thead><tr><th scope="col">Job</th><th scope="col" class="opt">Installation</th><th scope="col">Kind</th><th scope="col" class="opt">Attempts</th><th scope="col">Last error</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>
+${
+  dead.length === 0
+    ? '<p class="muted" id="no-dead">No dead jobs.</p>'
+    : `<div class="scroll"><table id="dead"><thead><tr><th scope="col">Job</th><th scope="col" class="opt">Installation</th><th scope="col">Kind</th><th scope="col" class="opt">Attempts</th><th scope="col">Last error</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>
 ${rows}
 </tbody></table></div>
-<form method="post" action="${chrome.base}/jobs/retry-all"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Retry every dead job</button></p></form>`}`,
+<form method="post" action="${chrome.base}/jobs/retry-all"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Retry every dead job</button></p></form>`
+}`,
   );
 }
 
@@ -135,9 +146,13 @@ export function snapshotsPage(chrome: Chrome, snapshots: readonly SnapshotRow[],
     'Data snapshots',
     `${operatorNav(chrome.base)}
 ${notice === null ? '' : `<div class="notice" role="status"><p>${escapeHtml(notice)}</p></div>`}
-${snapshots.length === 0 ? '<p class="muted">No snapshot loaded: production answers 503 until one is (npx enrichbridge data load DIR).</p>' : `<div class="scroll"><table id="snapshots"><thead><tr><th scope="col">Version</th><th scope="col">State</th><th scope="col" class="opt">Households</th><th scope="col" class="opt">People</th><th scope="col" class="opt">Loaded</th></tr></thead><tbody>
+${
+  snapshots.length === 0
+    ? '<p class="muted">No snapshot loaded: production answers 503 until one is (npx enrichbridge data load DIR).</p>'
+    : `<div class="scroll"><table id="snapshots"><thead><tr><th scope="col">Version</th><th scope="col">State</th><th scope="col" class="opt">Households</th><th scope="col" class="opt">People</th><th scope="col" class="opt">Loaded</th></tr></thead><tbody>
 ${rows}
-</tbody></table></div>`}
+</tbody></table></div>`
+}
 <h2>Roll back</h2>
 <p>Makes the snapshot active before this one active again; every server switches within a second or two. Production answers change with it.</p>
 <form method="post" action="${chrome.base}/snapshots/rollback"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit" class="danger">Roll back to the previous snapshot</button></p></form>`,
@@ -148,8 +163,17 @@ ${rows}
 export const AccountFormSchema = z.object({
   csrf: z.string(),
   name: z.string().trim().max(64, 'at most 64 characters').optional(),
-  rateLimit: z.string().trim().regex(/^\d{1,6}$/, 'a whole number of requests a second, 1 or more').transform(Number).refine((n) => n >= 1, '1 or more'),
-  quotaLimit: z.string().trim().regex(/^\d{1,12}$/, 'a whole number of requests, 0 or more').transform(Number),
+  rateLimit: z
+    .string()
+    .trim()
+    .regex(/^\d{1,6}$/, 'a whole number of requests a second, 1 or more')
+    .transform(Number)
+    .refine((n) => n >= 1, '1 or more'),
+  quotaLimit: z
+    .string()
+    .trim()
+    .regex(/^\d{1,12}$/, 'a whole number of requests, 0 or more')
+    .transform(Number),
   quotaPeriod: z.enum(QUOTA_PERIODS, { error: 'choose a period' }),
   careerIntelligence: z.literal('on').optional(),
   householdFields: z.string().trim().max(4000).default('all'),

@@ -87,7 +87,11 @@ ${main}
 
 /** A page with one message: a refusal, or where to go next. */
 export function messagePage(chrome: Chrome, title: string, lines: readonly string[], tone: 'info' | 'bad' = 'info'): string {
-  return layout(chrome, title, `<div class="notice${tone === 'bad' ? ' bad' : ''}" role="${tone === 'bad' ? 'alert' : 'status'}">${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`);
+  return layout(
+    chrome,
+    title,
+    `<div class="notice${tone === 'bad' ? ' bad' : ''}" role="${tone === 'bad' ? 'alert' : 'status'}">${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`,
+  );
 }
 
 /** At 80 % of the month's budget a warning; at 100 % why enrichment waits and until when. */
@@ -104,7 +108,12 @@ function forecastText(forecast: UsageForecast): string {
   if (forecast.sandbox) return 'sandbox: no quota is spent';
   const pace = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
   const quota = forecast.runsOutOn !== null ? `at this pace the quota runs out on ${forecast.runsOutOn} (UTC)` : 'at this pace it lasts until the quota resets';
-  const budget = forecast.budget === null ? '' : forecast.budget.runsOutOn === null ? '; the budget lasts the month' : `; the budget is spent on ${forecast.budget.runsOutOn} (UTC)`;
+  const budget =
+    forecast.budget === null
+      ? ''
+      : forecast.budget.runsOutOn === null
+        ? '; the budget lasts the month'
+        : `; the budget is spent on ${forecast.budget.runsOutOn} (UTC)`;
   return `${pace}: ${quota}${budget}`;
 }
 
@@ -159,7 +168,8 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
     const day = perDay.get(row.day) ?? { enriched: 0, no_match: 0, skipped: 0, failed: 0 };
     day[kind] += row.count;
     perDay.set(row.day, day);
-    if (kind === 'skipped') skippedByReason.set(row.outcome.slice('skipped:'.length), (skippedByReason.get(row.outcome.slice('skipped:'.length)) ?? 0) + row.count);
+    if (kind === 'skipped')
+      skippedByReason.set(row.outcome.slice('skipped:'.length), (skippedByReason.get(row.outcome.slice('skipped:'.length)) ?? 0) + row.count);
   }
   const busiest = Math.max(1, ...[...perDay.values()].map((day) => KINDS.reduce((sum, kind) => sum + day[kind], 0)));
   const quota =
@@ -186,9 +196,13 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
           )
           .join('')}</tbody></table></div>`;
   const skipped =
-    skippedByReason.size === 0 ? '' : `<p>Skipped by reason: ${[...skippedByReason].map(([reason, n]) => `${escapeHtml(reason.replace(/_/g, ' '))} ${n}`).join(', ')}.</p>`;
+    skippedByReason.size === 0
+      ? ''
+      : `<p>Skipped by reason: ${[...skippedByReason].map(([reason, n]) => `${escapeHtml(reason.replace(/_/g, ' '))} ${n}`).join(', ')}.</p>`;
   const recovered =
-    data.recovered === 0 ? '' : `<p id="recovered">Missed CRM events recovered from the CRM's journal in the last 4 days: <strong>${data.recovered.toLocaleString('en-US')}</strong>.</p>`;
+    data.recovered === 0
+      ? ''
+      : `<p id="recovered">Missed CRM events recovered from the CRM's journal in the last 4 days: <strong>${data.recovered.toLocaleString('en-US')}</strong>.</p>`;
   return layout(
     chrome,
     `${installation.provider} ${installation.externalAccountId}`,

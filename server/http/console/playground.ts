@@ -10,8 +10,14 @@ export const SIMULATED_ERRORS = ['', '400', '429', '500', '503'] as const;
 
 export const PlaygroundFormSchema = z.object({
   csrf: z.string(),
-  persona: z.string().regex(/^(|\d{1,2})$/).default(''),
-  request: z.string().max(64 * 1024, 'at most 64 KiB').default(''),
+  persona: z
+    .string()
+    .regex(/^(|\d{1,2})$/)
+    .default(''),
+  request: z
+    .string()
+    .max(64 * 1024, 'at most 64 KiB')
+    .default(''),
   simulate: z.enum(SIMULATED_ERRORS).default(''),
 });
 export type PlaygroundForm = z.infer<typeof PlaygroundFormSchema>;
@@ -31,12 +37,29 @@ export interface Exchange {
   readonly responseBody: unknown;
 }
 
-export function playgroundPage(chrome: Chrome, installation: Installation, form: Partial<PlaygroundForm>, exchange: Exchange | null, notice: string | null): string {
+export function playgroundPage(
+  chrome: Chrome,
+  installation: Installation,
+  form: Partial<PlaygroundForm>,
+  exchange: Exchange | null,
+  notice: string | null,
+): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const csrf = escapeHtml(chrome.session?.csrf ?? '');
-  const personas = [`<option value="">write my own below</option>`, ...PERSONAS.map((p) => `<option value="${p.n}"${form.persona === String(p.n) ? ' selected' : ''}>${escapeHtml(`${p.first_name} ${p.last_name} (${p.category.replace(/_/g, ' ')})`)}</option>`)].join('');
-  const simulate = SIMULATED_ERRORS.map((code) => `<option value="${code}"${(form.simulate ?? '') === code ? ' selected' : ''}>${code === '' ? 'no error' : `simulate ${code}`}</option>`).join('');
-  const headerLines = (headers: Readonly<Record<string, string>>) => Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\n');
+  const personas = [
+    `<option value="">write my own below</option>`,
+    ...PERSONAS.map(
+      (p) =>
+        `<option value="${p.n}"${form.persona === String(p.n) ? ' selected' : ''}>${escapeHtml(`${p.first_name} ${p.last_name} (${p.category.replace(/_/g, ' ')})`)}</option>`,
+    ),
+  ].join('');
+  const simulate = SIMULATED_ERRORS.map(
+    (code) => `<option value="${code}"${(form.simulate ?? '') === code ? ' selected' : ''}>${code === '' ? 'no error' : `simulate ${code}`}</option>`,
+  ).join('');
+  const headerLines = (headers: Readonly<Record<string, string>>) =>
+    Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n');
   const result =
     exchange === null
       ? ''

@@ -43,6 +43,9 @@ export function consoleFaultHandler(chrome: Chrome): express.ErrorRequestHandler
       return;
     }
     const { title, lines } = faultText(fault);
-    res.status(fault.status).type('html').send(messagePage(chrome, title, lines, 'bad'));
+    res
+      .status(fault.status)
+      .type('html')
+      .send(messagePage(chrome, title, lines, 'bad'));
   };
 }

@@ -38,7 +38,17 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   if (publicUrl === null) {
     router.use('/console', (_req, res) => {
       res.set(CONSOLE_HEADERS);
-      res.status(503).type('html').send(messagePage({ base: '/console', session: null }, 'Console not configured', ['The console needs PUBLIC_URL: the address its sign-in links and cookies are made for.'], 'bad'));
+      res
+        .status(503)
+        .type('html')
+        .send(
+          messagePage(
+            { base: '/console', session: null },
+            'Console not configured',
+            ['The console needs PUBLIC_URL: the address its sign-in links and cookies are made for.'],
+            'bad',
+          ),
+        );
     });
     return router;
   }
@@ -134,7 +144,11 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const body: unknown = req.body;
     const sent = typeof body === 'object' && body !== null && 'csrf' in body ? body.csrf : undefined;
     if (!sameOrigin(req.headers, publicUrl) || !csrfMatches(session.id, sent)) {
-      page(res, 403, messagePage(session.chrome, 'Refused', ['This request did not come from a console page (its origin or form token is missing or wrong).'], 'bad'));
+      page(
+        res,
+        403,
+        messagePage(session.chrome, 'Refused', ['This request did not come from a console page (its origin or form token is missing or wrong).'], 'bad'),
+      );
       return undefined;
     }
     return session;
@@ -163,7 +177,11 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const found = await onInstallation(req, res, 'view');
     if (found === undefined) return;
     const { session, installation } = found;
-    page(res, 200, settingsPage(session.chrome, { installation, module: moduleOf(installation), values: installation.settings, errors: {}, saved: req.query.saved === '1' }));
+    page(
+      res,
+      200,
+      settingsPage(session.chrome, { installation, module: moduleOf(installation), values: installation.settings, errors: {}, saved: req.query.saved === '1' }),
+    );
   });
 
   router.post('/console/installations/:id/settings', form, async (req, res) => {
@@ -175,7 +193,11 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     if (!read.ok) {
       // Shown again as posted where it parses, as saved where it does not.
       const values = InstallationSettingsSchema.safeParse({ ...installation.settings, ...looseValues(req.body) });
-      page(res, 400, settingsPage(session.chrome, { installation, module, values: values.success ? values.data : installation.settings, errors: read.errors, saved: false }));
+      page(
+        res,
+        400,
+        settingsPage(session.chrome, { installation, module, values: values.success ? values.data : installation.settings, errors: read.errors, saved: false }),
+      );
       return;
     }
     await context.bridge.installations.updateSettings(installation.id, read.settings);
@@ -237,7 +259,11 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       return;
     }
     const module = moduleOf(installation);
-    page(res, 200, logEntryPage(session.chrome, installation, entry, (await recordLinks(installation))(entry), (key) => module?.propertyFor?.(key) ?? null));
+    page(
+      res,
+      200,
+      logEntryPage(session.chrome, installation, entry, (await recordLinks(installation))(entry), (key) => module?.propertyFor?.(key) ?? null),
+    );
   });
 
   router.get('/console/installations/:id/playground', async (req, res) => {
@@ -256,7 +282,17 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       return;
     }
     if (installation.target.kind !== 'local') {
-      page(res, 200, playgroundPage(session.chrome, installation, parsed.data, null, "This installation enriches against another endpoint: try requests in that endpoint's own sandbox."));
+      page(
+        res,
+        200,
+        playgroundPage(
+          session.chrome,
+          installation,
+          parsed.data,
+          null,
+          "This installation enriches against another endpoint: try requests in that endpoint's own sandbox.",
+        ),
+      );
       return;
     }
     const text = parsed.data.request.trim() !== '' ? parsed.data.request : JSON.stringify(personaRequest(Number(parsed.data.persona)) ?? {}, null, 2);
@@ -305,7 +341,14 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: disconnected');
     const chrome = session.scope.kind === 'operator' ? session.chrome : signedOutChrome;
     if (session.scope.kind !== 'operator') res.set('Set-Cookie', clearedSessionCookie(publicUrl));
-    page(res, 200, messagePage(chrome, 'Disconnected', [`${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`, keptLogSentence(installation.id)]));
+    page(
+      res,
+      200,
+      messagePage(chrome, 'Disconnected', [
+        `${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`,
+        keptLogSentence(installation.id),
+      ]),
+    );
   });
 
   const kit = { router, context, base, now, form, page, signedIn, posted, onInstallation, moduleOf };

@@ -53,7 +53,10 @@ export function csrfMatches(sessionId: string, sent: unknown): boolean {
  * `Referrer-Policy: no-referrer` a browser sends `Origin: null` on a form post, so then the browser's
  * own Fetch Metadata must say the request came from this origin (`Sec-Fetch-Site: same-origin`).
  */
-export function sameOrigin(headers: { readonly origin?: string | undefined; readonly 'sec-fetch-site'?: string | string[] | undefined }, publicUrl: string): boolean {
+export function sameOrigin(
+  headers: { readonly origin?: string | undefined; readonly 'sec-fetch-site'?: string | string[] | undefined },
+  publicUrl: string,
+): boolean {
   const origin = headers.origin;
   if (origin === new URL(publicUrl).origin) return true;
   return origin === 'null' && headers['sec-fetch-site'] === 'same-origin';

@@ -9,11 +9,17 @@ import { type Chrome, escapeHtml, layout, statusText } from './pages.ts';
 
 export const OVERWRITE_HELP: Record<(typeof OVERWRITE_MODES)[number], { label: string; help: string }> = {
   fill_empty: { label: 'Fill empty only', help: 'Write a property only while it is empty: nothing a person or another tool entered is ever replaced.' },
-  tracked: { label: 'Keep ours current (default)', help: 'Write empty properties, and update those that still hold what we wrote last; a value someone changed is left alone.' },
+  tracked: {
+    label: 'Keep ours current (default)',
+    help: 'Write empty properties, and update those that still hold what we wrote last; a value someone changed is left alone.',
+  },
   always: { label: 'Always overwrite', help: 'Write every enriched property each time, replacing whatever it holds.' },
 };
 
-const many = z.union([z.string(), z.array(z.string())]).optional().transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]));
+const many = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]));
 
 /** The form as the browser posts it (urlencoded), read into settings. */
 export const SettingsFormSchema = z.object({
@@ -141,13 +147,23 @@ ${Object.keys(errors).length > 0 ? '<div class="notice bad" role="alert"><p>Noth
 <div class="check"><input type="checkbox" name="enrichOnCreate" id="enrichOnCreate"${values.enrichOnCreate ? ' checked' : ''}><label for="enrichOnCreate">Enrich each new record when the CRM reports it</label></div>
 <div class="check"><input type="checkbox" name="reuseAnswers" id="reuseAnswers"${values.reuseAnswers ? ' checked' : ''}><label for="reuseAnswers">One lookup per person: a record asking exactly what another record asked (after normalizing case, spacing, phone and address formats) within the re-enrichment age gets that answer without spending a unit. The answers are kept sealed, no longer than that age.</label></div>
 <p><label for="monthlyBudget">Monthly budget (units per UTC calendar month; empty: none)</label><br><input type="text" inputmode="numeric" name="monthlyBudget" id="monthlyBudget" value="${escapeHtml(values.monthlyBudget === null ? '' : String(values.monthlyBudget))}"${budget.attrs}>${budget.html}</p>
-<p><label for="refreshAfterDays">Scheduled refresh: re-enrich in the background records enriched longer ago than</label><br><select name="refreshAfterDays" id="refreshAfterDays">${(['off', '30', '60', '90'] as const)
-      .map((option) => `<option value="${option}"${(values.refreshAfterDays === null ? 'off' : String(values.refreshAfterDays)) === option ? ' selected' : ''}>${option === 'off' ? 'off' : `${option} days`}</option>`)
-      .join('')}</select><br><span class="muted">Oldest first, at most ${Math.round(values.refreshShare * 100)} % of the token's rate, only within the budget; an unchanged answer writes nothing.</span></p>
+<p><label for="refreshAfterDays">Scheduled refresh: re-enrich in the background records enriched longer ago than</label><br><select name="refreshAfterDays" id="refreshAfterDays">${(
+      ['off', '30', '60', '90'] as const
+    )
+      .map(
+        (option) =>
+          `<option value="${option}"${(values.refreshAfterDays === null ? 'off' : String(values.refreshAfterDays)) === option ? ' selected' : ''}>${option === 'off' ? 'off' : `${option} days`}</option>`,
+      )
+      .join(
+        '',
+      )}</select><br><span class="muted">Oldest first, at most ${Math.round(values.refreshShare * 100)} % of the token's rate, only within the budget; an unchanged answer writes nothing.</span></p>
 <p><label for="reenrichAfterDays">Re-enrich a record after (days)</label><br><input type="text" inputmode="numeric" name="reenrichAfterDays" id="reenrichAfterDays" value="${escapeHtml(String(values.reenrichAfterDays))}"${days.attrs}>${days.html}</p>
 <p><label for="minConfidence">Minimum confidence written (0 to 1)</label><br><input type="text" inputmode="decimal" name="minConfidence" id="minConfidence" value="${escapeHtml(String(values.minConfidence))}"${confidence.attrs}>${confidence.html}</p>
 <fieldset${objects.attrs}><legend>Objects enriched</legend>${(module?.objects ?? [])
-      .map((object) => `<div class="check"><input type="checkbox" name="objects" value="${escapeHtml(object)}" id="object-${escapeHtml(object)}"${objectsChosen.has(object) ? ' checked' : ''}><label for="object-${escapeHtml(object)}">${escapeHtml(object)}</label></div>`)
+      .map(
+        (object) =>
+          `<div class="check"><input type="checkbox" name="objects" value="${escapeHtml(object)}" id="object-${escapeHtml(object)}"${objectsChosen.has(object) ? ' checked' : ''}><label for="object-${escapeHtml(object)}">${escapeHtml(object)}</label></div>`,
+      )
       .join('')}${objects.html}</fieldset>
 <h2>How</h2>
 <fieldset${mode.attrs}><legend>Overwrite mode</legend>${OVERWRITE_MODES.map(

@@ -84,7 +84,8 @@ export function mountSignInRoutes(kit: SignInKit): void {
   const secure = publicUrl.startsWith('https:');
   const cookieName = (provider: string) => `eb_console_signin_${provider}`;
   const cookieOptions = { httpOnly: true, sameSite: 'lax', secure, path: `${base}/signin` } as const;
-  const stateCookie = (provider: string, nonce: string) => serializeCookie(cookieName(provider), nonce, { ...cookieOptions, maxAge: SIGN_IN_STATE_TTL_MS / 1000 });
+  const stateCookie = (provider: string, nonce: string) =>
+    serializeCookie(cookieName(provider), nonce, { ...cookieOptions, maxAge: SIGN_IN_STATE_TTL_MS / 1000 });
   const clearedStateCookie = (provider: string) => serializeCookie(cookieName(provider), '', { ...cookieOptions, maxAge: 0 });
   const signInOf = (provider: string) => signIns.find((s) => s.provider === provider);
   const notFound = (res: express.Response) => page(res, 404, messagePage(chrome, 'Not found', ['There is no such sign-in here.'], 'bad'));
@@ -113,7 +114,16 @@ export function mountSignInRoutes(kit: SignInKit): void {
       }
       // The CRM's configured login address refused (not one of its hosts): the operator's to fix.
       context.log.error({ err: error, provider }, 'console sign-in could not start');
-      page(res, 503, messagePage(chrome, 'Sign-in is not available', [`Signing in with ${found.name} is not configured correctly on this server. Ask your operator.`], 'bad'));
+      page(
+        res,
+        503,
+        messagePage(
+          chrome,
+          'Sign-in is not available',
+          [`Signing in with ${found.name} is not configured correctly on this server. Ask your operator.`],
+          'bad',
+        ),
+      );
       return;
     }
     res.set('Set-Cookie', stateCookie(provider, nonce));
@@ -193,7 +203,9 @@ export function mountSignInRoutes(kit: SignInKit): void {
     }
     if (installation.status === 'disabled') {
       context.log.info({ provider, account, installation: installation.id, outcome: 'disabled' }, 'console sign-in refused');
-      refuse(403, 'Installation disabled', [`The installation of ${name} account ${account} is disabled: it must be connected again before its console opens.`]);
+      refuse(403, 'Installation disabled', [
+        `The installation of ${name} account ${account} is disabled: it must be connected again before its console opens.`,
+      ]);
       return;
     }
     const session = await context.bridge.consoleSessions.create({ kind: 'installation', installationId: installation.id });
