@@ -552,24 +552,10 @@ export class KyselyPipelineStore implements PipelineStore {
         .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })
         .onConflict((oc) => oc.columns(['installation_id', 'object', 'record_id']).doNothing())
         .execute();
-      await trx
-        .deleteFrom('record_states')
-        .where('installation_id', '=', installationId)
-        .where('object', '=', object)
-        .where('record_id', '=', recordId)
-        .execute();
-      await trx
-        .deleteFrom('enrichment_log')
-        .where('installation_id', '=', installationId)
-        .where('object', '=', object)
-        .where('record_id', '=', recordId)
-        .execute();
-      await trx
-        .deleteFrom('reusable_answers')
-        .where('installation_id', '=', installationId)
-        .where('object', '=', object)
-        .where('record_id', '=', recordId)
-        .execute();
+      // Everything kept about the record: its state, its log and the answers kept for reuse.
+      for (const table of ['record_states', 'enrichment_log', 'reusable_answers'] as const) {
+        await trx.deleteFrom(table).where('installation_id', '=', installationId).where('object', '=', object).where('record_id', '=', recordId).execute();
+      }
     });
   }
 
