@@ -4,7 +4,8 @@
 import Bottleneck from 'bottleneck';
 import { type Pacer, pacer } from '../../core/limits/pacing.ts';
 import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
-import { Connection, type HttpRequest, type HttpResponse } from 'jsforce';
+import type { Connection, HttpRequest, HttpResponse } from 'jsforce';
+import { loadJsforce } from './jsforce.ts';
 import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
 import { ENRICHED_AT_FIELD } from './fields.ts';
 import { z } from 'zod';
@@ -198,8 +199,16 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 const path = (rest: string) => `/services/data/v${SALESFORCE_API_VERSION}${rest}`;
 
+let builder: Connection | undefined;
+
 /** Builds SOQL only (jsforce's query builder); it never sends a request. */
-const soqlBuilder = new Connection({ version: SALESFORCE_API_VERSION });
+async function soqlBuilder(): Promise<Connection> {
+  if (builder === undefined) {
+    const { Connection } = await loadJsforce();
+    builder = new Connection({ version: SALESFORCE_API_VERSION });
+  }
+  return builder;
+}
 
 export class SalesforceApi {
   private readonly limiter: Pacer;
@@ -241,6 +250,7 @@ export class SalesforceApi {
       const seen: { response: HttpResponse | null } = { response: null };
       try {
         const instanceUrl = checkInstanceUrl(session.instanceUrl, { allowAnyHost: this.options.allowAnyHost === true });
+        const { Connection } = await loadJsforce();
         const conn = new Connection({
           instanceUrl,
           accessToken: session.accessToken,
@@ -364,7 +374,9 @@ export class SalesforceApi {
     fields: readonly string[],
     options: CallOptions,
   ): Promise<(id: string, index: number) => Record<string, unknown> | null> {
-    const soql = await soqlBuilder
+    const soql = await (
+      await soqlBuilder()
+    )
       .sobject(object)
       .find({ Id: { $in: [...ids] } }, fields.includes('Id') ? [...fields] : ['Id', ...fields])
       .toSOQL();
@@ -446,7 +458,7 @@ export class SalesforceApi {
       const conditions: Record<string, null | boolean> = {};
       if (whereNotEnriched) conditions[enrichedAt] = null;
       if (object === 'Lead') conditions['IsConverted'] = false;
-      const soql = await soqlBuilder.sobject(object).find(conditions, ['Id']).toSOQL();
+      const soql = await (await soqlBuilder()).sobject(object).find(conditions, ['Id']).toSOQL();
       // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_asynch.meta/api_asynch/query_create_job.htm
       const { body } = await this.send(`bulk query ${object}`, {
         method: 'POST',

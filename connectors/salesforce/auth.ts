@@ -3,7 +3,8 @@
 // from: one refresh per org at a time, a rotated refresh token persisted before the new access token is used.
 import { createHash, createSign, randomBytes } from 'node:crypto';
 import { SingleFlightRefresh } from '../kit/credential-refresh.ts';
-import { type Connection, type HttpRequest, type HttpRequestOptions, type HttpResponse, OAuth2, type OAuth2Config } from 'jsforce';
+import type { Connection, HttpRequest, HttpRequestOptions, HttpResponse, OAuth2, OAuth2Config } from 'jsforce';
+import { loadJsforce } from './jsforce.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
 import { CrmError, type CrmErrorKind } from '../../bridge/connector.ts';
@@ -237,6 +238,7 @@ async function tokenRequest(
   run: (oauth2: OAuth2) => Promise<unknown>,
   prepare?: (oauth2: OAuth2) => void,
 ): Promise<SalesforceGrant> {
+  const { OAuth2 } = await loadJsforce();
   const oauth2 = new OAuth2(config);
   prepare?.(oauth2);
   let status: number | null = null;
@@ -298,14 +300,22 @@ export interface AuthorizationUrlInput {
 }
 
 /**
- * The authorization URL of the web-server flow with PKCE (jsforce's OAuth2 with `useVerifier`, our verifier).
+ * The authorization URL of the web-server flow with PKCE: the parameters jsforce's OAuth2 sends
+ * (`getAuthorizationUrl` with `useVerifier`), built here so that making a link does not load jsforce.
  * Docs: https://help.salesforce.com/s/articleView?id=xcloud.remoteaccess_oauth_web_server_flow.htm&type=5
  */
 export function authorizationUrl(input: AuthorizationUrlInput): string {
   const loginUrl = checkInstanceUrl(input.loginUrl, { allowAnyHost: input.allowAnyHost === true });
-  const oauth2 = new OAuth2({ loginUrl, clientId: input.clientId, redirectUri: input.redirectUri, useVerifier: true });
-  oauth2.codeVerifier = input.codeVerifier;
-  return oauth2.getAuthorizationUrl({ scope: input.scope ?? DEFAULT_OAUTH_SCOPE, state: input.state });
+  const url = new URL('/services/oauth2/authorize', loginUrl);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: input.clientId,
+    redirect_uri: input.redirectUri,
+    scope: input.scope ?? DEFAULT_OAUTH_SCOPE,
+    state: input.state,
+    code_challenge: pkceChallenge(input.codeVerifier),
+  }).toString();
+  return url.toString();
 }
 
 export interface ExchangeCodeInput {

@@ -10,7 +10,7 @@ import { InstallationError } from '../../bridge/installations.ts';
 import type { CrmBackfill, CrmModule } from '../../bridge/crm-module.ts';
 import { progressReporter } from './data.ts';
 import { budgetState } from '../../bridge/budget.ts';
-import { crmModules, withRuntime } from '../runtime.ts';
+import { crmModules, withRuntime } from '../runtime/compose.ts';
 import { loadConfig } from '../config.ts';
 import { wholeNumber } from './options.ts';
 

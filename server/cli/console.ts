@@ -5,7 +5,7 @@ import { consoleLinkUrl } from '../http/console/link.ts';
 import { InstallationError } from '../../bridge/installations.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { loadConfig } from '../config.ts';
-import { withRuntime } from '../runtime.ts';
+import { withRuntime } from '../runtime/compose.ts';
 
 export class ConsoleLinkRefused extends Error {
   constructor(message: string) {

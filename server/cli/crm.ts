@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { CrmCommandContext, CrmModule } from '../../bridge/crm-module.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { loadConfig } from '../config.ts';
-import { crmModules, withRuntime } from '../runtime.ts';
+import { crmModules, withRuntime } from '../runtime/compose.ts';
 
 /** What a CRM module's commands are given: the configuration read when a command runs, not before. */
 export const commandContext: CrmCommandContext = {

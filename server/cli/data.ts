@@ -7,7 +7,7 @@ import { generateSnapshot } from '../../core/snapshot/generate.ts';
 import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { loadConfig } from '../config.ts';
-import { openDataFolder, openSnapshotStorage } from '../runtime.ts';
+import { openDataFolder, openSnapshotStorage } from '../runtime/storage.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MigrationRefusedError, copyState, requireSealingKey } from '../../bridge/migrate.ts';

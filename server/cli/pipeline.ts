@@ -7,7 +7,8 @@ import type { ConnectorRegistry } from '../../bridge/bridge.ts';
 import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../bridge/model.ts';
 import { backendsOf, loadConfig } from '../config.ts';
 import { createServerLogger } from '../logger.ts';
-import { openRuntime, startWorker, withRuntime } from '../runtime.ts';
+import { openRuntime, withRuntime } from '../runtime/compose.ts';
+import { startWorker } from '../runtime/workers.ts';
 
 /**
  * Runs pipeline workers until SIGTERM or SIGINT, then finishes what is in flight, releases the rest of

@@ -3,7 +3,6 @@
 import { InstanceRegistry, RedisRateLimiter } from '../../core/limits/redis-rate-limiter.ts';
 import { RedisSpacing } from '../../core/limits/redis-spacing.ts';
 import { shareSpacing } from '../../core/limits/pacing.ts';
-import { Redis } from 'ioredis';
 import { type Logger } from '../logger.ts';
 
 export interface SharedLimits {
@@ -24,6 +23,8 @@ const REDIS_COMMAND_TIMEOUT_MS = 250;
  * refuse) until Redis answers.
  */
 export async function openSharedLimits(url: string, prefix: string, logger: Logger): Promise<SharedLimits> {
+  // Loaded here, only when REDIS_URL is set: a process without it never pays for ioredis.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
@@ -45,7 +46,9 @@ export async function openSharedLimits(url: string, prefix: string, logger: Logg
   const instances = new InstanceRegistry(redis, { key: `${prefix}instances` });
   await instances
     .beat()
-    .catch((error: unknown) => logger.warn({ err: error }, 'redis unreachable at start: the rate limit falls back (see README, Running several instances)'));
+    .catch((error: unknown) =>
+      logger.warn({ err: error }, 'redis unreachable at start: the rate limit falls back (see docs/operator-guide.md, Running several instances)'),
+    );
   instances.start();
   const rateLimiter = new RedisRateLimiter(redis, {
     keyPrefix: `${prefix}rate:`,
