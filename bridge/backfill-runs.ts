@@ -1,4 +1,4 @@
-// A backfill started from the console (issue 13): the same plan and enqueue as the command line
+// A backfill started from the console: the same plan and enqueue as the command line
 // (backfill.ts), run by the job queue's workers instead of a terminal, with where it stands kept in the
 // `backfill_runs` table so any instance can show it.
 //

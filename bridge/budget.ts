@@ -1,4 +1,4 @@
-// An installation's monthly unit budget (issue 14, item 2): what it has spent this calendar month (UTC)
+// An installation's monthly unit budget: what it has spent this calendar month (UTC)
 // by its log, what is left, and when it starts again. The pipeline lets no more lookups through than
 // are left and then pauses the installation (reason `budget`) until the next month, as a quota pause
 // does; a larger budget set meanwhile resumes it (Installations.updateSettings).

@@ -1,4 +1,4 @@
-// Console sessions (issue 13): who is signed in to the admin console and what they may see, an
+// Console sessions: who is signed in to the admin console and what they may see, an
 // operator (everything) or one installation's CRM admin. The session id is a bearer secret: only its
 // hash is stored, and the browser holds it in a sealed cookie (server/http/console). A session ends at
 // sign-out, at its expiry, or when its installation is disconnected.

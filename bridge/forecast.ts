@@ -1,4 +1,4 @@
-// The quota forecast (issue 14, item 4): units used this period, the daily average of the last seven
+// The quota forecast: units used this period, the daily average of the last seven
 // days, and the day the quota runs out at that pace (none when it lasts until the period resets). Shown
 // by `installations show` and on the console's overview.
 import type { Store } from '../core/storage/port.ts';

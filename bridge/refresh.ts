@@ -1,4 +1,4 @@
-// Scheduled refresh (issue 14, item 3): the provider refreshes its data weekly, so a record enriched
+// Scheduled refresh: the provider refreshes its data weekly, so a record enriched
 // long ago may be stale. For each installation that turned it on (`refreshAfterDays`: 30, 60 or 90),
 // every tick queues its records enriched longer ago than that, oldest first, as `refresh` jobs (forced:
 // the input is unchanged, the data may not be). Pacing: a tick queues at most the installation's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copies the console screenshots the README shows from screenshots/console/ (written by the browser
+# Copies the console screenshots docs/console.md shows from screenshots/console/ (written by the browser
 # tests at 360 and 1440 px, not committed) into docs/console/ (committed). Run the console's e2e tests
 # first: npx vitest run test/e2e/console
 set -euo pipefail

@@ -221,7 +221,7 @@ export function renderEca(): string {
 /**
  * The app's OAuth scopes. The callback URL, PKCE and the consumer key and secret are global OAuth
  * settings (ExtlClntAppGlobalOauthSettings), which must not be in source control: the admin sets
- * them in Setup (README.md).
+ * them in Setup (manifests/salesforce/README.md).
  */
 export function renderEcaOauth(): string {
   return metadataXml('ExtlClntAppOauthSettings', {

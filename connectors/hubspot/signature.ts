@@ -2,7 +2,7 @@
 // SHA-256 over the raw body bytes, the 5-minute timestamp window and a constant-time compare.
 //
 // We do not call @hubspot/api-client's `Signature` here: it compares with `===`, throws on a stale
-// timestamp, and does not decode the URI for v3 (see ../shared/reference/crm-platforms.md, section 2).
+// timestamp, and does not decode the URI for v3 (see docs/reference/crm-platforms.md, section 2).
 // The tests cross-check our signatures against it.
 import {
   type HeaderValue,

@@ -1,7 +1,7 @@
 // The JSON trigger for Apex and Flow HTTP callouts (`POST /webhooks/salesforce/events`): the body
 // `{orgId, object, ids}` checked with zod, and its HMAC signature with the installation's secret.
 //
-// Outbound messages cannot be signed (crm-platforms.md, section 7); this route can, so it is:
+// Outbound messages cannot be signed (docs/reference/crm-platforms.md, section 7); this route can, so it is:
 //   X-Enrichbridge-Timestamp: unix seconds
 //   X-Enrichbridge-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." + rawBody))
 // over the body's own bytes, within 5 minutes either way, compared in constant time.

@@ -2,7 +2,7 @@
 // catalogue (a new household or career field gets its field without anyone listing it) and per status
 // key, the field key → API name mapping the pipeline uses, and how each value is formatted for Salesforce.
 //
-// Types per catalogue kind (crm-platforms.md section 10 for the metadata rules):
+// Types per catalogue kind (docs/reference/crm-platforms.md section 10 for the metadata rules):
 //   integer             → Number(18, 0). Net worth too: a Currency field is read in the record's
 //                         currency in a multi-currency org, so a dollar figure on a EUR contact would
 //                         show as euros; the descriptions say "US dollars" instead.
@@ -32,7 +32,7 @@ export const SALESFORCE_OBJECTS = ['Contact', 'Lead'] as const;
 export type SalesforceObject = (typeof SALESFORCE_OBJECTS)[number];
 
 /**
- * The fields the mapping reads to build an enrichment request (issue 6). `Account.Name` is a
+ * The fields the mapping reads to build an enrichment request. `Account.Name` is a
  * relationship path: readable through the REST API, but not a field of the Contact itself.
  */
 export const SALESFORCE_IDENTITY_FIELDS: Record<SalesforceObject, readonly string[]> = {

@@ -2,7 +2,7 @@
 // zod-checked message (its org and record ids checked by the rules of ids.ts), the exact
 // acknowledgement Salesforce waits for, and the fault we answer otherwise.
 //
-// Outbound messages carry no signature (../shared/reference/crm-platforms.md, section 7), so this
+// Outbound messages carry no signature (docs/reference/crm-platforms.md, section 7), so this
 // parser faces whatever anyone posts. It never throws anything but OutboundMessageError: the size is
 // capped before decoding; DOCTYPE and every other markup declaration are refused before parsing;
 // fast-xml-parser's own entity handling is off, and the five predefined entities and character
@@ -435,7 +435,7 @@ export function outboundMessageDedupeKey(orgId: string, notificationId: string):
 // ---------------------------------------------------------------------------------------------------
 // Answers
 
-/** The acknowledgement Salesforce waits for (crm-platforms.md, section 7), byte for byte, with HTTP 200. */
+/** The acknowledgement Salesforce waits for (docs/reference/crm-platforms.md, section 7), byte for byte, with HTTP 200. */
 export const OUTBOUND_ACK_XML =
   '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>\n' +
   '<notificationsResponse xmlns="http://soap.sforce.com/2005/09/outbound"><Ack>true</Ack></notificationsResponse>\n' +

@@ -1,4 +1,4 @@
-// One closed error union and one status map for the enrichRecord contract (contract.md's identifiers),
+// One closed error union and one status map for the enrichRecord contract (docs/reference/contract.md's identifiers),
 // and the error value the core returns instead of throwing strings around.
 import type { ERROR_CODES } from './schemas.ts';
 

@@ -55,7 +55,7 @@ export const EnrichmentRequestSchema = z
 const confidence = z.number().min(0.1).max(1).meta({ description: 'Match strength, 0.1 to 1.0; 1.0 is a very strong match.' });
 const isoDate = z.iso.date().meta({ description: 'Date, YYYY-MM-DD.' });
 
-/** Household data: all 32 fields of contract.md. Only confidence and windfall_id are always present. */
+/** Household data: all 32 fields of docs/reference/contract.md. Only confidence and windfall_id are always present. */
 export const HouseholdSchema = z
   .object({
     windfall_id: z
@@ -96,7 +96,7 @@ export const HouseholdSchema = z
   })
   .meta({ id: 'Household', description: 'Household data. Fields vary by account configuration.' });
 
-/** Career data: all 26 fields of contract.md. Only confidence is always present. */
+/** Career data: all 26 fields of docs/reference/contract.md. Only confidence is always present. */
 export const CareerSchema = z
   .object({
     confidence,
@@ -163,7 +163,7 @@ export const ERROR_CODES = [
   'rate_limit',
   'internal_error',
   'service_unavailable',
-  // Ours, beyond contract.md: answers to paths and methods outside the two endpoints.
+  // Ours, beyond docs/reference/contract.md: answers to paths and methods outside the two endpoints.
   'not_found',
   'method_not_allowed',
 ] as const;

@@ -1,5 +1,5 @@
 // enrichRecord: the one function behind both endpoints, the CLI, the connectors and the tests.
-// Checks run in contract.md's order: token (401) → environment (403) → rate (429) → request (400) →
+// Checks run in docs/reference/contract.md's order: token (401) → environment (403) → rate (429) → request (400) →
 // [production: data snapshot loaded (503)] → quota (402) → personas or matching → entitlements.
 import { type Credential, Authenticator } from '../accounts/authenticator.ts';
 import { entitledCareer, entitledHousehold } from '../accounts/entitlements.ts';

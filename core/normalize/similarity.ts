@@ -1,4 +1,4 @@
-// String similarity and phonetic keys for error-tolerant matching (issue 15), from talisman: Jaro-
+// String similarity and phonetic keys for error-tolerant matching, from talisman: Jaro-
 // Winkler and Damerau-Levenshtein for names and streets, Double Metaphone for names that sound alike.
 import damerauLevenshtein from 'talisman/metrics/damerau-levenshtein.js';
 import doubleMetaphone from 'talisman/phonetics/double-metaphone.js';

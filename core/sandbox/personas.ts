@@ -5,7 +5,7 @@ import type { Career, Household } from '../contract/schemas.ts';
 export type PersonaCategory = 'household_and_career' | 'household_only' | 'career_only';
 
 export interface Persona {
-  /** 1..15 in contract.md's table order, row by row. */
+  /** 1..15 in docs/reference/contract.md's table order, row by row. */
   readonly n: number;
   readonly category: PersonaCategory;
   readonly first_name: string;
@@ -24,7 +24,7 @@ export interface Persona {
   /**
    * Further addresses the address matcher answers this persona to: the maker's own sandbox example
    * (Jane Doe at `100 Sandbox Ln`, `80201`), so a QA suite written against the maker's sandbox runs
-   * unchanged here. The README table and the `N00 Demo St` pattern name the primary address only.
+   * unchanged here. The persona table in docs/api.md and the `N00 Demo St` pattern name the primary address only.
    */
   readonly alsoAt?: readonly { readonly address: string; readonly zipcode: string }[];
   /** Present for household_and_career and household_only. */

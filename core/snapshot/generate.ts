@@ -26,7 +26,7 @@ export interface GenerateOptions {
   /** Default '2026-11-16'; a YYYY-MM-DD version is also the date "recent" is measured from. */
   version?: string;
   /**
-   * Also write queries-typos.jsonl (issue 15): a corrupted duplicate, name and address only, of each
+   * Also write queries-typos.jsonl: a corrupted duplicate, name and address only, of each
    * sampled person with an address, each with one error of a documented type, and negatives
    * (generator-data/corruption.ts). queries.jsonl and the data are the same with or without it.
    */

@@ -5,7 +5,7 @@
 // This plugin ends such a chain's slice every SLICE_MS: after a statement, if the event loop has not
 // had a turn for that long, the caller continues only after a setImmediate, so sockets are served.
 // (setImmediate measured better than setTimeout(0) here; 2 ms better than 4 ms, and 1 ms a little better
-// than 2 ms on 1,000 batches: bench:hubspot. A worker thread measured worse on 2 cores: README.)
+// than 2 ms on 1,000 batches: bench:hubspot. A worker thread measured worse on 2 cores: docs/decisions.md.)
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 

@@ -34,7 +34,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-/** contract.md: a body over 64 KiB is malformed (400). */
+/** docs/reference/contract.md: a body over 64 KiB is malformed (400). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface AppOptions {
@@ -263,7 +263,7 @@ export function createApp(options: AppOptions): express.Express {
     app.post(
       path,
       // Unreadable bodies (too large, bad encoding, not UTF-8) still go through the pipeline, so a bad
-      // token gets its 401 before anyone is told the body was malformed: contract.md's order of checks.
+      // token gets its 401 before anyone is told the body was malformed: docs/reference/contract.md's order of checks.
       readBody({
         limit: BODY_LIMIT_BYTES,
         refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next),

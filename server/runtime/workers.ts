@@ -13,7 +13,7 @@ import type { Runtime } from './compose.ts';
  */
 export function startWorker(runtime: Runtime, logger: Logger, concurrency: number, leaseMs?: number, stopGraceMs?: number, remoteRatePerSecond = 5): Worker {
   const workerId = newWorkerId();
-  // The scheduled refresh runs beside the workers, wherever they run (issue 14).
+  // The scheduled refresh runs beside the workers, wherever they run.
   const refresher = new Refresher({
     store: runtime.bridge.pipelineStore,
     queue: runtime.opened.queue,

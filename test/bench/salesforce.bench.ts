@@ -30,7 +30,7 @@ import { type FakeRecord, type FakeSalesforce, type FakeValue, personaContact, r
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound-xml.ts';
 import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
-/** The Ack Salesforce waits for, byte for byte (../shared/reference/crm-platforms.md, section 7), not the code's constant. */
+/** The Ack Salesforce waits for, byte for byte (docs/reference/crm-platforms.md, section 7), not the code's constant. */
 const EXPECTED_ACK =
   '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>\n' +
   '<notificationsResponse xmlns="http://soap.sforce.com/2005/09/outbound"><Ack>true</Ack></notificationsResponse>\n' +

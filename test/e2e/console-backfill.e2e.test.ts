@@ -15,7 +15,7 @@ import type { FakeHubSpot } from '../support/fake-hubspot.ts';
 import { asJson, withFolderRuntime } from '../support/folder-runtime.ts';
 
 const HOUSEHOLD_ID = hubspotPropertyFor('household.windfall_id') ?? 'missing';
-/** Sandbox personas (contract.md), people the sandbox does not know, and names alone (no match key). */
+/** Sandbox personas (docs/reference/contract.md), people the sandbox does not know, and names alone (no match key). */
 const PERSONAS = ['amanda.taylor', 'daniel.garcia', 'michelle.robinson', 'jane.doe', 'robert.smith'];
 const STRANGERS = 6;
 const NAME_ONLY = 3;

@@ -1,4 +1,4 @@
-// README.md's "Running several instances", followed as written: a data folder with a HubSpot
+// docs/operator-guide.md's "Running several instances", followed as written: a data folder with a HubSpot
 // installation is moved to PostgreSQL by the section's own shell blocks, two instances start with the
 // variables those blocks export, and a signed HubSpot webhook is enriched through each. Beside it, what
 // keeps a migrated folder from splitting the state in two: the marker, the refusals without
@@ -89,20 +89,20 @@ function listeningLine(proc: Proc): Record<string, unknown> {
   return line;
 }
 
-/** The README's section under `heading`, up to the next second-level heading. */
-function readmeSection(heading: string): string {
-  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+/** The operator's guide's section under `heading`, up to the next second-level heading. */
+function guideSection(heading: string): string {
+  const readme = readFileSync(path.join(REPO, 'docs', 'operator-guide.md'), 'utf8');
   const start = readme.indexOf(`\n## ${heading}\n`);
-  expect(start, `README.md has a "## ${heading}" section`).toBeGreaterThanOrEqual(0);
+  expect(start, `docs/operator-guide.md has a "## ${heading}" section`).toBeGreaterThanOrEqual(0);
   const end = readme.indexOf('\n## ', start + 1);
   return readme.slice(start, end === -1 ? undefined : end);
 }
 
-/** A `sh` block's text in a shell script, the README's values replaced by the test's own (each must be there). */
+/** A `sh` block's text in a shell script, the guide's values replaced by the test's own (each must be there). */
 function substitute(script: string, replacements: readonly (readonly [string, string])[]): string {
   let out = script;
   for (const [from, to] of replacements) {
-    expect(out, `the README's steps name ${from}`).toContain(from);
+    expect(out, `the guide's steps name ${from}`).toContain(from);
     out = out.replaceAll(from, to);
   }
   return out;
@@ -133,7 +133,7 @@ async function folderWithInstallation(dir: string): Promise<string> {
 
 const identity = (p: ReturnType<typeof persona>) => ({ firstname: p.first_name, lastname: p.last_name, email: p.email });
 
-describe("The README's steps are a test", () => {
+describe("The operator's guide's steps are a test", () => {
   it.skipIf(!HAS_POSTGRES_AND_REDIS)(
     '"Running several instances" as written moves a data folder with a HubSpot installation to PostgreSQL, and a signed webhook to either instance is enriched',
     async () => {
@@ -155,7 +155,7 @@ describe("The README's steps are a test", () => {
       // The section's shell blocks, run in one shell in the folder's parent. The first installs and starts
       // PostgreSQL and Redis: the run's own stand in for them. `npm start` is where the instances start:
       // the shell's environment is kept there and handed to them.
-      const blocks = [...readmeSection('Running several instances').matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+      const blocks = [...guideSection('Running several instances').matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
       const [infrastructure, ...steps] = blocks;
       expect(infrastructure).toContain('createdb enrichbridge');
       const databaseUrl = await freshPostgresSchema(TEST_DATABASE_URL ?? '');
@@ -167,7 +167,7 @@ describe("The README's steps are a test", () => {
         ['npx enrichbridge', `${quoted(process.execPath)} ${quoted(CLI)}`],
         ['npm start', `env -0 > ${quoted(envFile)}`],
       ]);
-      const prefix = freshPrefix(); // this test's keys in the shared Redis; not one of the README's variables
+      const prefix = freshPrefix(); // this test's keys in the shared Redis; not one of the guide's variables
       const followed = await execFileAsync('bash', ['-c', `set -euo pipefail\n${script}`], {
         cwd: work,
         env: shellEnv({ REDIS_KEY_PREFIX: prefix }),

@@ -129,8 +129,8 @@ describe('A newcomer following the README', () => {
     const root = tempDir();
     const env = { DATA_DIR: path.join(root, 'data') };
     const source = path.join(root, 'generated');
-    // The README's steps, those that do not need each other's result side by side. `data generate` does not
-    // open the data folder, so `accounts create` is the first to (and makes its database) alone.
+    // The operator's guide's steps (docs/operator-guide.md, Production data), those that do not need each
+    // other's result side by side. `data generate` does not open the data folder, so `accounts create` is the first to (and makes its database) alone.
     await Promise.all([
       cli(['data', 'generate', source, '--people', '2000', '--seed', '7'], env),
       cli(['accounts', 'create', 'newcomer', '--career-intelligence'], env),

@@ -77,7 +77,7 @@ interface Route {
   readonly headers: () => Record<string, string>;
   /** The route's own error format, checked on a refusal. */
   readonly expectFormat: (answer: Answer) => void;
-  /** The enrichment endpoints answer every unreadable body 400 invalid_request (contract.md). */
+  /** The enrichment endpoints answer every unreadable body 400 invalid_request (docs/reference/contract.md). */
   readonly enrichModel: boolean;
 }
 

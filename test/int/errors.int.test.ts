@@ -1,4 +1,4 @@
-// The spec's Errors section and contract.md's malformed cases and order of checks, over real HTTP:
+// The spec's Errors section and docs/reference/contract.md's malformed cases and order of checks, over real HTTP:
 // every 400 case, error body shapes per environment, 500 without internals, 503 without billing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, post, startTestServer } from '../support/harness.ts';

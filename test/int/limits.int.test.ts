@@ -1,4 +1,4 @@
-// The spec's Limits section and contract.md's quota and rate decisions over real HTTP: 5 requests per
+// The spec's Limits section and docs/reference/contract.md's quota and rate decisions over real HTTP: 5 requests per
 // second per token with RateLimit headers, usage quotas with X-Quota headers, 402, atomic consumption.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../core/accounts/admin.ts';

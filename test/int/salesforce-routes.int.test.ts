@@ -36,7 +36,7 @@ const ORG_ID = '00D8a000001FkQzEAK';
 /** The org of outbound-unknown-org.xml: a real-shaped org nobody connected. */
 const OTHER_ORG_ID = '00D3t000004WbXyEAK';
 
-/** The acknowledgement Salesforce waits for, written out from crm-platforms.md section 7, not imported. */
+/** The acknowledgement Salesforce waits for, written out from docs/reference/crm-platforms.md section 7, not imported. */
 const ACK =
   '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>\n' +
   '<notificationsResponse xmlns="http://soap.sforce.com/2005/09/outbound"><Ack>true</Ack></notificationsResponse>\n' +

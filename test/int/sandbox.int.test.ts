@@ -85,7 +85,7 @@ describe('Sandbox rule 3: a request matches a persona when one of the matchers r
 
 describe("Sandbox: the maker's own sandbox example matches here too", () => {
   it("matches Jane Doe from the maker's sandbox page request (100 Sandbox Ln, 80201), byte for byte", async () => {
-    // The exact body of the curl example on the maker's sandbox page (../shared/reference/maker/maker.json,
+    // The exact body of the curl example on the maker's sandbox page (its public
     // sandbox.curl_request), so a QA suite written against the maker's sandbox runs unchanged.
     const makerExample = { first_name: 'Jane', last_name: 'Doe', addresses: [{ address: '100 Sandbox Ln', zipcode: '80201' }] };
     const reply = await ask(makerExample);

@@ -53,7 +53,7 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return results.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-/** Where the console's screenshots go (the README names it); each page at 360 and 1440 px wide. */
+/** Where the console's screenshots go (docs/console.md names it); each page at 360 and 1440 px wide. */
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../screenshots/console');
 
 export async function screenshotAtWidths(page: Page, name: string): Promise<void> {

@@ -314,7 +314,7 @@ export const FAKE_HUBSPOT_SCOPES = [
 const BATCH_LIMIT = 100;
 const NOT_FOUND_MESSAGE = 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.';
 
-/** type → the fieldTypes HubSpot's v3 validation accepts with it (crm-platforms.md section 4). */
+/** type → the fieldTypes HubSpot's v3 validation accepts with it (docs/reference/crm-platforms.md section 4). */
 const FIELD_TYPES: Readonly<Record<string, readonly string[]>> = {
   string: ['text', 'textarea', 'file', 'phonenumber', 'html'],
   number: ['number'],

@@ -26,7 +26,7 @@ function property(name: string): HubSpotPropertyDefinition {
   return found;
 }
 
-/** The type/fieldType pairs the v3 properties API accepts (crm-platforms.md, section 4). */
+/** The type/fieldType pairs the v3 properties API accepts (docs/reference/crm-platforms.md, section 4). */
 const VALIDATED_PAIRS: Record<string, readonly string[]> = {
   number: ['number'],
   bool: ['booleancheckbox'],

@@ -1,4 +1,4 @@
-// HubSpot request signatures: the fixed vectors of crm-platforms.md, agreement with @hubspot/api-client's
+// HubSpot request signatures: the fixed vectors of docs/reference/crm-platforms.md, agreement with @hubspot/api-client's
 // own Signature utility, the raw-body and URL rules of v3, the timestamp window, and every refusal.
 import { createHmac } from 'node:crypto';
 import { Signature } from '@hubspot/api-client';
@@ -17,7 +17,7 @@ import {
   verifyHubSpotV3,
 } from '../../connectors/hubspot/signature.ts';
 
-// The test vectors of ../shared/reference/crm-platforms.md, section 2 (HubSpot's SDK tests and docs).
+// The test vectors of docs/reference/crm-platforms.md, section 2 (HubSpot's SDK tests and docs).
 const SECRET = 'yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy';
 const EXAMPLE_URL = 'https://www.example.com/webhook_uri';
 const EXAMPLE_BODY = '{"example_field":"example_value"}';

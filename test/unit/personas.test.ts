@@ -1,4 +1,4 @@
-// Unit tests of the 15 sandbox personas (contract.md's names, identifier pattern and field coverage)
+// Unit tests of the 15 sandbox personas (docs/reference/contract.md's names, identifier pattern and field coverage)
 // and of the sandbox matcher's three rules: e-mail; address with zipcode; phone with first and last name.
 import { describe, expect, it } from 'vitest';
 import { CAREER_FIELDS, CareerSchema, type EnrichmentRequest, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';

@@ -1,5 +1,5 @@
 // The Salesforce custom fields: one per contract field and status key on each object, API names and
-// labels Salesforce accepts, types, lengths and precision within the metadata rules (crm-platforms.md
+// labels Salesforce accepts, types, lengths and precision within the metadata rules (docs/reference/crm-platforms.md
 // section 10), the key ↔ API name mapping, and how values are formatted for Salesforce.
 import { ENRICHMENT_STATUSES, LIST_SEPARATOR } from '../../connectors/kit/field-catalogue.ts';
 import { describe, expect, it } from 'vitest';
@@ -54,7 +54,7 @@ function field(name: string, object: SalesforceObject = 'Contact'): SalesforceFi
   return found;
 }
 
-/** What crm-platforms.md section 10 and the Metadata API allow for a custom field name. */
+/** What docs/reference/crm-platforms.md section 10 and the Metadata API allow for a custom field name. */
 function expectValidApiName(name: string): void {
   expect(name).toMatch(/^[A-Za-z][A-Za-z0-9_]*__c$/);
   const base = name.slice(0, -'__c'.length);

@@ -1,4 +1,4 @@
-// The typo query set (`data generate … --noise typos`, issue 15): one corrupted duplicate per person
+// The typo query set (`data generate … --noise typos`): one corrupted duplicate per person
 // sampled, with name and address only (no e-mail, no phone), and exactly one error of a documented
 // type, plus negatives (a real person's name at another household's address). It stands beside
 // queries.jsonl as queries-typos.jsonl; the default files are unchanged by it.
@@ -104,8 +104,8 @@ const DIGIT_ROW: Readonly<Record<string, string>> = {
 
 /**
  * How a house number goes wrong, and how often. A number is typed digit by digit, so most of its
- * errors are one digit edit; the shares are those the Febrl data set generator (Christen, ANU: the
- * benchmark issue 15 measured against) gives its street_number field: substitution 0.60, deletion
+ * errors are one digit edit; the shares are those the Febrl data set generator (Christen, ANU: a
+ * record-linkage benchmark generator) gives its street_number field: substitution 0.60, deletion
  * 0.15, insertion 0.10, transposition 0.05, and 0.05 a value from elsewhere. We give that last case,
  * another number of the street altogether (someone who writes a neighbour's or an old address's
  * number), 0.10 instead: the matcher must still meet far-off numbers often enough to be measured.
