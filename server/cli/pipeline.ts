@@ -1,5 +1,6 @@
 // `enrichbridge worker`, `enrichbridge log` and `enrichbridge installations …`: running the pipeline in
 // a process of its own, reading the enrichment log, and looking after installations.
+import type { Store } from '../../core/storage/port.ts';
 import { describeForecast, usageForecast } from '../../bridge/forecast.ts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
@@ -51,8 +52,16 @@ function logLine(entry: LogEntry): string {
   return `${entry.at}  ${entry.installationId}  ${entry.object}/${entry.recordId}  ${entry.outcome}${fields}${quota}${latency}${reused}${detail}`;
 }
 
-function describeInstallation(i: Installation): string {
-  const target = i.target.kind === 'local' ? `local account ${i.target.accountId} (token ${i.target.tokenId})` : `remote ${i.target.url}`;
+/** The account an installation enriches against, by the name the operator gave it (its id beside). */
+async function accountNameOf(store: Pick<Store, 'findAccountById'>, i: Installation): Promise<string | null> {
+  return i.target.kind === 'local' ? ((await store.findAccountById(i.target.accountId))?.name ?? null) : null;
+}
+
+function describeInstallation(i: Installation, accountName: string | null): string {
+  const target =
+    i.target.kind === 'local'
+      ? `local account ${accountName === null ? `${i.target.accountId} (` : `${accountName} (${i.target.accountId}, `}token ${i.target.tokenId})`
+      : `remote ${i.target.url}`;
   const pause = i.status === 'paused' ? ` (${i.pauseReason ?? 'paused'}${i.pausedUntil === null ? '' : ` until ${i.pausedUntil}`})` : '';
   const s = i.settings;
   return [
@@ -129,7 +138,7 @@ export function pipelineCommands(): Command[] {
         console.log(
           flags.json === true
             ? JSON.stringify({ ...installation, forecast }, null, 2)
-            : `${describeInstallation(installation)}\nquota              ${describeForecast(forecast)}`,
+            : `${describeInstallation(installation, await accountNameOf(store, installation))}\nquota              ${describeForecast(forecast)}`,
         );
       });
     });
@@ -168,7 +177,7 @@ export function pipelineCommands(): Command[] {
           refreshShare?: number;
         },
       ) => {
-        await withRuntime(async ({ installations: all }) => {
+        await withRuntime(async ({ installations: all }, { store }) => {
           const updated = await all.updateSettings(id, {
             ...(flags.overwriteMode === undefined ? {} : { overwriteMode: flags.overwriteMode }),
             ...(flags.reenrichAfterDays === undefined ? {} : { reenrichAfterDays: flags.reenrichAfterDays }),
@@ -183,7 +192,7 @@ export function pipelineCommands(): Command[] {
               : { refreshAfterDays: flags.refreshAfterDays === 'off' ? null : (Number(flags.refreshAfterDays) as 30 | 60 | 90) }),
             ...(flags.refreshShare === undefined ? {} : { refreshShare: Math.max(0.01, flags.refreshShare) }),
           });
-          console.log(describeInstallation(updated));
+          console.log(describeInstallation(updated, await accountNameOf(store, updated)));
         });
       },
     );

@@ -173,6 +173,8 @@ describe('enrichbridge installations', () => {
     expect(shown).toMatch(new RegExp(`^installation\\s+${enriched.id}$`, 'm'));
     expect(shown).toMatch(/^crm\s+memcrm portal-1$/m);
     expect(shown).toMatch(/^environment\s+sandbox$/m);
+    // The account by the name the operator gave it, its id beside.
+    expect(shown).toMatch(/^target\s+local account owner \(acct_[\w-]+, token tok_\w+\)$/m);
     expect(shown).toMatch(/^status\s+active$/m);
     expect(shown).toMatch(/^overwrite mode\s+tracked$/m);
     const json = InstallationJsonSchema.parse(JSON.parse(shownJson.stdout));
