@@ -1,6 +1,6 @@
 // `npm run fit:match-weights`: estimates the Fellegi–Sunter weights and the confidence calibration of
-// error-tolerant household linkage (core/snapshot/linkage.ts) from the generator's corruption model,
-// and writes them to core/snapshot/match-weights.ts.
+// error-tolerant household linkage (core/snapshot/matching/linkage.ts) from the generator's corruption model,
+// and writes them to core/snapshot/matching/match-weights.ts.
 //
 // It generates a training snapshot with its own seed (never the bench's, seed 1), loads it, and for
 // every line of its typo set (one data-entry error each, and negatives) compares the record with
@@ -32,11 +32,11 @@ import {
   crowd as crowdOf,
   type LinkageQuery,
   linkageQuery,
-} from '../core/snapshot/linkage.ts';
-import { SqliteSnapshotReader } from '../core/snapshot/sqlite-snapshot.ts';
+} from '../core/snapshot/matching/linkage.ts';
+import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const OUT = path.join(ROOT, 'core/snapshot/match-weights.ts');
+const OUT = path.join(ROOT, 'core/snapshot/matching/match-weights.ts');
 /** No level's weight goes past this (a level never seen among non-matches would be infinite). */
 const WEIGHT_CAP = 12;
 const MARGIN_CAP = 20;

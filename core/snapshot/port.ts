@@ -1,6 +1,6 @@
 // The port between production matching and where snapshot data lives: a SQLite file per snapshot
-// (the default, core/snapshot/sqlite-snapshot.ts) or a PostgreSQL schema per snapshot when
-// DATABASE_URL names PostgreSQL (core/snapshot/postgres-snapshot.ts). Loads write through a
+// (the default, core/snapshot/storage/sqlite-snapshot.ts) or a PostgreSQL schema per snapshot when
+// DATABASE_URL names PostgreSQL (core/snapshot/storage/postgres-snapshot.ts). Loads write through a
 // SnapshotWriter; the matcher reads through a SnapshotReader.
 
 export interface PersonRow {

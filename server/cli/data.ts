@@ -3,8 +3,8 @@
 import { Command, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import { SingleBar } from 'cli-progress';
-import { generateSnapshot } from '../../core/snapshot/generate.ts';
-import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/loader.ts';
+import { generateSnapshot } from '../../core/snapshot/generator/generate.ts';
+import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { loadConfig } from '../config.ts';
 import { openDataFolder, openSnapshotStorage } from '../runtime/storage.ts';

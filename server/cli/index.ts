@@ -7,7 +7,7 @@ import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } 
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { JobQueue } from '../../bridge/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
-import { SnapshotLoadError } from '../../core/snapshot/loader.ts';
+import { SnapshotLoadError } from '../../core/snapshot/storage/loader.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
 import { type Config, backendsOf, loadConfig } from '../config.ts';
 import { dataCommands } from './data.ts';

@@ -2,11 +2,11 @@
 // the folder or PostgreSQL (DATABASE_URL), and the snapshots followed as loads activate others.
 import path from 'node:path';
 import { NoSnapshotMatcher } from '../../core/enrich/production-matcher.ts';
-import { cleanAbandonedLoads } from '../../core/snapshot/loader.ts';
-import { SnapshotManager } from '../../core/snapshot/manager.ts';
+import { cleanAbandonedLoads } from '../../core/snapshot/storage/loader.ts';
+import { SnapshotManager } from '../../core/snapshot/storage/manager.ts';
 import type { SnapshotStorage } from '../../core/snapshot/port.ts';
-import { PostgresSnapshots } from '../../core/snapshot/postgres-snapshot.ts';
-import { SqliteSnapshots } from '../../core/snapshot/sqlite-snapshot.ts';
+import { PostgresSnapshots } from '../../core/snapshot/storage/postgres-snapshot.ts';
+import { SqliteSnapshots } from '../../core/snapshot/storage/sqlite-snapshot.ts';
 import { EnrichService } from '../../core/enrich/service.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../../core/storage/data-folder.ts';
 import { refuseMigratedFolder } from '../../core/storage/migration-marker.ts';

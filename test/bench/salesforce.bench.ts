@@ -308,13 +308,15 @@ function ackLines(label: string, run: AckRun, handling: readonly number[], seria
 async function flood(server: Server, url: string, body: Buffer): Promise<{ healthz: number[]; statuses: Map<string, number>; sent: number }> {
   const statuses = new Map<string, number>();
   let sent = 0;
+  // fetch's body types take bytes over an ArrayBuffer; a Buffer may sit on a SharedArrayBuffer.
+  const bytes = new Uint8Array(body);
   const flooder = async (until: number) => {
     while (performance.now() < until) {
       try {
         const response = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' },
-          body,
+          body: bytes,
           signal: AbortSignal.timeout(30_000),
         });
         await response.arrayBuffer();

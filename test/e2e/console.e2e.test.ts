@@ -17,7 +17,7 @@ import { newLogId } from '../../bridge/store.ts';
 import type { LogEntry } from '../../bridge/model.ts';
 import { consoleLinkUrl } from '../../server/http/console/link.ts';
 import { defaultConnectors, openRuntime, snapshotsDir } from '../../server/runtime.ts';
-import { loadSnapshot } from '../../core/snapshot/loader.ts';
+import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 import path from 'node:path';
 import { loadConfig } from '../../server/config.ts';

@@ -10,7 +10,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
-import { loadSnapshot } from '../../core/snapshot/loader.ts';
+import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { KyselyJobQueue } from '../../bridge/kysely-job-queue.ts';
 import type { PipelineDatabase as Tables } from '../../bridge/schema.ts';
 import { SERVER_BUSY_TIMEOUT_MS, SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';

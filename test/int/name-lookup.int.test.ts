@@ -3,8 +3,8 @@
 // PostgreSQL the lookup sends only the people in the place, so the count must come from the index).
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSnapshot } from '../../core/snapshot/loader.ts';
-import { SnapshotMatcher } from '../../core/snapshot/matcher.ts';
+import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
+import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
 import { NAME_LOOKUP_LIMIT } from '../../core/snapshot/port.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';

@@ -206,7 +206,8 @@ interface Reply {
 }
 
 async function post(url: string, body: string | Buffer, headers: Record<string, string>): Promise<Reply> {
-  const response = await fetch(url, { method: 'POST', headers, body });
+  // fetch's body types take bytes over an ArrayBuffer; a Buffer may sit on a SharedArrayBuffer.
+  const response = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
   const bytes = Buffer.from(await response.arrayBuffer());
   return { status: response.status, contentType: response.headers.get('content-type') ?? '', bytes, text: bytes.toString('utf8') };
 }

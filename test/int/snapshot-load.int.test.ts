@@ -5,7 +5,7 @@ import { createWriteStream, mkdirSync, readFileSync, readdirSync, writeFileSync 
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KEPT_SNAPSHOTS, MAX_LINE_BYTES, SnapshotLoadError, cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/loader.ts';
+import { KEPT_SNAPSHOTS, MAX_LINE_BYTES, SnapshotLoadError, cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
 import { openTestSnapshots } from '../support/snapshot-storage.ts';
 import { openSqliteStore } from '../../core/storage/sqlite.ts';

@@ -7,10 +7,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import { type QueryLine, QueryLineSchema } from '../../core/snapshot/format.ts';
-import { generateSnapshot } from '../../core/snapshot/generate.ts';
-import { CORRUPTIONS } from '../../core/snapshot/generator-data/corruption.ts';
-import { loadSnapshot } from '../../core/snapshot/loader.ts';
-import { SnapshotMatcher } from '../../core/snapshot/matcher.ts';
+import { generateSnapshot } from '../../core/snapshot/generator/generate.ts';
+import { CORRUPTIONS } from '../../core/snapshot/generator/data/corruption.ts';
+import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
+import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
 

@@ -9,9 +9,9 @@ import { distance } from 'fastest-levenshtein';
 import damerauLevenshtein from 'talisman/metrics/damerau-levenshtein.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HouseholdRecordSchema, PersonRecordSchema, type QueryLine, QueryLineSchema } from '../../core/snapshot/format.ts';
-import { generateSnapshot } from '../../core/snapshot/generate.ts';
-import { CORRUPTIONS, CORRUPTION_SHARES, NEGATIVE_SHARE, NUMBER_ERRORS, wrongNumber } from '../../core/snapshot/generator-data/corruption.ts';
-import { Rng } from '../../core/snapshot/generator-data/random.ts';
+import { generateSnapshot } from '../../core/snapshot/generator/generate.ts';
+import { CORRUPTIONS, CORRUPTION_SHARES, NEGATIVE_SHARE, NUMBER_ERRORS, wrongNumber } from '../../core/snapshot/generator/data/corruption.ts';
+import { Rng } from '../../core/snapshot/generator/data/random.ts';
 import { tempDir } from '../support/harness.ts';
 
 const PEOPLE = 4000;

@@ -2,8 +2,8 @@
 // snapshot schemas beside a fresh PostgreSQL schema (TEST_DATABASE_URL), as the runtime opens them.
 import path from 'node:path';
 import type { SnapshotStorage } from '../../core/snapshot/port.ts';
-import { PostgresSnapshots } from '../../core/snapshot/postgres-snapshot.ts';
-import { SqliteSnapshots } from '../../core/snapshot/sqlite-snapshot.ts';
+import { PostgresSnapshots } from '../../core/snapshot/storage/postgres-snapshot.ts';
+import { SqliteSnapshots } from '../../core/snapshot/storage/sqlite-snapshot.ts';
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import { isPostgresUrl, openPostgresStore } from '../../core/storage/postgres.ts';
 import { openSqliteStore } from '../../core/storage/sqlite.ts';

@@ -12,10 +12,10 @@ import {
   blockPrefix,
   isNarrowedBlock,
   nameSoundBlock,
-} from '../../core/snapshot/block-keys.ts';
-import { linkageQuery, queryBlockKeys } from '../../core/snapshot/linkage.ts';
-import { householdToWrite, personToWrite } from '../../core/snapshot/loader.ts';
-import { fetchStatement } from '../../core/snapshot/postgres-snapshot-reader.ts';
+} from '../../core/snapshot/matching/block-keys.ts';
+import { linkageQuery, queryBlockKeys } from '../../core/snapshot/matching/linkage.ts';
+import { householdToWrite, personToWrite } from '../../core/snapshot/storage/loader.ts';
+import { fetchStatement } from '../../core/snapshot/storage/postgres-snapshot-reader.ts';
 import { household, person } from '../support/snapshot-fixture.ts';
 
 const HOME: Address = { address: '310 N Ridgewood Avenue Apt 4B', city: 'Atlanta', state: 'GA', zipcode: '30301' };

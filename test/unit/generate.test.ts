@@ -19,11 +19,11 @@ import {
   type QueryLine,
   QueryLineSchema,
 } from '../../core/snapshot/format.ts';
-import { type GenerateSummary, generateSnapshot } from '../../core/snapshot/generate.ts';
-import { householdFields } from '../../core/snapshot/generator-data/households.ts';
-import { NICKNAMES } from '../../core/snapshot/generator-data/names.ts';
-import { CA_PLACES, US_PLACES } from '../../core/snapshot/generator-data/places.ts';
-import { Rng } from '../../core/snapshot/generator-data/random.ts';
+import { type GenerateSummary, generateSnapshot } from '../../core/snapshot/generator/generate.ts';
+import { householdFields } from '../../core/snapshot/generator/data/households.ts';
+import { NICKNAMES } from '../../core/snapshot/generator/data/names.ts';
+import { CA_PLACES, US_PLACES } from '../../core/snapshot/generator/data/places.ts';
+import { Rng } from '../../core/snapshot/generator/data/random.ts';
 
 const PEOPLE = 2000;
 const root = mkdtempSync(path.join(tmpdir(), 'enrichbridge-generate-'));

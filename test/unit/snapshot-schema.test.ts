@@ -18,7 +18,7 @@ import {
   sqliteIndexes,
   sqliteTables,
   tableNamed,
-} from '../../core/snapshot/schema.ts';
+} from '../../core/snapshot/storage/schema.ts';
 
 /** The tables and indexes snapshot files were written with before the schema was declared once. */
 const SQLITE_FORMAT = `

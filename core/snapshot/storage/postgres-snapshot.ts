@@ -6,9 +6,9 @@
 // snapshots.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { postgresPool } from '../storage/postgres.ts';
-import { PostgresListener, SNAPSHOTS_CHANNEL_SQL } from '../storage/postgres-listener.ts';
-import type { OpenedSnapshot, SnapshotStorage, SnapshotWriter } from './port.ts';
+import { postgresPool } from '../../storage/postgres.ts';
+import { PostgresListener, SNAPSHOTS_CHANNEL_SQL } from '../../storage/postgres-listener.ts';
+import type { OpenedSnapshot, SnapshotStorage, SnapshotWriter } from '../port.ts';
 import { PostgresSnapshotSource, READ_STATEMENT_TIMEOUT_MS } from './postgres-snapshot-reader.ts';
 import { PostgresSnapshotWriter } from './postgres-snapshot-writer.ts';
 import { inSchema, quoteIdent } from './schema.ts';

@@ -1,7 +1,7 @@
 // The snapshot schema, defined once: tables, columns, primary keys and indexes, rendered as SQLite DDL
 // for a snapshot file and as PostgreSQL DDL for a snapshot schema, and the rows one household or person
 // fans out into, which both writers take as they come. Names and types are what loaded snapshots hold.
-import type { NewHousehold, NewPerson, PersonKeys } from './port.ts';
+import type { NewHousehold, NewPerson, PersonKeys } from '../port.ts';
 
 /**
  * A column's logical type: `integer` numbers and references rows; `flag` is 0 or 1; `text` is read

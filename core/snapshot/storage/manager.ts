@@ -1,10 +1,10 @@
 // Keeps a server answering from the active snapshot: reads the registry when told it changed
 // (PostgreSQL's NOTIFY) and on a poll besides, opens a newly activated snapshot beside the old one,
 // swaps the matcher in one assignment, and closes the old one later.
-import type { ProductionMatcher } from '../enrich/production-matcher.ts';
-import type { SnapshotRecord, Store } from '../storage/port.ts';
-import { SnapshotMatcher } from './matcher.ts';
-import type { OpenedSnapshot, SnapshotStorage } from './port.ts';
+import type { ProductionMatcher } from '../../enrich/production-matcher.ts';
+import type { SnapshotRecord, Store } from '../../storage/port.ts';
+import { SnapshotMatcher } from '../matching/matcher.ts';
+import type { OpenedSnapshot, SnapshotStorage } from '../port.ts';
 
 /**
  * How often the registry is read besides: a load or rollback reaches every server within this even

@@ -7,13 +7,13 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { type Manifest, ManifestSchema, type QueryLine, SNAPSHOT_FILES } from './format.ts';
-import { buildEmployers } from './generator-data/companies.ts';
-import { AddressBook, EmailBook, PhoneBook } from './generator-data/identifiers.ts';
-import { type BuiltPerson, PopulationBuilder } from './generator-data/people.ts';
-import { type Subject, buildQuery } from './generator-data/queries.ts';
-import { NEGATIVE_SHARE, contradictingNegative, corruptedDuplicate } from './generator-data/corruption.ts';
-import { Rng } from './generator-data/random.ts';
+import { type Manifest, ManifestSchema, type QueryLine, SNAPSHOT_FILES } from '../format.ts';
+import { buildEmployers } from './data/companies.ts';
+import { AddressBook, EmailBook, PhoneBook } from './data/identifiers.ts';
+import { type BuiltPerson, PopulationBuilder } from './data/people.ts';
+import { type Subject, buildQuery } from './data/queries.ts';
+import { NEGATIVE_SHARE, contradictingNegative, corruptedDuplicate } from './data/corruption.ts';
+import { Rng } from './data/random.ts';
 
 export interface GenerateOptions {
   people: number;
@@ -28,7 +28,7 @@ export interface GenerateOptions {
   /**
    * Also write queries-typos.jsonl: a corrupted duplicate, name and address only, of each
    * sampled person with an address, each with one error of a documented type, and negatives
-   * (generator-data/corruption.ts). queries.jsonl and the data are the same with or without it.
+   * (data/corruption.ts). queries.jsonl and the data are the same with or without it.
    */
   typos?: boolean;
   /** Called about every 1% of people written, and once at the end. */

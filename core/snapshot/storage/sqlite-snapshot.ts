@@ -3,8 +3,8 @@
 // matching queries with prepared statements, one indexed lookup each, answered at once.
 import { closeSync, fsyncSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import Database, { type BetterSqlite3 } from '../storage/better-sqlite3.ts';
-import { ensurePrivateFile } from '../storage/data-folder.ts';
+import Database, { type BetterSqlite3 } from '../../storage/better-sqlite3.ts';
+import { ensurePrivateFile } from '../../storage/data-folder.ts';
 import {
   type AddressHit,
   BLOCK_LIMIT,
@@ -19,7 +19,7 @@ import {
   type SnapshotReader,
   type SnapshotStorage,
   type SnapshotWriter,
-} from './port.ts';
+} from '../port.ts';
 import { LOADED_TABLES, type LoadedTable, RowFanOut, columnsOf, sqliteIndexes, sqliteTables } from './schema.ts';
 
 const BATCH = 20_000;

@@ -9,7 +9,7 @@
 // digit slipped (NUMBER_ERRORS), or postcode; street suffixes abbreviated or misspelled). Each line's
 // `noise` names its one type.
 import { distance } from 'fastest-levenshtein';
-import type { QueryLine } from '../format.ts';
+import type { QueryLine } from '../../format.ts';
 import { type AddressBook, type AddressParts, ZIPS } from './identifiers.ts';
 import type { Rng } from './random.ts';
 import type { Subject } from './queries.ts';

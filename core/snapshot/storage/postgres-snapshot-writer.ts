@@ -4,8 +4,8 @@
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { postgresPool } from '../storage/postgres.ts';
-import type { NewHousehold, NewPerson, PersonKeys, SnapshotWriter } from './port.ts';
+import { postgresPool } from '../../storage/postgres.ts';
+import type { NewHousehold, NewPerson, PersonKeys, SnapshotWriter } from '../port.ts';
 import { LOADED_TABLES, type LoadedTable, RowFanOut, type Row, inSchema, postgresCopy, postgresIndexBuilds, postgresTables, quoteIdent } from './schema.ts';
 
 /** A COPY chunk is sent once this many characters are buffered for its table. */

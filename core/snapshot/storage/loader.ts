@@ -7,13 +7,21 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ZodType } from 'zod';
-import { normalizeName } from '../normalize/name.ts';
-import { ownerKnownDead, processOwner } from '../storage/owners.ts';
-import type { Store } from '../storage/port.ts';
-import { HouseholdRecordSchema, type HouseholdRecord, ManifestSchema, type Manifest, PersonRecordSchema, type PersonRecord, SNAPSHOT_FILES } from './format.ts';
-import { householdBlockKeys, nameSoundBlock } from './block-keys.ts';
-import { type AddressKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
-import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from './port.ts';
+import { normalizeName } from '../../normalize/name.ts';
+import { ownerKnownDead, processOwner } from '../../storage/owners.ts';
+import type { Store } from '../../storage/port.ts';
+import {
+  HouseholdRecordSchema,
+  type HouseholdRecord,
+  ManifestSchema,
+  type Manifest,
+  PersonRecordSchema,
+  type PersonRecord,
+  SNAPSHOT_FILES,
+} from '../format.ts';
+import { householdBlockKeys, nameSoundBlock } from '../matching/block-keys.ts';
+import { type AddressKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from '../matching/keys.ts';
+import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from '../port.ts';
 import { SqliteSnapshots } from './sqlite-snapshot.ts';
 
 /** A snapshot with more bad lines than this share of all its lines is refused whole. */

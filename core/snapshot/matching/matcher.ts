@@ -1,12 +1,12 @@
 // Production identity resolution over one data snapshot: finds the person and the household a messy
 // CRM record means, or nothing, and scores how sure it is. The rules are documented in docs/operator-guide.md (Matching rules).
-import type { Career, EnrichmentRequest, Household } from '../contract/schemas.ts';
-import type { ProductionMatch, ProductionMatcher } from '../enrich/production-matcher.ts';
-import { withinOneEdit } from '../normalize/name.ts';
-import { sameFirstName } from '../normalize/nicknames.ts';
+import type { Career, EnrichmentRequest, Household } from '../../contract/schemas.ts';
+import type { ProductionMatch, ProductionMatcher } from '../../enrich/production-matcher.ts';
+import { withinOneEdit } from '../../normalize/name.ts';
+import { sameFirstName } from '../../normalize/nicknames.ts';
 import { type AddressKey, type NameKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from './keys.ts';
 import { link, linkageQuery } from './linkage.ts';
-import { type FetchingReader, type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from './port.ts';
+import { type FetchingReader, type HouseholdRow, type NameHits, type NameScope, type OpenedSnapshot, type PersonRow, type SnapshotReader } from '../port.ts';
 
 /** How the record was found; each has a base confidence (docs/operator-guide.md: "Matching rules"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';

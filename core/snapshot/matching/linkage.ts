@@ -4,15 +4,15 @@
 // weighed as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
 // scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
 // the next turned into a calibrated probability of being right, which is the answer's confidence.
-import { parseStreetLine } from '../normalize/address.ts';
-import { partialName } from '../normalize/name.ts';
-import { givenNameForms, sameFirstName } from '../normalize/nicknames.ts';
-import { damerauLevenshtein, jaroWinkler, soundAlike } from '../normalize/similarity.ts';
-import type { EnrichmentRequest } from '../contract/schemas.ts';
+import { parseStreetLine } from '../../normalize/address.ts';
+import { partialName } from '../../normalize/name.ts';
+import { givenNameForms, sameFirstName } from '../../normalize/nicknames.ts';
+import { damerauLevenshtein, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
+import type { EnrichmentRequest } from '../../contract/schemas.ts';
 import { addressBlocks, isNarrowedBlock, nameSoundBlock } from './block-keys.ts';
 import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore } from './keys.ts';
 import { CALIBRATION, WEIGHTS } from './match-weights.ts';
-import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from './port.ts';
+import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from '../port.ts';
 
 export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'different' | 'swapped' | 'missing';
 export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing';

@@ -1,6 +1,6 @@
 // Enrichment requests derived from generated people, with the noise real CRM records carry (case,
 // spacing, nicknames, phone formats, street variants, units, zip+4, missing fields, a few typos).
-import type { QueryLine } from '../format.ts';
+import type { QueryLine } from '../../format.ts';
 import { type AddressBook, type AddressParts, DIRECTIONAL_WORDS, type PhoneStyle, ZIPS, formatPhone } from './identifiers.ts';
 import { NICKNAMES } from './names.ts';
 import { STATE_NAMES } from './places.ts';

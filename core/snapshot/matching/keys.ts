@@ -1,13 +1,13 @@
 // The lookup keys shared by a snapshot load and a production request, so both sides normalize a
 // record the same way: address keys (number, street, postal code), units, e-mails, phones, names. The
 // blocking keys built from them are block-keys.ts'.
-import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../normalize/address.ts';
-import { normalizeCompany } from '../normalize/company.ts';
-import { normalizeEmail } from '../normalize/email.ts';
-import { personName, normalizeName } from '../normalize/name.ts';
-import { firstNameKeys } from '../normalize/nicknames.ts';
-import { normalizePhone } from '../normalize/phone.ts';
-import { normalizeRegion, regionForPostalCode } from '../normalize/state.ts';
+import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../../normalize/address.ts';
+import { normalizeCompany } from '../../normalize/company.ts';
+import { normalizeEmail } from '../../normalize/email.ts';
+import { personName, normalizeName } from '../../normalize/name.ts';
+import { firstNameKeys } from '../../normalize/nicknames.ts';
+import { normalizePhone } from '../../normalize/phone.ts';
+import { normalizeRegion, regionForPostalCode } from '../../normalize/state.ts';
 
 export interface AddressKey {
   /** `number|street|postal`: the household lookup key. */

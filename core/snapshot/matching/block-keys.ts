@@ -2,7 +2,7 @@
 // one wrong field still finds its household among the candidates. Every key format is built here only:
 // a load writes the keys (loader.ts), a request asks for the same ones built from its own fields
 // (linkage.ts), and the PostgreSQL lookup statement tells the kinds apart by their prefixes.
-import { phoneticKey } from '../normalize/similarity.ts';
+import { phoneticKey } from '../../normalize/similarity.ts';
 import { addressKeyParts, streetCore } from './keys.ts';
 
 /**

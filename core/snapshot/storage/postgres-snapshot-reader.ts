@@ -2,7 +2,7 @@
 // fetched and notes what it lacks, and the source that sends the rounds of requests in flight to the
 // snapshot's schema as one prepared statement (FETCH), a few requests at a time.
 import type pg from 'pg';
-import { BLOCK_KINDS, NARROWED_KINDS, blockPrefix } from './block-keys.ts';
+import { BLOCK_KINDS, NARROWED_KINDS, blockPrefix } from '../matching/block-keys.ts';
 import {
   type AddressHit,
   BLOCK_LIMIT,
@@ -12,7 +12,7 @@ import {
   type NameHits,
   type NameScope,
   type PersonRow,
-} from './port.ts';
+} from '../port.ts';
 import { inSchema } from './schema.ts';
 
 /** How long one round of a request's lookups may run. */
