@@ -53,7 +53,7 @@ export default tseslint.config(
   {
     // The module seam (bridge/crm-module.ts): the server reaches a CRM only through its index.ts, and
     // mounts each module's routes and commands as they come.
-    files: ['server/**/*.ts'],
+    files: ['server/**/*.ts', 'server/**/*.tsx'],
     rules: { 'no-restricted-imports': ['error', { patterns: [CRM_THROUGH_ITS_MODULE] }] },
   },
   {

@@ -39,6 +39,9 @@ let failedAt = '';
 /** One of installation B's log entries and a backfill estimate of B's: ids an admin of A might type. */
 const ofB = { entry: '', run: 'bf_b_estimate' };
 
+/** A value a CRM user can write (a record id, a property's value) that would run script if it were markup. */
+const MARKUP = '<img src=x onerror=alert(1)>';
+
 /** Log lines for installation A: 3 enriched today, 1 no match yesterday, 2 skipped, 1 failed. */
 function seededLog(installationId: string): LogEntry[] {
   const now = Date.now();
@@ -180,11 +183,12 @@ beforeAll(async () => {
           id: newLogId(),
           installationId: c.id,
           object: 'contact',
-          recordId: 'c-1',
+          // A record whose id and values a CRM user wrote as markup: every page shows them as text.
+          recordId: MARKUP,
           at: new Date().toISOString(),
           outcome: 'enriched',
-          fieldsWritten: [],
-          changes: {},
+          fieldsWritten: ['wf_career_job_title'],
+          changes: { wf_career_job_title: { value: MARKUP, replaced: MARKUP } },
           quotaConsumed: 1,
           latencyMs: 5,
           detail: null,
@@ -241,6 +245,15 @@ describe('the console in a browser', () => {
     expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(response?.headers()['content-security-policy']).not.toContain('unsafe-inline');
     expect(response?.headers()['referrer-policy']).toBe('no-referrer');
+    // The stylesheet and the script: files under an address that names their content, cached for good.
+    for (const selector of ['link[rel=stylesheet]', 'script[src]']) {
+      const href = (await page.getAttribute(selector, selector.startsWith('link') ? 'href' : 'src')) ?? '';
+      expect(href).toMatch(/^\/console\/assets\/console\.[\w-]{16}\.(css|js)$/);
+      const asset = await fetch(`${publicUrl}${href}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(asset.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+    }
     const cookie = (await context.cookies()).find((c) => c.name === 'eb_console');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
     expect(await seriousViolations(page)).toEqual([]);
@@ -421,6 +434,26 @@ describe('the console in a browser', () => {
     expect((await page.goto(`${publicUrl}/console/installations/${ids.c}/log`))?.status()).toBe(200);
     expect(await page.locator('#log tbody tr').count()).toBe(1);
     expect(await page.locator('#log tbody a[target=_blank]').count()).toBe(0);
+    await context.close();
+  });
+
+  it('shows a CRM value carrying markup as text in the log and in its entry, never as markup', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.goto(operatorLink());
+    await page.goto(`${publicUrl}/console/installations/${ids.c}/log`);
+    expect(await page.textContent('#log tbody tr >> nth=0 >> td >> nth=1')).toBe(`contact ${MARKUP}`);
+    expect(await page.locator('img').count()).toBe(0);
+    await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
+    expect(await page.textContent('h1')).toContain(MARKUP);
+    expect(await page.locator('#changes tbody tr').nth(0).locator('td').allTextContents()).toEqual(['wf_career_job_title', MARKUP, MARKUP]);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
     await context.close();
   });
 

@@ -2,7 +2,7 @@
 // jobs go with it, and its log stays where the operator can read it (enrichbridge log --installation ID).
 import { describe, expect, it } from 'vitest';
 import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
-import { disconnectPage, keptLogSentence } from '../../server/http/console/settings.ts';
+import { disconnectPage, keptLogSentence } from '../../server/http/console/settings.tsx';
 
 const installation: Installation = {
   id: 'inst_0123456789abcdef0123456789abcdef',

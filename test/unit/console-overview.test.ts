@@ -2,7 +2,7 @@
 // says nothing of it when none were.
 import { describe, expect, it } from 'vitest';
 import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
-import { type OverviewData, overviewPage } from '../../server/http/console/pages.ts';
+import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const installation: Installation = {
   id: 'inst_1',

@@ -3,8 +3,9 @@
 // it on its line (the overview's failures, the log's rows, a log entry's title and its reused answer).
 import { describe, expect, it } from 'vitest';
 import { InstallationSettingsSchema, type Installation, type LogEntry } from '../../bridge/model.ts';
-import { logEntryPage, logPage } from '../../server/http/console/log.ts';
-import { type OverviewData, overviewPage, recordIdHtml, recordIdText } from '../../server/http/console/pages.ts';
+import { logEntryPage, logPage } from '../../server/http/console/log.tsx';
+import { recordIdHtml, recordIdText } from '../../server/http/console/format.ts';
+import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const chrome = { base: '/console', session: { who: 'operator', csrf: 'c' } };
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
 import { CONSOLE_JS } from '../../server/http/console/assets.ts';
-import { type OverviewData, overviewPage, statusText, timeHtml, utcText } from '../../server/http/console/pages.ts';
+import { statusText, timeHtml, utcText } from '../../server/http/console/format.ts';
+import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const installation: Installation = {
   id: 'inst_1',

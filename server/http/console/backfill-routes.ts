@@ -6,8 +6,9 @@ import { budgetState } from '../../../bridge/budget.ts';
 import type { Installation } from '../../../bridge/model.ts';
 import { BackfillFormSchema, backfillPage, runPage, runStatus } from './backfill.ts';
 import type { ConsoleKit } from './kit.ts';
-import { rawFilter } from './log.ts';
-import { messagePage } from './pages.ts';
+import { messagePage } from './components.tsx';
+import { formErrors } from './form-errors.ts';
+import { queryCount, stringFields } from './query.ts';
 
 export function mountBackfillRoutes(kit: ConsoleKit): void {
   const { router, context, base, form, page, onInstallation, moduleOf } = kit;
@@ -28,7 +29,7 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     if (found === undefined) return;
     const { session, installation } = found;
     const spec = moduleOf(installation)?.backfill;
-    const values = rawFilter(req.body);
+    const values = stringFields(req.body);
     const refuse = async (errors: Record<string, string>) =>
       page(res, 400, backfillPage(session.chrome, { installation, spec, runs: await runs.list(installation.id), values, errors }));
     if (spec === undefined) {
@@ -37,8 +38,7 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     }
     const parsed = BackfillFormSchema.safeParse(req.body);
     if (!parsed.success) {
-      const errors: Record<string, string> = {};
-      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+      const errors = formErrors(parsed.error);
       await refuse(errors);
       return;
     }
@@ -85,8 +85,8 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     if (run === undefined) return;
     const noun = nounOf(installation, run);
     const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
-    const notice =
-      typeof req.query.removed === 'string' && /^\d+$/.test(req.query.removed) ? `Cancelled: ${req.query.removed} queued enrichments removed.` : null;
+    const removed = queryCount(req.query, 'removed');
+    const notice = removed === null ? null : `Cancelled: ${removed} queued enrichments removed.`;
     page(res, 200, runPage(session.chrome, installation, run, runStatus(run, await runs.jobs(run.id), noun), noun, notice, budget));
   });
 

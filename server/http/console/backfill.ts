@@ -7,7 +7,9 @@ import type { BackfillRun, RunJobs } from '../../../bridge/backfill-runs.ts';
 import type { CrmBackfill } from '../../../bridge/crm-module.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
 import type { Installation } from '../../../bridge/model.ts';
-import { type Chrome, escapeHtml, layout, statusText, timeHtml } from './pages.ts';
+import { layout } from './components.tsx';
+import type { FieldErrors } from './form-errors.ts';
+import { type Chrome, escapeHtml, statusText, timeHtml } from './format.ts';
 
 export const BackfillFormSchema = z.object({
   csrf: z.string().optional(),
@@ -22,8 +24,6 @@ export const BackfillFormSchema = z.object({
   restart: z.literal('on').optional(),
   flags: z.union([z.string(), z.array(z.string())]).optional(),
 });
-
-export type FieldErrors = Readonly<Record<string, string>>;
 
 /** What a run's page and its status address show. */
 export interface RunStatus {

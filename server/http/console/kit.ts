@@ -10,7 +10,7 @@ import type { EnrichService } from '../../../core/enrich/service.ts';
 import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 import type { Store } from '../../../core/storage/port.ts';
 import type { Logger } from '../../logger.ts';
-import type { Chrome } from './pages.ts';
+import type { Chrome } from './format.ts';
 
 export interface ConsoleContext {
   /** PUBLIC_URL: links, cookies and the Origin check are made for it; null: the console is off. */

@@ -8,9 +8,10 @@ import { ENVIRONMENTS } from '../../../core/accounts/model.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import { DuplicateAccountError } from '../../../core/storage/port.ts';
 import type { ConsoleKit, Signed } from './kit.ts';
-import { rawFilter } from './log.ts';
 import { AccountFormSchema, type AccountView, accountPage, accountsPage, jobsPage, snapshotsPage } from './operator.ts';
-import { messagePage } from './pages.ts';
+import { messagePage } from './components.tsx';
+import { formErrors } from './form-errors.ts';
+import { queryCount, stringFields } from './query.ts';
 
 export function mountOperatorRoutes(kit: ConsoleKit): void {
   const { router, context, base, now, form, page, signedIn, posted } = kit;
@@ -45,8 +46,7 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
   const readAccountForm = (body: unknown): { ok: true; name: string; settings: AccountSettings } | { ok: false; errors: Record<string, string> } => {
     const parsed = AccountFormSchema.safeParse(body);
     if (!parsed.success) {
-      const errors: Record<string, string> = {};
-      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+      const errors = formErrors(parsed.error);
       return { ok: false, errors };
     }
     const form = parsed.data;
@@ -80,7 +80,7 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
     const session = await posted(req, res);
     if (session === undefined || !operatorOnly(session, res)) return;
     const read = readAccountForm(req.body);
-    const values = rawFilter(req.body);
+    const values = stringFields(req.body);
     let errors: Record<string, string> | null = read.ok ? null : read.errors;
     if (read.ok) {
       try {
@@ -119,7 +119,7 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
     }
     const view = await accountView(name);
     if (view === undefined) return;
-    page(res, 400, accountPage(session.chrome, { ...view, editing: { values: { ...rawFilter(req.body), name }, errors: errors ?? {} } }));
+    page(res, 400, accountPage(session.chrome, { ...view, editing: { values: { ...stringFields(req.body), name }, errors: errors ?? {} } }));
   });
 
   router.get('/console/accounts/:name', async (req, res) => {
@@ -167,7 +167,7 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
   router.get('/console/jobs', async (req, res) => {
     const session = await signedIn(req, res);
     if (session === undefined || !operatorOnly(session, res)) return;
-    const retried = typeof req.query.retried === 'string' && /^\d{1,9}$/.test(req.query.retried) ? Number(req.query.retried) : null;
+    const retried = queryCount(req.query, 'retried');
     const [counts, dead] = await Promise.all([context.queue.countByState(), context.queue.list({ state: 'dead', limit: 100 })]);
     page(res, 200, jobsPage(session.chrome, counts, dead, retried));
   });

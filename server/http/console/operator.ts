@@ -4,7 +4,8 @@ import { JOB_STATES } from '../../../bridge/job-queue.ts';
 import type { Account, TokenRecord } from '../../../core/accounts/model.ts';
 import { ENVIRONMENTS, QUOTA_PERIODS } from '../../../core/accounts/model.ts';
 import { z } from 'zod';
-import { type Chrome, escapeHtml, layout, timeHtml } from './pages.ts';
+import { layout } from './components.tsx';
+import { type Chrome, escapeHtml, timeHtml } from './format.ts';
 
 export function operatorNav(base: string): string {
   return `<nav><a href="${base}">Installations</a> <a href="${base}/accounts">Accounts</a> <a href="${base}/jobs">Jobs</a> <a href="${base}/snapshots">Snapshots</a></nav>`;

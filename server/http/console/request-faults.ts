@@ -4,7 +4,8 @@
 // says what was wrong and that nothing changed.
 import express from 'express';
 import { type RequestFault, requestFaultOf } from '../faults.ts';
-import { type Chrome, messagePage } from './pages.ts';
+import { messagePage } from './components.tsx';
+import type { Chrome } from './format.ts';
 
 /** A console form is a few short fields; the largest (the playground's request) stays well under this. */
 export const FORM_LIMIT_BYTES = 16 * 1024;

@@ -12,18 +12,22 @@ import { usageForecast } from '../../../bridge/forecast.ts';
 import { budgetState } from '../../../bridge/budget.ts';
 import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../bridge/deliveries.ts';
 import { limitHeaders } from '../app.ts';
-import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
+import { CONSOLE_ASSETS, HASHED_ASSET_CACHE, PLAIN_ASSET_CACHE } from './assets.ts';
 import type { ConsoleContext, Signed } from './kit.ts';
 import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
-import { LogFilterSchema, logEntryPage, logPage, logSearch, rawFilter } from './log.ts';
+import { LogFilterSchema, logEntryPage, logPage, logSearch } from './log.tsx';
 import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
-import { type Chrome, type OverviewData, messagePage, operatorHome, overviewPage } from './pages.ts';
+import { messagePage } from './components.tsx';
+import type { Chrome } from './format.ts';
+import { type OverviewData, operatorHome, overviewPage } from './overview.tsx';
 import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
 import { consoleForm, consoleFaultHandler } from './request-faults.ts';
-import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.ts';
+import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.tsx';
 import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
-import { disconnectPage, keptLogSentence, readSettingsForm, settingsPage } from './settings.ts';
+import { disconnectPage, keptLogSentence, readSettingsForm, settingsPage } from './settings.tsx';
+import { formErrors } from './form-errors.ts';
+import { queryText, stringFields } from './query.ts';
 
 export type { ConsoleContext } from './kit.ts';
 
@@ -65,12 +69,16 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     next();
   });
 
-  router.get('/console/assets/console.css', (_req, res) => {
-    res.type('text/css').set('Cache-Control', 'public, max-age=300').send(CONSOLE_CSS);
-  });
-  router.get('/console/assets/console.js', (_req, res) => {
-    res.type('text/javascript').set('Cache-Control', 'public, max-age=300').send(CONSOLE_JS);
-  });
+  for (const asset of Object.values(CONSOLE_ASSETS)) {
+    for (const [name, cache] of [
+      [asset.hashed, HASHED_ASSET_CACHE],
+      [asset.name, PLAIN_ASSET_CACHE],
+    ] as const) {
+      router.get(`/console/assets/${name}`, (_req, res) => {
+        res.set({ 'Content-Type': asset.type, 'Cache-Control': cache, 'X-Content-Type-Options': 'nosniff' }).send(asset.body);
+      });
+    }
+  }
 
   const page = (res: express.Response, status: number, html: string) => res.status(status).type('html').send(html);
 
@@ -94,7 +102,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   const allowed = (scope: ConsoleScope, installationId: string) => scope.kind === 'operator' || scope.installationId === installationId;
 
   router.get('/console/link', async (req, res) => {
-    const token = typeof req.query.t === 'string' ? req.query.t : '';
+    const token = queryText(req.query, 't') ?? '';
     let scope: ConsoleScope;
     try {
       scope = await redeemConsoleLink(context.box, token, now(), (key, owner, ms) => context.bridge.pipelineStore.acquireLease(key, owner, ms));
@@ -236,12 +244,11 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const found = await onInstallation(req, res, 'view');
     if (found === undefined) return;
     const { session, installation } = found;
-    const values = rawFilter(req.query);
+    const values = stringFields(req.query);
     const parsed = LogFilterSchema.safeParse(values);
     const recordUrl = await recordLinks(installation);
     if (!parsed.success) {
-      const errors: Record<string, string> = {};
-      for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+      const errors = formErrors(parsed.error);
       page(res, 400, logPage(session.chrome, { installation, values, errors, entries: [], recordUrl }));
       return;
     }

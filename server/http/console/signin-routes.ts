@@ -13,7 +13,8 @@ import { ConsoleSignInRefusal, SIGN_IN_STATE_TTL_MS, openSignInState, sealSignIn
 import type { ConsoleSignIn, ConsoleSignInResult, CrmModule } from '../../../bridge/crm-module.ts';
 import { constantTimeEqual } from '../../../core/secrets/constant-time.ts';
 import type { ConsoleKit } from './kit.ts';
-import { type Chrome, escapeHtml, layout, messagePage } from './pages.ts';
+import { layout, messagePage } from './components.tsx';
+import { type Chrome, escapeHtml } from './format.ts';
 import { sessionCookie } from './session.ts';
 
 /** A CRM module the console can sign in with. */

@@ -1,0 +1,221 @@
+// The console's overview of an installation (status, target, quota and its forecast, the last 30 days
+// by outcome, the latest failures) and the operator's list of installations.
+import type { VNode } from 'preact';
+import type { DailyOutcome } from '../../../bridge/store.ts';
+import type { Installation, LogEntry } from '../../../bridge/model.ts';
+import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
+import type { BudgetState } from '../../../bridge/budget.ts';
+import { DataTable, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
+import { type Chrome, outcomeKind, statusText } from './format.ts';
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+/** At 80 % of the month's budget a warning; at 100 % why enrichment waits and until when. */
+function BudgetNotice({ budget }: { readonly budget: BudgetState | null }): VNode | null {
+  if (budget === null || !budget.warning) return null;
+  const spent = `${number(budget.spent)} of ${number(budget.budget)} units`;
+  return budget.reached ? (
+    <Notice tone="bad" id="budget-notice">
+      <p>
+        This month's budget is spent ({spent}): enrichment waits until <Time iso={budget.resetsAt} /> or a larger budget (Settings). Nothing is dropped.
+      </p>
+    </Notice>
+  ) : (
+    <Notice id="budget-notice">
+      <p>
+        {Math.floor(budget.ratio * 100)} % of this month's budget is spent ({spent}).
+      </p>
+    </Notice>
+  );
+}
+
+/** The forecast card's words: the pace, and the (UTC) day the quota runs out at it (or that it lasts). */
+function forecastText(forecast: UsageForecast): string {
+  if (forecast.sandbox) return 'sandbox: no quota is spent';
+  const pace = `${forecast.dailyAverage.toFixed(1)} units a day over the last ${FORECAST_DAYS} days`;
+  const quota = forecast.runsOutOn !== null ? `at this pace the quota runs out on ${forecast.runsOutOn} (UTC)` : 'at this pace it lasts until the quota resets';
+  const budget =
+    forecast.budget === null
+      ? ''
+      : forecast.budget.runsOutOn === null
+        ? '; the budget lasts the month'
+        : `; the budget is spent on ${forecast.budget.runsOutOn} (UTC)`;
+  return `${pace}: ${quota}${budget}`;
+}
+
+export interface OverviewData {
+  readonly installation: Installation;
+  /** What the installation enriches against, in words (an account's name, or an endpoint's host). */
+  readonly target: string;
+  readonly quota: { readonly used: number; readonly limit: number; readonly period: string; readonly resetsAt: string | null } | null;
+  /** The pace of the last seven days and when the quota runs out at it. */
+  readonly forecast: UsageForecast;
+  /** The installation's monthly budget this month; null when it has none. */
+  readonly budget: BudgetState | null;
+  readonly days: readonly string[];
+  readonly outcomes: readonly DailyOutcome[];
+  readonly failures: readonly LogEntry[];
+  /** Events the CRM's webhooks did not bring that its own journal did (HubSpot), over the ledger's days. */
+  readonly recovered: number;
+}
+
+const KINDS = ['enriched', 'no_match', 'skipped', 'failed'] as const;
+type Kind = (typeof KINDS)[number];
+const KIND_LABELS: Record<Kind, string> = { enriched: 'Enriched', no_match: 'No match', skipped: 'Skipped', failed: 'Failed' };
+const noCounts = (): Record<Kind, number> => ({ enriched: 0, no_match: 0, skipped: 0, failed: 0 });
+
+export function overviewPage(chrome: Chrome, data: OverviewData): string {
+  const { installation } = data;
+  const status = statusText(installation);
+  const totals = noCounts();
+  const perDay = new Map<string, Record<Kind, number>>();
+  const skippedByReason = new Map<string, number>();
+  let units = 0;
+  for (const row of data.outcomes) {
+    const kind = outcomeKind(row.outcome);
+    totals[kind] += row.count;
+    units += row.quotaConsumed;
+    const day = perDay.get(row.day) ?? noCounts();
+    day[kind] += row.count;
+    perDay.set(row.day, day);
+    if (kind === 'skipped') {
+      const reason = row.outcome.slice('skipped:'.length);
+      skippedByReason.set(reason, (skippedByReason.get(reason) ?? 0) + row.count);
+    }
+  }
+  const dayTotal = (counts: Record<Kind, number>) => KINDS.reduce((sum, kind) => sum + counts[kind], 0);
+  const busiest = Math.max(1, ...[...perDay.values()].map(dayTotal));
+  const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
+  const quota = data.quota;
+  return renderPage(
+    <Layout chrome={chrome} title={`${installation.provider} ${installation.externalAccountId}`}>
+      <nav>
+        <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a> <a href={`${base}/backfill`}>Backfill</a>{' '}
+        <a href={`${base}/playground`}>Sandbox playground</a>
+      </nav>
+      <BudgetNotice budget={data.budget} />
+      <div class="cards">
+        <dl class="card">
+          <dt>Status</dt>
+          <dd id="status" class={`status-${status.kind}`}>
+            {status.text}
+          </dd>
+          <dt>Enrich on create</dt>
+          <dd id="enrich-on-create">{installation.settings.enrichOnCreate ? 'on' : 'off'}</dd>
+        </dl>
+        <dl class="card">
+          <dt>Target</dt>
+          <dd>{data.target}</dd>
+          <dt>Environment</dt>
+          <dd>{installation.environment}</dd>
+        </dl>
+        <dl class="card">
+          {quota === null ? (
+            <>
+              <dt>Quota</dt>
+              <dd>kept by the remote endpoint</dd>
+            </>
+          ) : (
+            <>
+              <dt>{`Quota this ${quota.period}`}</dt>
+              <dd id="quota">{`${number(quota.used)} used of ${number(quota.limit)}, ${number(Math.max(0, quota.limit - quota.used))} left`}</dd>
+              <dt>Resets</dt>
+              <dd>{quota.resetsAt === null ? 'never (all-time quota)' : <Time iso={quota.resetsAt} />}</dd>
+              <dt>Forecast</dt>
+              <dd id="forecast">{forecastText(data.forecast)}</dd>
+            </>
+          )}
+          {data.budget === null ? null : (
+            <>
+              <dt>Budget this month</dt>
+              <dd id="budget">{`${number(data.budget.spent)} of ${number(data.budget.budget)} units, ${number(data.budget.left)} left`}</dd>
+            </>
+          )}
+        </dl>
+      </div>
+      <h2>Last 30 days</h2>
+      <p id="totals">
+        {KINDS.map((kind) => (
+          <>
+            {KIND_LABELS[kind]} <strong data-kind={kind}>{number(totals[kind])}</strong> ·{' '}
+          </>
+        ))}
+        quota units <strong data-kind="units">{number(units)}</strong>
+      </p>
+      {skippedByReason.size === 0 ? null : (
+        <p>{`Skipped by reason: ${[...skippedByReason].map(([reason, n]) => `${reason.replace(/_/g, ' ')} ${n}`).join(', ')}.`}</p>
+      )}
+      {data.recovered === 0 ? null : (
+        <p id="recovered">
+          Missed CRM events recovered from the CRM's journal in the last 4 days: <strong>{number(data.recovered)}</strong>.
+        </p>
+      )}
+      <DataTable
+        id="days"
+        caption="Records per day (UTC)"
+        rows={data.days.map((day) => ({ day, counts: perDay.get(day) ?? noCounts() }))}
+        columns={[
+          { header: 'Day', rowHeader: true, cell: (row) => row.day },
+          ...KINDS.map((kind) => ({ header: KIND_LABELS[kind], cell: (row: { counts: Record<Kind, number> }) => String(row.counts[kind]) })),
+          {
+            header: 'Volume',
+            class: 'opt',
+            cell: (row) => <span class={`bar w${Math.round((dayTotal(row.counts) / busiest) * 100)}`} aria-hidden="true"></span>,
+          },
+        ]}
+      />
+      <h2>Latest failures</h2>
+      {data.failures.length === 0 ? (
+        <p class="muted">No failures.</p>
+      ) : (
+        <DataTable
+          id="failures"
+          rows={data.failures}
+          columns={[
+            { header: 'When', cell: (entry) => <Time iso={entry.at} /> },
+            {
+              header: 'Record',
+              cell: (entry) => (
+                <>
+                  {entry.object} <RecordId id={entry.recordId} />
+                </>
+              ),
+            },
+            { header: 'Reason', cell: (entry) => `${entry.outcome.slice('failed:'.length)}${entry.detail === null ? '' : `: ${entry.detail}`}` },
+          ]}
+        />
+      )}
+    </Layout>,
+  );
+}
+
+export function operatorHome(chrome: Chrome, installations: readonly Installation[]): string {
+  return renderPage(
+    <Layout chrome={chrome} title="Installations">
+      <nav>
+        <a href={chrome.base}>Installations</a> <a href={`${chrome.base}/accounts`}>Accounts</a> <a href={`${chrome.base}/jobs`}>Jobs</a>{' '}
+        <a href={`${chrome.base}/snapshots`}>Snapshots</a>
+      </nav>
+      {installations.length === 0 ? (
+        <p class="muted">No installations yet.</p>
+      ) : (
+        <DataTable
+          id="installations"
+          rows={installations}
+          columns={[
+            {
+              header: 'Installation',
+              cell: (installation) => (
+                <a
+                  href={`${chrome.base}/installations/${encodeURIComponent(installation.id)}`}
+                >{`${installation.provider} ${installation.externalAccountId}`}</a>
+              ),
+            },
+            { header: 'Environment', cell: (installation) => installation.environment },
+            { header: 'Status', cell: (installation) => statusText(installation).text, cellClass: (installation) => `status-${statusText(installation).kind}` },
+          ]}
+        />
+      )}
+    </Layout>,
+  );
+}
