@@ -2,9 +2,10 @@
 // an object name, a value written or replaced, a failure's detail) reaches the page as text, never as
 // markup, whichever page or component shows it.
 import { describe, expect, it } from 'vitest';
+import { anInstallation } from '../support/console-fixtures.ts';
 import { h } from 'preact';
 import { render } from 'preact-render-to-string';
-import { InstallationSettingsSchema, type Installation, type LogEntry } from '../../bridge/model.ts';
+import type { LogEntry } from '../../bridge/model.ts';
 import { CsrfField, DataTable, Field, Layout, Pager, layout, messagePage } from '../../server/http/console/components.tsx';
 import { logEntryPage, logPage } from '../../server/http/console/log.tsx';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
@@ -13,19 +14,7 @@ const MARKUP = '<img src=x onerror=alert(1)>';
 const AS_TEXT = '&lt;img src=x onerror=alert(1)>';
 const chrome = { base: '/console', session: { who: `"${MARKUP}`, csrf: `c"${MARKUP}` } };
 
-const installation: Installation = {
-  id: 'inst_1',
-  provider: 'hubspot',
-  externalAccountId: MARKUP,
-  environment: 'sandbox',
-  target: { kind: 'remote', url: 'https://api.example.com/sandbox/v1' },
-  status: 'active',
-  pausedUntil: null,
-  pauseReason: null,
-  settings: InstallationSettingsSchema.parse({}),
-  createdAt: '2026-11-27T00:00:00.000Z',
-  updatedAt: '2026-11-27T00:00:00.000Z',
-};
+const installation = anInstallation({ externalAccountId: MARKUP });
 
 const entry: LogEntry = {
   id: 'log_01JDZ0000000000000000000AA',

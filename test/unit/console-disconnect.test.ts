@@ -1,22 +1,10 @@
 // The console's disconnect page says what a disconnect does, and nothing it does not: the installation's
 // jobs go with it, and its log stays where the operator can read it (enrichbridge log --installation ID).
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
+import { anInstallation } from '../support/console-fixtures.ts';
 import { disconnectPage, keptLogSentence } from '../../server/http/console/settings.tsx';
 
-const installation: Installation = {
-  id: 'inst_0123456789abcdef0123456789abcdef',
-  provider: 'hubspot',
-  externalAccountId: '62515',
-  environment: 'sandbox',
-  target: { kind: 'remote', url: 'https://api.example.com/sandbox/v1' },
-  status: 'active',
-  pausedUntil: null,
-  pauseReason: null,
-  settings: InstallationSettingsSchema.parse({}),
-  createdAt: '2026-11-27T00:00:00.000Z',
-  updatedAt: '2026-11-27T00:00:00.000Z',
-};
+const installation = anInstallation({ id: 'inst_0123456789abcdef0123456789abcdef' });
 
 describe('the disconnect page', () => {
   const html = disconnectPage({ base: '/console', session: { who: 'operator', csrf: 'c' } }, installation);

@@ -1,22 +1,10 @@
 // The console's overview says how many missed CRM events were recovered from the CRM's journal, and
 // says nothing of it when none were.
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
+import { anInstallation } from '../support/console-fixtures.ts';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
-const installation: Installation = {
-  id: 'inst_1',
-  provider: 'hubspot',
-  externalAccountId: '62515',
-  environment: 'sandbox',
-  target: { kind: 'remote', url: 'https://api.example.com/sandbox/v1' },
-  status: 'active',
-  pausedUntil: null,
-  pauseReason: null,
-  settings: InstallationSettingsSchema.parse({}),
-  createdAt: '2026-11-27T00:00:00.000Z',
-  updatedAt: '2026-11-27T00:00:00.000Z',
-};
+const installation = anInstallation();
 
 function page(recovered: number): string {
   const data: OverviewData = {

@@ -2,26 +2,15 @@
 // codes: an id of right-to-left characters, or one crafted to reorder text, cannot move the words around
 // it on its line (the overview's failures, the log's rows, a log entry's title and its reused answer).
 import { describe, expect, it } from 'vitest';
-import { InstallationSettingsSchema, type Installation, type LogEntry } from '../../bridge/model.ts';
+import { anInstallation } from '../support/console-fixtures.ts';
+import type { LogEntry } from '../../bridge/model.ts';
 import { logEntryPage, logPage } from '../../server/http/console/log.tsx';
 import { recordIdHtml, recordIdText } from '../../server/http/console/format.ts';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const chrome = { base: '/console', session: { who: 'operator', csrf: 'c' } };
 
-const installation: Installation = {
-  id: 'inst_1',
-  provider: 'hubspot',
-  externalAccountId: '62515',
-  environment: 'sandbox',
-  target: { kind: 'remote', url: 'https://api.example.com/sandbox/v1' },
-  status: 'active',
-  pausedUntil: null,
-  pauseReason: null,
-  settings: InstallationSettingsSchema.parse({}),
-  createdAt: '2026-11-27T00:00:00.000Z',
-  updatedAt: '2026-11-27T00:00:00.000Z',
-};
+const installation = anInstallation();
 
 /**
  * An id that closes whatever isolate it is put in (PDI), then overrides the direction of the rest of the
