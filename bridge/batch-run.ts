@@ -3,12 +3,18 @@
 // log entries, record states and counts the run gathers before it is saved in one transaction.
 import type { EnrichOutcome } from '../core/client/enricher.ts';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
-import type { Job } from './job-queue.ts';
+import type { Job, JobQueue } from './job-queue.ts';
 import type { CrmRecord, WriteRefusal } from './connector.ts';
 import { ENRICH_JOB, EnrichJobPayloadSchema } from './enrich-job.ts';
 import type { CrmValue, Installation, LogEntry, Outcome, RecordState, StoredAnswer } from './model.ts';
-import { newLogId } from './store.ts';
+import { newLogId, type PipelineStore } from './store.ts';
 import type { decideWrites, fieldsFromResponse } from './write-policy.ts';
+
+/** The ports a batch's steps read and change (the pipeline's deps carry both). */
+export interface BatchPorts {
+  readonly store: PipelineStore;
+  readonly queue: JobQueue;
+}
 
 export interface Work {
   readonly recordId: string;

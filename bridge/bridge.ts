@@ -23,7 +23,8 @@ import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
-import { KyselyPipelineStore, type PipelineStore } from './store.ts';
+import type { PipelineStore } from './store.ts';
+import { KyselyPipelineStore } from './store/kysely-pipeline-store.ts';
 
 /** Builds the connector of one installation; it may read and update the installation's credentials. */
 export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;

@@ -228,12 +228,15 @@ export class Installations {
     return (await this.pipeline.updateInstallation(id, { status: 'disabled' })) as Installation;
   }
 
-  /** Disconnects: revokes the installation's own token (local target) and forgets the installation. */
+  /** Disconnects: revokes the installation's own token (local target), forgets the installation, and drops its jobs. */
   async remove(id: string): Promise<void> {
     const installation = await this.require(id);
     if (installation.target.kind === 'local') {
       await this.store.revokeToken({ id: installation.target.tokenId });
     }
     await this.pipeline.deleteInstallation(id);
+    // The installation first: a job that outlives it (one queued after this, or left by a failure here)
+    // is settled without running by the pipeline, which finds no installation for it.
+    await this.queue.removeInstallation(id);
   }
 }

@@ -87,6 +87,12 @@ export interface JobQueue {
   expireLeases(workerIds: readonly string[], now?: Date): Promise<number>;
   /** Moves every queued job of an installation to `runAt` (a pause until a reset, or a resume now). */
   reschedule(installationId: string, runAt: Date): Promise<number>;
+  /**
+   * Removes every job of an installation, whatever its state (a disconnect): none is left to run, to be
+   * listed as dead or to be retried, and the worker holding a running one settles nothing of it, as after
+   * a takeover. Returns how many.
+   */
+  removeInstallation(installationId: string): Promise<number>;
   /** Drops the queued job with this dedupe key (the record it was for is gone); true when one was. */
   cancel(dedupeKey: string): Promise<boolean>;
   /** A group's jobs by state (a backfill run's enrichments: how far they have got). */

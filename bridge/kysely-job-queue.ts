@@ -408,6 +408,11 @@ export class KyselyJobQueue implements JobQueue {
     return Number(result.numUpdatedRows);
   }
 
+  async removeInstallation(installationId: string): Promise<number> {
+    const result = await this.db.deleteFrom('jobs').where('installation_id', '=', installationId).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async cancel(dedupeKey: string): Promise<boolean> {
     const result = await this.db.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey).where('state', '=', 'queued').executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import { SECRET_KEY_ENV, type SecretBox } from '../core/secrets/secret-box.ts';
 import { secretsOpenedBy } from './installations.ts';
 import type { PipelineDatabase } from './schema.ts';
-import { KyselyPipelineStore } from './store.ts';
+import { KyselyPipelineStore } from './store/kysely-pipeline-store.ts';
 
 /** Parents before children: accounts before tokens and installations, installations before what hangs off them. */
 export const MIGRATED_TABLES = [

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
 import { openStorage } from '../../bridge/storage.ts';
-import { KyselyPipelineStore } from '../../bridge/store.ts';
+import { KyselyPipelineStore } from '../../bridge/store/kysely-pipeline-store.ts';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from '../../connectors/hubspot/scopes.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';

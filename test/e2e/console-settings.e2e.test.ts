@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { hubspotPropertyFor } from '../../connectors/hubspot/fields.ts';
 import { HUBSPOT_IDENTITY_PROPERTIES } from '../../connectors/hubspot/scopes.ts';
 import { openStorage } from '../../bridge/storage.ts';
-import { KyselyPipelineStore } from '../../bridge/store.ts';
+import { KyselyPipelineStore } from '../../bridge/store/kysely-pipeline-store.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import { screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
 import { type ConsolePortal, PORTAL_ID, startConsolePortal } from '../support/console-portal.ts';

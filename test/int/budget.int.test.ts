@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { readBudgetsFrom, metricsText } from '../../core/observe/metrics.ts';
 import { sql } from 'kysely';
 import { budgetState } from '../../bridge/budget.ts';
-import { unitsSinceQuery } from '../../bridge/store.ts';
+import { unitsSinceQuery } from '../../bridge/store/enrichment-log-table.ts';
 import type { Installation, InstallationSettings } from '../../bridge/model.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { persona } from '../support/requests.ts';

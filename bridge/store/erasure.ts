@@ -1,0 +1,51 @@
+// A record's erasure (a CRM deletion or a privacy request): its state, its log entries and the answer kept
+// from it are deleted, and its id alone is remembered in erased_records, so that a batch already under way
+// saves nothing about it again. Both sides take the installation's erasure lock (PostgreSQL), so a save
+// and an erasure of one installation never interleave.
+import type { Kysely } from 'kysely';
+import { lockInstallationErasures } from '../../core/storage/postgres.ts';
+import type { PipelineDatabase as Database } from '../schema.ts';
+import { CHUNK, chunks } from './chunks.ts';
+
+interface RecordKey {
+  readonly installationId: string;
+  readonly object: string;
+  readonly recordId: string;
+}
+
+function keyOf(r: RecordKey): string {
+  return `${r.installationId}\u0000${r.object}\u0000${r.recordId}`;
+}
+
+/**
+ * Within a save's transaction: waits for any erasure of these records' installations in flight and
+ * holds new ones off (PostgreSQL), then tells which of the records were erased.
+ */
+export async function erasedAmong(trx: Kysely<Database>, records: readonly RecordKey[]): Promise<(record: RecordKey) => boolean> {
+  await lockInstallationErasures(
+    trx,
+    records.map((r) => r.installationId),
+  );
+  const erased = new Set<string>();
+  const ids = [...new Set(records.map((r) => r.recordId))];
+  for (const batch of chunks(ids, CHUNK * 4)) {
+    const rows = await trx.selectFrom('erased_records').select(['installation_id', 'object', 'record_id']).where('record_id', 'in', batch).execute();
+    for (const row of rows) erased.add(keyOf({ installationId: row.installation_id, object: row.object, recordId: row.record_id }));
+  }
+  return (record) => erased.has(keyOf(record));
+}
+
+export async function eraseRecord(db: Kysely<Database>, installationId: string, object: string, recordId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await lockInstallationErasures(trx, [installationId]);
+    await trx
+      .insertInto('erased_records')
+      .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(['installation_id', 'object', 'record_id']).doNothing())
+      .execute();
+    // Everything kept about the record: its state, its log and the answers kept for reuse.
+    for (const table of ['record_states', 'enrichment_log', 'reusable_answers'] as const) {
+      await trx.deleteFrom(table).where('installation_id', '=', installationId).where('object', '=', object).where('record_id', '=', recordId).execute();
+    }
+  });
+}
