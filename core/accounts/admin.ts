@@ -16,10 +16,17 @@ import {
 import { hashToken, mintToken, tokenReference } from './tokens.ts';
 
 /** A refusal an operator caused and can fix; the CLI prints the message and exits 1. */
+/** The account setting a refusal is about: where a form shows it. */
+export type AccountField = 'name' | 'rateLimit' | 'quotaLimit' | 'quotaPeriod' | 'householdFields' | 'careerFields';
+
 export class AdminError extends Error {
-  constructor(message: string) {
+  /** The setting the refusal is about, when it is about one (a form shows the message beside it). */
+  readonly field: AccountField | undefined;
+
+  constructor(message: string, field?: AccountField) {
     super(message);
     this.name = 'AdminError';
+    this.field = field;
   }
 }
 
@@ -35,7 +42,7 @@ export interface AccountSettings {
 
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export function parseFieldList<F extends string>(value: string, catalogue: readonly F[], kind: string): FieldEntitlement<F> {
+export function parseFieldList<F extends string>(value: string, catalogue: readonly F[], kind: 'household' | 'career'): FieldEntitlement<F> {
   if (value.trim() === 'all') return 'all';
   const names = value
     .split(',')
@@ -47,19 +54,20 @@ export function parseFieldList<F extends string>(value: string, catalogue: reado
     throw new AdminError(
       `unknown ${kind} field${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ') || '(none given)'}. ` +
         `Use "all" or a comma-separated list of: ${catalogue.join(', ')}`,
+      kind === 'household' ? 'householdFields' : 'careerFields',
     );
   }
   return catalogue.filter((field) => names.includes(field));
 }
 
-function checkInteger(value: number, what: string, min: number): number {
-  if (!Number.isInteger(value) || value < min) throw new AdminError(`${what} must be a whole number of at least ${min}; got ${value}`);
+function checkInteger(value: number, what: string, min: number, field: AccountField): number {
+  if (!Number.isInteger(value) || value < min) throw new AdminError(`${what} must be a whole number of at least ${min}; got ${value}`, field);
   return value;
 }
 
 function checkPeriod(value: string): QuotaPeriod {
   const period = QUOTA_PERIODS.find((p) => p === value);
-  if (period === undefined) throw new AdminError(`quota period must be one of ${QUOTA_PERIODS.join(', ')}; got "${value}"`);
+  if (period === undefined) throw new AdminError(`quota period must be one of ${QUOTA_PERIODS.join(', ')}; got "${value}"`, 'quotaPeriod');
   return period;
 }
 
@@ -67,9 +75,9 @@ function applySettings<T extends NewAccount>(base: T, settings: AccountSettings)
   return {
     ...base,
     ...(settings.careerIntelligence === undefined ? {} : { careerIntelligence: settings.careerIntelligence }),
-    ...(settings.quotaLimit === undefined ? {} : { quotaLimit: checkInteger(settings.quotaLimit, 'quota', 0) }),
+    ...(settings.quotaLimit === undefined ? {} : { quotaLimit: checkInteger(settings.quotaLimit, 'quota', 0, 'quotaLimit') }),
     ...(settings.quotaPeriod === undefined ? {} : { quotaPeriod: checkPeriod(settings.quotaPeriod) }),
-    ...(settings.rateLimit === undefined ? {} : { rateLimit: checkInteger(settings.rateLimit, 'rate limit', 1) }),
+    ...(settings.rateLimit === undefined ? {} : { rateLimit: checkInteger(settings.rateLimit, 'rate limit', 1, 'rateLimit') }),
     ...(settings.householdFields === undefined
       ? {}
       : { householdFields: parseFieldList<HouseholdField>(settings.householdFields, HOUSEHOLD_FIELDS, 'household') }),
@@ -79,7 +87,7 @@ function applySettings<T extends NewAccount>(base: T, settings: AccountSettings)
 
 export async function createAccount(store: Store, name: string, settings: AccountSettings): Promise<Account> {
   if (!ACCOUNT_NAME.test(name)) {
-    throw new AdminError(`account name "${name}" must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit`);
+    throw new AdminError(`account name "${name}" must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit`, 'name');
   }
   const input = applySettings<NewAccount>({ name, careerIntelligence: false, householdFields: 'all', careerFields: 'all', ...ACCOUNT_DEFAULTS }, settings);
   return store.createAccount(input);

@@ -30,6 +30,13 @@ export interface EnrichCall {
   readonly token: string | undefined;
   /** The sandbox error-simulation header value, if any (ignored in production). */
   readonly simulateError?: string | undefined;
+  /**
+   * A sandbox call made in-process for the token's account whatever the token's environment: the
+   * console's playground, where a production installation has only its production token. The answer is
+   * the sandbox's (personas, the account's entitlements, no quota). Never set from a request: the HTTP
+   * endpoints do not pass it, so a production token on `/sandbox/v1` is still refused.
+   */
+  readonly sandboxForAccount?: boolean;
   /** Returns the decoded JSON body; throws an invalid_request EnrichError when it cannot. */
   readonly readBody: () => unknown;
   readonly now?: Date;
@@ -89,7 +96,8 @@ export class EnrichService {
     }
     let rate: RateDecision;
     try {
-      if (credential.token.environment !== call.environment) {
+      const forAccount = call.environment === 'sandbox' && call.sandboxForAccount === true;
+      if (credential.token.environment !== call.environment && !forAccount) {
         // A refusal for the wrong environment is not charged to the rate, but still reports it.
         rate = await this.rateLimiter.peek(credential.token.id, credential.account.rateLimit);
         return { ok: false, credential, rate, error: new EnrichError('forbidden_environment', WRONG_ENVIRONMENT[call.environment]) };

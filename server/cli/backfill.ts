@@ -13,6 +13,7 @@ import { budgetState } from '../../bridge/budget.ts';
 import { crmModules, withRuntime } from '../runtime/compose.ts';
 import { loadConfig } from '../config.ts';
 import { wholeNumber } from './options.ts';
+import { plural, pluralOf } from '../plural.ts';
 
 async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -59,6 +60,11 @@ function scanReporter(noun: string): (scanned: number) => void {
   };
 }
 
+/** What the command asks before it enqueues: `Enqueue 1 contact for enrichment (at most 1 quota unit)? [y/N] `. */
+export function enqueueQuestion(toEnrich: number, noun: string, quotaUnits: number): string {
+  return `Enqueue ${pluralOf(toEnrich, noun)} for enrichment (at most ${plural(quotaUnits, 'quota unit')})? [y/N] `;
+}
+
 /**
  * The part every CRM shares once a plan is made: a dry run stops there; otherwise confirm on a terminal
  * (`--yes` elsewhere), then enqueue with a progress bar, saving the cursor page by page.
@@ -74,7 +80,7 @@ async function confirmAndEnqueue(
   }
   if (options.budgetLeft !== null && plan.quotaUnits > options.budgetLeft && flags.overBudget !== true) {
     throw new InstallationError(
-      `this backfill may spend up to ${plan.quotaUnits} quota units and the month's budget has ${options.budgetLeft} left: nothing enqueued. ` +
+      `this backfill may spend up to ${plural(plan.quotaUnits, 'quota unit')} and the month's budget has ${options.budgetLeft} left: nothing enqueued. ` +
         `Pass --limit ${options.budgetLeft} to stay within it, or --over-budget to enqueue anyway (enrichment pauses when the budget is spent).`,
     );
   }
@@ -87,7 +93,7 @@ async function confirmAndEnqueue(
   }
   if (flags.yes !== true) {
     if (!process.stdin.isTTY) throw new InstallationError('not a terminal: pass --yes to enqueue without confirmation');
-    if (!(await confirm(`Enqueue ${plan.toEnrich} ${noun} for enrichment (at most ${plan.quotaUnits} quota units)? [y/N] `))) {
+    if (!(await confirm(enqueueQuestion(plan.toEnrich, noun, plan.quotaUnits)))) {
       console.log('nothing enqueued');
       return;
     }
@@ -96,7 +102,7 @@ async function confirmAndEnqueue(
   const result = await runBackfill(plan, { queue, progress, onProgress: (done) => reporter.update(done, plan.toEnrich, '') });
   reporter.stop();
   console.log(
-    `enqueued ${result.enqueued} ${noun}${result.duplicates > 0 ? ` (${result.duplicates} were already queued)` : ''}; the workers enrich them at the token's rate`,
+    `enqueued ${pluralOf(result.enqueued, noun)}${result.duplicates > 0 ? ` (${result.duplicates} ${result.duplicates === 1 ? 'was' : 'were'} already queued)` : ''}; the workers enrich them at the token's rate`,
   );
 }
 

@@ -6,7 +6,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BackfillRecordIdError, type RecordSource } from '../../bridge/backfill.ts';
 import { type BackfillRun, BackfillRunError } from '../../bridge/backfill-runs.ts';
-import { runStatus } from '../../server/http/console/backfill.ts';
+import { runStatus } from '../../server/http/console/backfill.tsx';
 import type { CrmBackfill } from '../../bridge/crm-module.ts';
 import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
 import { MemoryCrmConnector, type MemoryCrm } from '../support/memory-crm.ts';

@@ -1,7 +1,11 @@
-// Unit tests of operator input checks (field lists for entitlements) and of API tokens: minting,
+// Unit tests of operator input checks (field lists for entitlements, the setting a refusal names) and of API tokens: minting,
 // entropy and prefix, the stored hash, constant-time digest comparison and revoke references.
-import { describe, expect, it } from 'vitest';
-import { AdminError, parseFieldList } from '../../core/accounts/admin.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AdminError, createAccount, parseFieldList } from '../../core/accounts/admin.ts';
+import { openSqliteStore } from '../../core/storage/sqlite.ts';
 import { digestsEqual, hashToken, mintToken, tokenReference } from '../../core/accounts/tokens.ts';
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 
@@ -142,5 +146,38 @@ describe('digestsEqual on malformed input', () => {
   it('never calls two different strings equal, hex or not', () => {
     expect(digestsEqual('ab', 'abc')).toBe(false);
     expect(digestsEqual('zz', 'yy')).toBe(false);
+  });
+});
+
+describe('a refusal names the account setting it is about', () => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eb-admin-'));
+  const opened = openSqliteStore(path.join(folder, 'state.db'));
+  afterAll(async () => {
+    await (await opened).store.close();
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
+  const refusal = async (name: string, settings: Parameters<typeof createAccount>[2]) => {
+    const error = await createAccount((await opened).store, name, settings).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(AdminError);
+    return error as AdminError;
+  };
+
+  it.each([
+    ['name', 'no spaces allowed', {}],
+    ['rateLimit', 'acme', { rateLimit: 0 }],
+    ['quotaLimit', 'acme', { quotaLimit: -1 }],
+    ['quotaPeriod', 'acme', { quotaPeriod: 'fortnight' }],
+    ['householdFields', 'acme', { householdFields: 'net_worth,nonsense' }],
+    ['careerFields', 'acme', { careerFields: 'salary' }],
+  ] as const)('%s', async (field, name, settings) => {
+    expect((await refusal(name, settings)).field).toBe(field);
+  });
+
+  it('a refusal about no one setting names none', () => {
+    expect(new AdminError('no live token matches; it may be revoked already').field).toBeUndefined();
   });
 });

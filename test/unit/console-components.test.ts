@@ -6,7 +6,7 @@ import { anInstallation } from '../support/console-fixtures.ts';
 import { h } from 'preact';
 import { render } from 'preact-render-to-string';
 import type { LogEntry } from '../../bridge/model.ts';
-import { CsrfField, DataTable, Field, Layout, Pager, layout, messagePage } from '../../server/http/console/components.tsx';
+import { CsrfField, DataTable, Field, Layout, Pager, messagePage } from '../../server/http/console/components.tsx';
 import { logEntryPage, logPage } from '../../server/http/console/log.tsx';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
@@ -62,13 +62,10 @@ describe('console components', () => {
     expect(html).toContain(`<h1>${AS_TEXT}</h1>`);
   });
 
-  it('put a page that is still a string in the layout once, the layout escaping its own values', () => {
-    const html = layout(chrome, MARKUP, '<p id="main">main</p>');
+  it('render a whole page after its doctype, a message page escaping its title and lines', () => {
+    const html = messagePage(chrome, MARKUP, [MARKUP], 'bad');
     noMarkup(html);
-    expect(html.match(/<p id="main">main<\/p>/g)).toHaveLength(1);
-    expect(html).not.toContain('eb-slot');
     expect(html.startsWith('<!doctype html>\n<html lang="en">')).toBe(true);
-    noMarkup(messagePage(chrome, MARKUP, [MARKUP], 'bad'));
   });
 
   it('show CRM values carrying markup as text in the log, a log entry and the overview', () => {
@@ -86,7 +83,7 @@ describe('console components', () => {
 
     const detail = logEntryPage(chrome, installation, entry, null, () => MARKUP);
     noMarkup(detail);
-    expect(detail).toContain(`<td>${AS_TEXT}</td><td>${AS_TEXT}</td><td>${AS_TEXT}</td>`);
+    expect(detail).toContain(`<code>${AS_TEXT}</code></td><td>${AS_TEXT}</td><td>${AS_TEXT}</td>`);
     expect(detail).toContain(`<dd id="detail">${AS_TEXT}</dd>`);
 
     const data: OverviewData = {

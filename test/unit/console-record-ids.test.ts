@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { anInstallation } from '../support/console-fixtures.ts';
 import type { LogEntry } from '../../bridge/model.ts';
 import { logEntryPage, logPage } from '../../server/http/console/log.tsx';
-import { recordIdHtml, recordIdText } from '../../server/http/console/format.ts';
+import { h } from 'preact';
+import { render } from 'preact-render-to-string';
+import { RecordId } from '../../server/http/console/components.tsx';
+import { recordIdText } from '../../server/http/console/format.ts';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const chrome = { base: '/console', session: { who: 'operator', csrf: 'c' } };
@@ -41,8 +44,8 @@ const controlsIn = (html: string): string[] =>
 
 describe('record ids in the console', () => {
   it('are wrapped in <bdi>, their own bidi controls shown as codes, in markup', () => {
-    expect(recordIdHtml(CRAFTED)).toBe(`<bdi>${SHOWN}</bdi>`);
-    expect(recordIdHtml('<b>&')).toBe('<bdi>&#60;b&#62;&#38;</bdi>');
+    expect(render(h(RecordId, { id: CRAFTED }))).toBe(`<bdi>${SHOWN}</bdi>`);
+    expect(render(h(RecordId, { id: '<b>&' }))).toBe('<bdi>&lt;b>&amp;</bdi>');
   });
 
   it('are between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE in text that cannot hold markup', () => {

@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { InstallationSettingsSchema, type Installation } from '../../bridge/model.ts';
 import { CONSOLE_JS } from '../../server/http/console/assets.ts';
-import { statusText, timeHtml, utcText } from '../../server/http/console/format.ts';
+import { h } from 'preact';
+import { render } from 'preact-render-to-string';
+import { Time } from '../../server/http/console/components.tsx';
+import { statusText, utcText } from '../../server/http/console/format.ts';
 import { type OverviewData, overviewPage } from '../../server/http/console/overview.tsx';
 
 const installation: Installation = {
@@ -25,12 +28,12 @@ describe('times in the console', () => {
   it('are shown in UTC to the second, with the zone named, the same for the same moment', () => {
     expect(utcText('2026-11-25T08:02:13.456Z')).toBe('2026-11-25 08:02:13 UTC');
     expect(utcText('2026-11-25T02:02:13-06:00')).toBe('2026-11-25 08:02:13 UTC');
-    expect(timeHtml('2026-11-25T08:02:13.456Z')).toBe('<time datetime="2026-11-25T08:02:13.456Z">2026-11-25 08:02:13 UTC</time>');
+    expect(render(h(Time, { iso: '2026-11-25T08:02:13.456Z' }))).toBe('<time datetime="2026-11-25T08:02:13.456Z">2026-11-25 08:02:13 UTC</time>');
   });
 
   it('shows a text that is not a time as it is (escaped where it is markup)', () => {
     expect(utcText('soon')).toBe('soon');
-    expect(timeHtml('<b>')).toBe('<time datetime="&#60;b&#62;">&#60;b&#62;</time>');
+    expect(render(h(Time, { iso: '<b>' }))).toBe('<time datetime="&lt;b>">&lt;b></time>');
   });
 
   it('name the end of a pause in UTC too', () => {

@@ -4,30 +4,29 @@
 import { BackfillRunError, type BackfillRun } from '../../../bridge/backfill-runs.ts';
 import { budgetState } from '../../../bridge/budget.ts';
 import type { Installation } from '../../../bridge/model.ts';
-import { BackfillFormSchema, backfillPage, runPage, runStatus } from './backfill.ts';
+import { BackfillFormSchema, backfillPage, runPage, runStatus } from './backfill.tsx';
 import type { ConsoleKit } from './kit.ts';
+import type { InstallationResponse } from './guards.ts';
 import { messagePage } from './components.tsx';
 import { formErrors } from './form-errors.ts';
 import { queryCount, stringFields } from './query.ts';
+import { plural } from '../../plural.ts';
 
 export function mountBackfillRoutes(kit: ConsoleKit): void {
-  const { router, context, base, form, page, onInstallation, moduleOf } = kit;
+  const { router, context, base, page, moduleOf } = kit;
+  const onInstallation = kit.guards.installation;
   const runs = context.bridge.backfillRuns;
   const at = (installation: Installation) => `${base}/installations/${encodeURIComponent(installation.id)}/backfill`;
   const nounOf = (installation: Installation, run: BackfillRun) => moduleOf(installation)?.backfill?.nouns[run.object] ?? 'records';
 
-  router.get('/console/installations/:id/backfill', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/backfill', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const spec = moduleOf(installation)?.backfill;
     page(res, 200, backfillPage(session.chrome, { installation, spec, runs: await runs.list(installation.id), values: {}, errors: {} }));
   });
 
-  router.post('/console/installations/:id/backfill', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/backfill', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const spec = moduleOf(installation)?.backfill;
     const values = stringFields(req.body);
     const refuse = async (errors: Record<string, string>) =>
@@ -77,32 +76,26 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     return run;
   };
 
-  router.get('/console/installations/:id/backfill/:run', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/backfill/:run', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
     const noun = nounOf(installation, run);
     const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
     const removed = queryCount(req.query, 'removed');
-    const notice = removed === null ? null : `Cancelled: ${removed} queued enrichments removed.`;
+    const notice = removed === null ? null : `Cancelled: ${plural(removed, 'queued enrichment')} removed.`;
     page(res, 200, runPage(session.chrome, installation, run, runStatus(run, await runs.jobs(run.id), noun), noun, notice, budget));
   });
 
-  router.get('/console/installations/:id/backfill/:run/status', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/backfill/:run/status', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
     res.json(runStatus(run, await runs.jobs(run.id), nounOf(installation, run)));
   });
 
-  router.post('/console/installations/:id/backfill/:run/confirm', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/backfill/:run/confirm', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
     const budget = await budgetState(context.bridge.pipelineStore, installation, kit.now());
@@ -118,10 +111,8 @@ export function mountBackfillRoutes(kit: ConsoleKit): void {
     res.redirect(303, `${at(installation)}/${encodeURIComponent(run.id)}`);
   });
 
-  router.post('/console/installations/:id/backfill/:run/cancel', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/backfill/:run/cancel', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const run = await runOf(installation, req.params.run, res, session.chrome);
     if (run === undefined) return;
     let removed: number;

@@ -1,7 +1,7 @@
 // The console's view components, rendered to strings on the server: every interpolated value is text
 // (preact escapes it) unless a component says otherwise, and props are typed. The layout, a form field
 // with its error, the CSRF field, a data table and a pager are written once here.
-import { type ComponentChildren, type VNode, h } from 'preact';
+import type { ComponentChildren, VNode } from 'preact';
 import { render } from 'preact-render-to-string';
 import { CONSOLE_ASSETS } from './assets.ts';
 import { type Chrome, siteRoot, utcText, visibleRecordId } from './format.ts';
@@ -33,7 +33,10 @@ export function Layout({ chrome, title, children }: { readonly chrome: Chrome; r
           <a href={chrome.base}>enrichbridge console</a>
           {session === null ? null : (
             <>
-              <span class="who">Signed in: {session.who}</span>
+              <span class="who" id="who">
+                <span class="visually-hidden">Signed in: </span>
+                {session.who}
+              </span>
               <form method="post" action={`${chrome.base}/signout`}>
                 <CsrfField token={session.csrf} />
                 <button type="submit">Sign out</button>
@@ -48,24 +51,6 @@ export function Layout({ chrome, title, children }: { readonly chrome: Chrome; r
       </body>
     </html>
   );
-}
-
-/**
- * Where a page that is still an HTML string goes in the layout: an element no escaped text can spell
- * (its `<` would be `&lt;`), replaced once after rendering.
- */
-const SLOT = h('eb-slot', null);
-const SLOT_HTML = '<eb-slot></eb-slot>';
-
-/** The layout around a main part that is already HTML (each of its values escaped by its writer). */
-export function layout(chrome: Chrome, title: string, main: string): string {
-  const page = renderPage(
-    <Layout chrome={chrome} title={title}>
-      {SLOT}
-    </Layout>,
-  );
-  const at = page.indexOf(SLOT_HTML);
-  return `${page.slice(0, at)}${main}${page.slice(at + SLOT_HTML.length)}`;
 }
 
 /** A notice: a refusal (`bad`, an alert) or where to go next (a status). */

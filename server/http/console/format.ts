@@ -1,10 +1,7 @@
 // How the console writes values: times in UTC, CRM record ids isolated from the text around them,
-// an installation's status in words, and the HTML escape the views that are still strings use.
+// an installation's status in words. The markup around them (a `<time>`, a `<bdi>`) is
+// components.tsx's, which escapes every value.
 import type { Installation } from '../../../bridge/model.ts';
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** Characters that open or close a bidi embedding, override or isolate, or mark a direction. */
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
@@ -15,14 +12,9 @@ export function visibleRecordId(id: string): string {
 }
 
 /**
- * A CRM record id in a page: in a bidi isolate (`<bdi>`), so an id of right-to-left characters, or one
- * crafted to reorder text, cannot move the words around it on its line.
+ * A CRM record id in text that cannot hold markup (a page's title), between FIRST STRONG ISOLATE and POP
+ * DIRECTIONAL ISOLATE; in a page's markup it is in a `<bdi>` (components.tsx's RecordId).
  */
-export function recordIdHtml(id: string): string {
-  return `<bdi>${escapeHtml(visibleRecordId(id))}</bdi>`;
-}
-
-/** The same for text that cannot hold markup (a page's title): between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE. */
 export function recordIdText(id: string): string {
   return `\u2068${visibleRecordId(id)}\u2069`;
 }
@@ -37,11 +29,6 @@ export function utcText(iso: string): string {
   const when = new Date(iso);
   if (Number.isNaN(when.getTime())) return iso;
   return `${when.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
-
-/** A time as utcText shows it, marked up for machines too (`<time datetime>`). */
-export function timeHtml(iso: string): string {
-  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(utcText(iso))}</time>`;
 }
 
 export interface Chrome {
@@ -72,4 +59,28 @@ export function statusText(installation: Installation): { text: string; kind: 'a
 export function outcomeKind(outcome: string): 'enriched' | 'no_match' | 'skipped' | 'failed' {
   if (outcome === 'enriched' || outcome === 'no_match') return outcome;
   return outcome.startsWith('skipped:') ? 'skipped' : 'failed';
+}
+
+/** What each CRM calls the account an installation is in; another CRM's is an "account". */
+const ACCOUNT_NOUNS: Readonly<Record<string, string>> = { hubspot: 'HubSpot portal', salesforce: 'Salesforce org' };
+
+/**
+ * The one way the console names an installation's CRM account, on every page and in the header:
+ * `HubSpot portal 22334455`, `Salesforce org 00D…` (never `hubspot 22334455`, never an installation id).
+ */
+export function accountName(installation: Pick<Installation, 'provider' | 'externalAccountId'>): string {
+  return `${ACCOUNT_NOUNS[installation.provider] ?? `${installation.provider} account`} ${installation.externalAccountId}`;
+}
+
+/**
+ * Who the header says is signed in: the operator (who signs in by a link only), or the CRM account and
+ * the person when the CRM signed them in (`HubSpot portal 22334455 · jane@example.org`), else how they came in (a one-time link).
+ */
+export function signedInText(
+  scope: { readonly kind: 'operator' } | { readonly kind: 'installation'; readonly account: Pick<Installation, 'provider' | 'externalAccountId'> | undefined },
+  person: string | null,
+): string {
+  if (scope.kind === 'operator') return 'operator';
+  const how = person ?? 'one-time link';
+  return scope.account === undefined ? how : `${accountName(scope.account)} · ${how}`;
 }

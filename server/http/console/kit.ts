@@ -1,9 +1,10 @@
 // What the console's route modules share: the context it is built from, a signed-in session, and the
-// router's own checks and answer helpers (routes.ts makes them; operator-routes.ts uses them).
+// router's guards and answer helpers (routes.ts makes them; operator-routes.ts and backfill-routes.ts use them).
 import express from 'express';
 import type { Bridge } from '../../../bridge/bridge.ts';
 import type { ConsoleSession } from '../../../bridge/console-sessions.ts';
 import type { Installation } from '../../../bridge/model.ts';
+import type { ConsoleGuards } from './guards.ts';
 import type { CrmModule } from '../../../bridge/crm-module.ts';
 import type { JobQueue } from '../../../bridge/job-queue.ts';
 import type { EnrichService } from '../../../core/enrich/service.ts';
@@ -40,19 +41,8 @@ export interface ConsoleKit {
   /** The urlencoded form parser every post uses (bounded). */
   readonly form: ReturnType<typeof express.urlencoded>;
   readonly page: (res: express.Response, status: number, html: string) => void;
-  /** The signed-in session, or the sign-in page sent (and undefined). */
-  readonly signedIn: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
-  /** The same, for a post from a console page (Origin and form token checked). */
-  readonly posted: (req: express.Request, res: express.Response) => Promise<Signed | undefined>;
-  /**
-   * An installation page's checks: signed in (for a post, from a console page) and allowed to see the
-   * installation in the address (`:id`); else the refusal is sent (and undefined).
-   */
-  readonly onInstallation: (
-    req: express.Request<{ id: string }>,
-    res: express.Response,
-    how: 'view' | 'post',
-  ) => Promise<{ session: Signed; installation: Installation } | undefined>;
+  /** The checks before a handler, as middleware (guards.ts): signed in, operator only, an installation's page. */
+  readonly guards: ConsoleGuards;
   /** The installation's CRM module, if this server ships it. */
   readonly moduleOf: (installation: Installation) => CrmModule | undefined;
 }

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { LogSearch } from '../../../bridge/store.ts';
 import type { CrmValue, Installation, LogEntry } from '../../../bridge/model.ts';
 import { DataTable, Field, Layout, Notice, Pager, RecordId, Time, renderPage } from './components.tsx';
-import { type Chrome, outcomeKind, recordIdText } from './format.ts';
+import { type Chrome, accountName, outcomeKind, recordIdText } from './format.ts';
+import { type NamedField, fieldNamer } from './field-labels.ts';
 
 export const LOG_PAGE_SIZE = 50;
 
@@ -98,7 +99,7 @@ export function logPage(chrome: Chrome, view: LogView): string {
     />
   );
   return renderPage(
-    <Layout chrome={chrome} title={`Enrichment log: ${installation.provider} ${installation.externalAccountId}`}>
+    <Layout chrome={chrome} title={`Enrichment log: ${accountName(installation)}`}>
       <nav>
         <a href={base}>Overview</a> <a href={`${base}/settings`}>Settings</a>
       </nav>
@@ -163,6 +164,22 @@ export function logPage(chrome: Chrome, view: LogView): string {
   );
 }
 
+/** A field as the log shows it: its label, its CRM property name beside it (or the name alone, when it is none of ours). */
+function FieldName({ name, field }: { readonly name: string; readonly field: NamedField }): VNode {
+  if (field.label === null) return <code>{name}</code>;
+  return (
+    <>
+      <span class="field-label">{field.label}</span>
+      {field.property === null ? null : (
+        <>
+          {' '}
+          <code>{field.property}</code>
+        </>
+      )}
+    </>
+  );
+}
+
 /** A CRM value in a cell: an empty one (null, blank text) says so. */
 function CrmValueText({ value }: { readonly value: CrmValue }): VNode {
   if (value === null || (typeof value === 'string' && value.trim() === '')) return <span class="muted">empty</span>;
@@ -180,6 +197,7 @@ export function logEntryPage(
   const kind = outcomeKind(entry.outcome);
   const reason = kind === 'skipped' || kind === 'failed' ? entry.outcome.slice(entry.outcome.indexOf(':') + 1).replace(/_/g, ' ') : null;
   const changes = Object.entries(entry.changes);
+  const named = fieldNamer(propertyFor);
   return renderPage(
     <Layout chrome={chrome} title={`${entry.object} ${recordIdText(entry.recordId)}`}>
       <nav>
@@ -227,7 +245,7 @@ export function logEntryPage(
           id="changes"
           rows={changes}
           columns={[
-            { header: 'Property', cell: ([property]) => property },
+            { header: 'Field', cell: ([property]) => <FieldName name={property} field={named(property)} /> },
             { header: 'Value written', cell: ([, change]) => <CrmValueText value={change.value} /> },
             { header: 'Value it replaced', cell: ([, change]) => <CrmValueText value={change.replaced} /> },
           ]}
@@ -238,20 +256,11 @@ export function logEntryPage(
         // Logged before the log kept values: the properties only.
         <>
           <ul id="fields">
-            {entry.fieldsWritten.map((key) => {
-              const property = propertyFor(key);
-              return (
-                <li>
-                  {key}
-                  {property === null ? null : (
-                    <>
-                      {' '}
-                      <code>{property}</code>
-                    </>
-                  )}
-                </li>
-              );
-            })}
+            {entry.fieldsWritten.map((name) => (
+              <li>
+                <FieldName name={name} field={named(name)} />
+              </li>
+            ))}
           </ul>
           <p class="muted" id="no-values">
             Logged before the log kept the values written and replaced.

@@ -6,7 +6,8 @@ import type { Installation, LogEntry } from '../../../bridge/model.ts';
 import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
 import { DataTable, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
-import { type Chrome, outcomeKind, statusText } from './format.ts';
+import { type Chrome, accountName, outcomeKind, statusText } from './format.ts';
+import { type Kind, type KindCounts, KINDS, KIND_LABELS, OutcomeChart, noCounts } from './outcome-chart.tsx';
 
 const number = (n: number) => n.toLocaleString('en-US');
 
@@ -59,16 +60,11 @@ export interface OverviewData {
   readonly recovered: number;
 }
 
-const KINDS = ['enriched', 'no_match', 'skipped', 'failed'] as const;
-type Kind = (typeof KINDS)[number];
-const KIND_LABELS: Record<Kind, string> = { enriched: 'Enriched', no_match: 'No match', skipped: 'Skipped', failed: 'Failed' };
-const noCounts = (): Record<Kind, number> => ({ enriched: 0, no_match: 0, skipped: 0, failed: 0 });
-
 export function overviewPage(chrome: Chrome, data: OverviewData): string {
   const { installation } = data;
   const status = statusText(installation);
   const totals = noCounts();
-  const perDay = new Map<string, Record<Kind, number>>();
+  const perDay = new Map<string, KindCounts>();
   const skippedByReason = new Map<string, number>();
   let units = 0;
   for (const row of data.outcomes) {
@@ -83,12 +79,11 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
       skippedByReason.set(reason, (skippedByReason.get(reason) ?? 0) + row.count);
     }
   }
-  const dayTotal = (counts: Record<Kind, number>) => KINDS.reduce((sum, kind) => sum + counts[kind], 0);
-  const busiest = Math.max(1, ...[...perDay.values()].map(dayTotal));
+  const days = data.days.map((day) => ({ day, counts: perDay.get(day) ?? noCounts() }));
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const quota = data.quota;
   return renderPage(
-    <Layout chrome={chrome} title={`${installation.provider} ${installation.externalAccountId}`}>
+    <Layout chrome={chrome} title={accountName(installation)}>
       <nav>
         <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a> <a href={`${base}/backfill`}>Backfill</a>{' '}
         <a href={`${base}/playground`}>Sandbox playground</a>
@@ -150,20 +145,20 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
           Missed CRM events recovered from the CRM's journal in the last 4 days: <strong>{number(data.recovered)}</strong>.
         </p>
       )}
-      <DataTable
-        id="days"
-        caption="Records per day (UTC)"
-        rows={data.days.map((day) => ({ day, counts: perDay.get(day) ?? noCounts() }))}
-        columns={[
-          { header: 'Day', rowHeader: true, cell: (row) => row.day },
-          ...KINDS.map((kind) => ({ header: KIND_LABELS[kind], cell: (row: { counts: Record<Kind, number> }) => String(row.counts[kind]) })),
-          {
-            header: 'Volume',
-            class: 'opt',
-            cell: (row) => <span class={`bar w${Math.round((dayTotal(row.counts) / busiest) * 100)}`} aria-hidden="true"></span>,
-          },
-        ]}
-      />
+      {/* The chart reads left to right, oldest day first; the table keeps the newest first. */}
+      <OutcomeChart days={[...days].reverse()} />
+      <details id="days-table">
+        <summary>Show as a table</summary>
+        <DataTable
+          id="days"
+          caption="Records per day (UTC)"
+          rows={days}
+          columns={[
+            { header: 'Day', rowHeader: true, class: 'day', cell: (row) => row.day },
+            ...KINDS.map((kind: Kind) => ({ header: KIND_LABELS[kind], cell: (row: { counts: KindCounts }) => String(row.counts[kind]) })),
+          ]}
+        />
+      </details>
       <h2>Latest failures</h2>
       {data.failures.length === 0 ? (
         <p class="muted">No failures.</p>
@@ -182,37 +177,6 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
               ),
             },
             { header: 'Reason', cell: (entry) => `${entry.outcome.slice('failed:'.length)}${entry.detail === null ? '' : `: ${entry.detail}`}` },
-          ]}
-        />
-      )}
-    </Layout>,
-  );
-}
-
-export function operatorHome(chrome: Chrome, installations: readonly Installation[]): string {
-  return renderPage(
-    <Layout chrome={chrome} title="Installations">
-      <nav>
-        <a href={chrome.base}>Installations</a> <a href={`${chrome.base}/accounts`}>Accounts</a> <a href={`${chrome.base}/jobs`}>Jobs</a>{' '}
-        <a href={`${chrome.base}/snapshots`}>Snapshots</a>
-      </nav>
-      {installations.length === 0 ? (
-        <p class="muted">No installations yet.</p>
-      ) : (
-        <DataTable
-          id="installations"
-          rows={installations}
-          columns={[
-            {
-              header: 'Installation',
-              cell: (installation) => (
-                <a
-                  href={`${chrome.base}/installations/${encodeURIComponent(installation.id)}`}
-                >{`${installation.provider} ${installation.externalAccountId}`}</a>
-              ),
-            },
-            { header: 'Environment', cell: (installation) => installation.environment },
-            { header: 'Status', cell: (installation) => statusText(installation).text, cellClass: (installation) => `status-${statusText(installation).kind}` },
           ]}
         />
       )}

@@ -1,11 +1,12 @@
 // The sandbox playground (QA): a persona picked or a request written, sent to this server's sandbox
-// with the installation's own token (so the account's entitlements apply), the error simulator if
+// with the installation's own token (so the account's entitlements apply; a production installation's
+// token asks its account's sandbox, which only this in-process call may do), the error simulator if
 // asked; the page shows the request as sent and the answer as the endpoint gives it.
 import { z } from 'zod';
 import type { Installation } from '../../../bridge/model.ts';
 import { PERSONAS } from '../../../core/sandbox/personas.ts';
 import { CsrfField, Layout, Notice, renderPage } from './components.tsx';
-import type { Chrome } from './format.ts';
+import { type Chrome, accountName } from './format.ts';
 
 export const SIMULATED_ERRORS = ['', '400', '429', '500', '503'] as const;
 
@@ -52,7 +53,7 @@ export function playgroundPage(
 ): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   return renderPage(
-    <Layout chrome={chrome} title={`Sandbox playground: ${installation.provider} ${installation.externalAccountId}`}>
+    <Layout chrome={chrome} title={`Sandbox playground: ${accountName(installation)}`}>
       <nav>
         <a href={base}>Overview</a> <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a>
       </nav>
@@ -65,6 +66,12 @@ export function playgroundPage(
         Requests go to this server's sandbox (<code>POST /sandbox/v1</code>) with this installation's own token, so the account's entitlements decide what comes
         back. The sandbox spends no quota; each request counts against the token's rate.
       </p>
+      {installation.environment === 'production' ? (
+        <p id="production-sandbox">
+          This installation is in production: the playground asks its account's sandbox with its production token (the personas, never production data), which
+          only the console may do; a production token sent to <code>/sandbox/v1</code> from elsewhere is refused.
+        </p>
+      ) : null}
       <form method="post" action={`${base}/playground`}>
         <CsrfField token={chrome.session?.csrf ?? ''} />
         <p>

@@ -13,18 +13,21 @@ import { budgetState } from '../../../bridge/budget.ts';
 import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../bridge/deliveries.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_ASSETS, HASHED_ASSET_CACHE, PLAIN_ASSET_CACHE } from './assets.ts';
-import type { ConsoleContext, Signed } from './kit.ts';
+import type { ConsoleContext } from './kit.ts';
+import { consoleGuards, type InstallationResponse, type SessionResponse } from './guards.ts';
 import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch } from './log.tsx';
 import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 import { messagePage } from './components.tsx';
-import type { Chrome } from './format.ts';
-import { type OverviewData, operatorHome, overviewPage } from './overview.tsx';
+import { type Chrome, accountName } from './format.ts';
+import { type OverviewData, overviewPage } from './overview.tsx';
+import { operatorHome } from './operator.tsx';
+import { installationActivity } from './installation-activity.ts';
 import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
 import { consoleForm, consoleFaultHandler } from './request-faults.ts';
 import { PlaygroundFormSchema, personaRequest, playgroundPage } from './playground.tsx';
-import { CONSOLE_HEADERS, clearedSessionCookie, csrfMatches, csrfToken, sameOrigin, sessionCookie, sessionIdOf } from './session.ts';
+import { CONSOLE_HEADERS, clearedSessionCookie, sessionCookie } from './session.ts';
 import { disconnectPage, keptLogSentence, readSettingsForm, settingsPage } from './settings.tsx';
 import { formErrors } from './form-errors.ts';
 import { queryText, stringFields } from './query.ts';
@@ -82,24 +85,9 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   const page = (res: express.Response, status: number, html: string) => res.status(status).type('html').send(html);
 
-  /** The request's live session, if any. */
-  const sessionOf = async (req: express.Request): Promise<Signed | undefined> => {
-    const id = sessionIdOf(context.box, req.headers.cookie);
-    const session = id === undefined ? undefined : await sessions.find(id);
-    if (session === undefined) return undefined;
-    const who = session.scope.kind === 'operator' ? 'operator' : `installation ${session.scope.installationId}`;
-    return { ...session, chrome: { base, session: { who, csrf: csrfToken(session.id) } } };
-  };
-
-  /** The signed-in session, or the sign-in page with a 401 (and undefined). */
-  const signedIn = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
-    const session = await sessionOf(req);
-    if (session === undefined) page(res, 401, signInPage(signedOutChrome, signIns));
-    return session;
-  };
-
-  /** Whether the session may see this installation: the operator any, an admin only their own. */
-  const allowed = (scope: ConsoleScope, installationId: string) => scope.kind === 'operator' || scope.installationId === installationId;
+  const form = consoleForm();
+  const guards = consoleGuards({ context, base, form, page, signInPage: () => signInPage(signedOutChrome, signIns) });
+  const { installation: onInstallation, signed } = guards;
 
   router.get('/console/link', async (req, res) => {
     const token = queryText(req.query, 't') ?? '';
@@ -124,7 +112,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   mountSignInRoutes({ router, context, base, now, page, signIns });
 
   router.get('/console', async (req, res) => {
-    const session = await sessionOf(req);
+    const session = await guards.sessionOf(req);
     if (session === undefined) {
       page(res, 200, signInPage(signedOutChrome, signIns));
       return;
@@ -133,58 +121,19 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       res.redirect(303, `${base}/installations/${encodeURIComponent(session.scope.installationId)}`);
       return;
     }
-    page(res, 200, operatorHome(session.chrome, await context.bridge.pipelineStore.listInstallations()));
+    const activity = await installationActivity({ pipelineStore: context.bridge.pipelineStore, store: context.store, queue: context.queue }, now());
+    page(res, 200, operatorHome(session.chrome, activity));
   });
 
-  router.get('/console/installations/:id', async (req, res) => {
-    // onInstallation is declared below; the handler runs only once the router is built.
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    page(res, 200, overviewPage(found.session.chrome, await overview(context, found.installation, now())));
+  router.get('/console/installations/:id', ...onInstallation.view, async (_req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
+    page(res, 200, overviewPage(session.chrome, await overview(context, installation, now())));
   });
-
-  const form = consoleForm();
-
-  /** A form post's checks: signed in, from a console page (Origin, form token); else a refusal page. */
-  const posted = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {
-    const session = await signedIn(req, res);
-    if (session === undefined) return undefined;
-    const body: unknown = req.body;
-    const sent = typeof body === 'object' && body !== null && 'csrf' in body ? body.csrf : undefined;
-    if (!sameOrigin(req.headers, publicUrl) || !csrfMatches(session.id, sent)) {
-      page(
-        res,
-        403,
-        messagePage(session.chrome, 'Refused', ['This request did not come from a console page (its origin or form token is missing or wrong).'], 'bad'),
-      );
-      return undefined;
-    }
-    return session;
-  };
-
-  /** The installation in the address, if the session may see it; else a 404 page (and undefined). */
-  const installationFor = async (session: Signed, id: string, res: express.Response): Promise<Installation | undefined> => {
-    const installation = allowed(session.scope, id) ? await context.bridge.pipelineStore.findInstallation(id) : undefined;
-    if (installation === undefined) page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such installation here.'], 'bad'));
-    return installation;
-  };
 
   const moduleOf = (installation: Installation) => context.modules.find((module) => module.provider === installation.provider);
 
-  /**
-   * An installation page's or action's checks in one: signed in (and, for a post, from a console
-   * page), and allowed to see the installation in the address; else the refusal is sent.
-   */
-  const onInstallation = async (req: express.Request<{ id: string }>, res: express.Response, how: 'view' | 'post') => {
-    const session = how === 'post' ? await posted(req, res) : await signedIn(req, res);
-    const installation = session === undefined ? undefined : await installationFor(session, req.params.id, res);
-    return session === undefined || installation === undefined ? undefined : { session, installation };
-  };
-
-  router.get('/console/installations/:id/settings', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/settings', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     page(
       res,
       200,
@@ -192,10 +141,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     );
   });
 
-  router.post('/console/installations/:id/settings', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/settings', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const module = moduleOf(installation);
     const read = readSettingsForm(req.body, module, installation.settings);
     if (!read.ok) {
@@ -214,10 +161,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
   });
 
   for (const action of ['pause', 'resume'] as const) {
-    router.post(`/console/installations/:id/${action}`, form, async (req, res) => {
-      const found = await onInstallation(req, res, 'post');
-      if (found === undefined) return;
-      const { session, installation } = found;
+    router.post(`/console/installations/:id/${action}`, ...onInstallation.post, async (_req, res: InstallationResponse) => {
+      const { session, installation } = res.locals;
       await context.bridge.installations[action](installation.id);
       context.log.info({ installation: installation.id, by: session.scope.kind }, `console: ${action}`);
       res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}/settings`);
@@ -240,10 +185,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     return (entry: LogEntry) => recordUrl(installation, crm, entry.object, entry.recordId);
   };
 
-  router.get('/console/installations/:id/log', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/log', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const values = stringFields(req.query);
     const parsed = LogFilterSchema.safeParse(values);
     const recordUrl = await recordLinks(installation);
@@ -256,10 +199,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, logPage(session.chrome, { installation, values, errors: {}, entries, recordUrl }));
   });
 
-  router.get('/console/installations/:id/log/:entry', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/log/:entry', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const entry = await context.bridge.pipelineStore.findLogEntry(installation.id, req.params.entry);
     if (entry === undefined) {
       page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such log entry for this installation.'], 'bad'));
@@ -273,16 +214,13 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     );
   });
 
-  router.get('/console/installations/:id/playground', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    page(res, 200, playgroundPage(found.session.chrome, found.installation, {}, null, null));
+  router.get('/console/installations/:id/playground', ...onInstallation.view, async (_req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
+    page(res, 200, playgroundPage(session.chrome, installation, {}, null, null));
   });
 
-  router.post('/console/installations/:id/playground', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/playground', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     const parsed = PlaygroundFormSchema.safeParse(req.body);
     if (!parsed.success) {
       page(res, 400, playgroundPage(session.chrome, installation, {}, null, 'The form was not understood; nothing was sent.'));
@@ -308,6 +246,8 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const result = await context.service.enrichRecord({
       environment: 'sandbox',
       token: enrichmentToken,
+      // A production installation's token answers here too: the sandbox of its account.
+      sandboxForAccount: true,
       simulateError: simulate,
       readBody: () => {
         try {
@@ -332,17 +272,13 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     page(res, 200, playgroundPage(session.chrome, installation, parsed.data, exchange, null));
   });
 
-  router.get('/console/installations/:id/disconnect', async (req, res) => {
-    const found = await onInstallation(req, res, 'view');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.get('/console/installations/:id/disconnect', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     page(res, 200, disconnectPage(session.chrome, installation));
   });
 
-  router.post('/console/installations/:id/disconnect', form, async (req, res) => {
-    const found = await onInstallation(req, res, 'post');
-    if (found === undefined) return;
-    const { session, installation } = found;
+  router.post('/console/installations/:id/disconnect', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
     await context.bridge.installations.remove(installation.id);
     await sessions.revokeInstallation(installation.id);
     context.log.info({ installation: installation.id, by: session.scope.kind }, 'console: disconnected');
@@ -352,19 +288,18 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       res,
       200,
       messagePage(chrome, 'Disconnected', [
-        `${installation.provider} ${installation.externalAccountId} is disconnected. Nothing written to the CRM was removed.`,
+        `${accountName(installation)} is disconnected. Nothing written to the CRM was removed.`,
         keptLogSentence(installation.id),
       ]),
     );
   });
 
-  const kit = { router, context, base, now, form, page, signedIn, posted, onInstallation, moduleOf };
+  const kit = { router, context, base, now, form, page, guards, moduleOf };
   mountOperatorRoutes(kit);
   mountBackfillRoutes(kit);
 
-  router.post('/console/signout', form, async (req, res) => {
-    const session = await posted(req, res);
-    if (session === undefined) return;
+  router.post('/console/signout', ...signed.post, async (_req, res: SessionResponse) => {
+    const { session } = res.locals;
     await sessions.revoke(session.id);
     res.set('Set-Cookie', clearedSessionCookie(publicUrl));
     page(res, 200, messagePage(signedOutChrome, 'Signed out', ['You are signed out. Your session has ended on the server too.']));

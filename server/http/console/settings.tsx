@@ -8,7 +8,7 @@ import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '.
 import type { VNode } from 'preact';
 import { CsrfField, Field, Layout, Notice, renderPage } from './components.tsx';
 import { type FieldErrors, formErrors } from './form-errors.ts';
-import { type Chrome, statusText } from './format.ts';
+import { type Chrome, accountName, statusText } from './format.ts';
 
 export const OVERWRITE_HELP: Record<(typeof OVERWRITE_MODES)[number], { label: string; help: string }> = {
   fill_empty: { label: 'Fill empty only', help: 'Write a property only while it is empty: nothing a person or another tool entered is ever replaced.' },
@@ -160,7 +160,7 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
   const refreshChosen = values.refreshAfterDays === null ? 'off' : String(values.refreshAfterDays);
   const fieldsError = errors.fields;
   return renderPage(
-    <Layout chrome={chrome} title={`Settings: ${installation.provider} ${installation.externalAccountId}`}>
+    <Layout chrome={chrome} title={`Settings: ${accountName(installation)}`}>
       <nav>
         <a href={base}>Overview</a>
       </nav>
@@ -286,7 +286,7 @@ export function keptLogSentence(installationId: string): string {
 export function disconnectPage(chrome: Chrome, installation: Installation): string {
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   return renderPage(
-    <Layout chrome={chrome} title={`Disconnect ${installation.provider} ${installation.externalAccountId}?`}>
+    <Layout chrome={chrome} title={`Disconnect ${accountName(installation)}?`}>
       <div class="notice bad">
         <p>
           {`Disconnecting removes this installation from enrichbridge: its stored CRM credentials, its enrichment token (revoked), what it knows of each record it enriched, and its jobs (waiting, running or failed: none is retried); its admins are signed out. Nothing already written to the CRM is removed. ${keptLogSentence(installation.id)} To enrich again, the app must be installed again.`}

@@ -10,19 +10,16 @@ import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import type express from 'express';
 import { z } from 'zod';
 import { ConsoleSignInRefusal, SIGN_IN_STATE_TTL_MS, openSignInState, sealSignInState } from '../../../connectors/kit/console-signin.ts';
-import type { ConsoleSignIn, ConsoleSignInResult, CrmModule } from '../../../bridge/crm-module.ts';
+import type { ConsoleSignInResult, CrmModule } from '../../../bridge/crm-module.ts';
 import { constantTimeEqual } from '../../../core/secrets/constant-time.ts';
 import type { ConsoleKit } from './kit.ts';
-import { layout, messagePage } from './components.tsx';
-import { type Chrome, escapeHtml } from './format.ts';
+import { messagePage } from './components.tsx';
+import type { Chrome } from './format.ts';
+import type { SignInWith } from './signin-page.tsx';
 import { sessionCookie } from './session.ts';
 
-/** A CRM module the console can sign in with. */
-export interface SignInWith {
-  readonly provider: string;
-  readonly name: string;
-  readonly signIn: ConsoleSignIn;
-}
+// The page itself (its buttons, and what an operator can do) is signin-page.tsx.
+export { type SignInWith, signInPage } from './signin-page.tsx';
 
 /** The modules with a sign-in this server can run (their OAuth app configured), in the modules' order. */
 export function signInsOf(modules: readonly CrmModule[], publicUrl: string): SignInWith[] {
@@ -30,29 +27,6 @@ export function signInsOf(modules: readonly CrmModule[], publicUrl: string): Sig
     const signIn = module.consoleSignIn;
     return signIn !== undefined && signIn.available(publicUrl) ? [{ provider: module.provider, name: module.name, signIn }] : [];
   });
-}
-
-/** The sign-in page: a button for each way in, and the operator's link beside them. */
-export function signInPage(chrome: Chrome, signIns: readonly SignInWith[]): string {
-  const buttons = signIns.flatMap(({ provider, signIn }) =>
-    signIn.choices.map((choice) => {
-      const query = new URLSearchParams(choice.query).toString();
-      const href = `${chrome.base}/signin/${encodeURIComponent(provider)}${query === '' ? '' : `?${query}`}`;
-      return `<li><a class="button" href="${escapeHtml(href)}">${escapeHtml(choice.label)}</a></li>`;
-    }),
-  );
-  const who = signIns.map(({ name, signIn }) => `${name}: ${signIn.adminPermission}`).join('; ');
-  const crm =
-    buttons.length === 0
-      ? ''
-      : `<p>Sign in with the CRM your installation is in. Only its admins may (${escapeHtml(who)}); you then see that portal's or org's installation and nothing else.</p>
-<ul class="signin">${buttons.join('')}</ul>`;
-  return layout(
-    chrome,
-    'Sign in',
-    `${crm}
-<p class="muted">You are not signed in, or your session has ended. An operator (or an admin the CRM cannot sign in) uses a one-time sign-in link: <code>npx enrichbridge console-link</code>.</p>`,
-  );
 }
 
 const CallbackQuerySchema = z.object({
@@ -211,7 +185,7 @@ export function mountSignInRoutes(kit: SignInKit): void {
     }
     const session = await context.bridge.consoleSessions.create({ kind: 'installation', installationId: installation.id });
     context.log.info({ provider, account, installation: installation.id, via: 'crm' }, 'console sign-in');
-    res.set('Set-Cookie', [clearedStateCookie(provider), sessionCookie(context.box, publicUrl, session.id)]);
+    res.set('Set-Cookie', [clearedStateCookie(provider), sessionCookie(context.box, publicUrl, session.id, result.userLabel)]);
     res.redirect(303, `${base}/installations/${encodeURIComponent(installation.id)}`);
   });
 }
