@@ -7,6 +7,10 @@ import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } 
 import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { JobQueue } from '../../bridge/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
+import { tokenReference } from '../../core/accounts/tokens.ts';
+import type { Installation } from '../../bridge/model.ts';
+import { accountName } from '../http/console/format.ts';
+import type { PipelineStore } from '../../bridge/store.ts';
 import { SnapshotLoadError } from '../../core/snapshot/storage/loader.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
 import { type Config, backendsOf, loadConfig } from '../config.ts';
@@ -19,7 +23,7 @@ import type { CrmModule } from '../../bridge/crm-module.ts';
 import { InstallationError } from '../../bridge/installations.ts';
 import { MigrationRefusedError } from '../../bridge/migrate.ts';
 import { MigratedFolderError, refuseMigratedFolder } from '../../core/storage/migration-marker.ts';
-import { crmModules } from '../runtime/compose.ts';
+import { crmModules, withRuntime } from '../runtime/compose.ts';
 import { openConfiguredStorage } from '../runtime/storage.ts';
 import { refusalOf } from '../refusals.ts';
 import { crmCommands } from './crm.ts';
@@ -60,10 +64,14 @@ function describeFields(granted: FieldEntitlement<string>, total: number): strin
   return granted === 'all' ? `all (${total})` : `${granted.length} of ${total}: ${granted.join(', ')}`;
 }
 
-async function printAccount(store: Store, name: string, json: boolean): Promise<void> {
+async function printAccount(store: Store, name: string, json: boolean, owners: ReadonlyMap<string, Installation>): Promise<void> {
   const { account, tokens } = await describeAccount(store, name);
   if (json) {
-    console.log(JSON.stringify({ account, tokens }, null, 2));
+    const usedBy = (id: string) => {
+      const owner = owners.get(id);
+      return owner === undefined ? null : { installation: owner.id, provider: owner.provider, externalAccountId: owner.externalAccountId };
+    };
+    console.log(JSON.stringify({ account, tokens: tokens.map((usage) => ({ ...usage, usedBy: usedBy(usage.token.id) })) }, null, 2));
     return;
   }
   const lines = [
@@ -82,9 +90,25 @@ async function printAccount(store: Store, name: string, json: boolean): Promise<
       quota === undefined
         ? 'sandbox: not billed'
         : `used ${quota.used}, remaining ${quota.remaining}, ${quota.resetsAt === null ? 'never refreshes' : `next refresh ${quota.resetsAt.toISOString()}`}`;
-    lines.push(`  ${token.id}  ${token.environment.padEnd(10)}  created ${token.createdAt}  ${state}  ${usage}`);
+    const owner = owners.get(token.id);
+    const usedBy = owner === undefined ? '' : `  used by ${installationName(owner)}`;
+    lines.push(`  ${token.id}  ${token.environment.padEnd(10)}  created ${token.createdAt}  ${state}  ${usage}${usedBy}`);
   }
   console.log(lines.join('\n'));
+}
+
+/** An installation as an operator recognises it: its CRM account as the console names it, then its id. */
+function installationName(installation: Installation): string {
+  return `${accountName(installation)} (installation ${installation.id})`;
+}
+
+/** Which installation enriches with each token (tokens the server minted when a CRM was connected). */
+async function tokenOwners(pipelineStore: Pick<PipelineStore, 'listInstallations'>): Promise<Map<string, Installation>> {
+  const owners = new Map<string, Installation>();
+  for (const installation of await pipelineStore.listInstallations()) {
+    if (installation.target.kind === 'local') owners.set(installation.target.tokenId, installation);
+  }
+  return owners;
 }
 
 async function withQueue<T>(run: (queue: JobQueue) => Promise<T>): Promise<T> {
@@ -170,8 +194,8 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     async (name: string, flags: SettingsFlags) => {
       await withStore(async (store) => {
         await updateAccount(store, name, settingsFrom(flags));
-        await printAccount(store, name, false);
       });
+      await withRuntime(async ({ pipelineStore }, { store }) => printAccount(store, name, false, await tokenOwners(pipelineStore)));
     },
   );
   accounts
@@ -179,7 +203,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     .description('settings, tokens, and quota used and remaining with the next refresh')
     .option('--json', 'print JSON')
     .action(async (name: string, flags: { json?: boolean }) => {
-      await withStore((store) => printAccount(store, name, flags.json === true));
+      await withRuntime(async ({ pipelineStore }, { store }) => printAccount(store, name, flags.json === true, await tokenOwners(pipelineStore)));
     });
   accounts
     .command('list')
@@ -207,10 +231,20 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   tokens
     .command('revoke <token>')
     .description('revoke a token, given the token itself or its tok_ id')
-    .action(async (value: string) => {
-      await withStore(async (store) => {
+    .option('--force', 'revoke it even though an installation enriches with it (that installation stops enriching)')
+    .action(async (value: string, flags: { force?: boolean }) => {
+      await withRuntime(async ({ pipelineStore }, { store }) => {
+        const reference = tokenReference(value.trim());
+        const id = 'id' in reference ? reference.id : (await store.findLiveToken(reference.hash))?.token.id;
+        const owner = id === undefined ? undefined : (await tokenOwners(pipelineStore)).get(id);
+        if (owner !== undefined && flags.force !== true) {
+          throw new AdminError(
+            `${id ?? 'this token'} is the token ${installationName(owner)} enriches with: revoking it stops that installation. ` +
+              `Disconnect the installation instead (enrichbridge ${owner.provider} disconnect ${owner.id}), or pass --force.`,
+          );
+        }
         await revokeToken(store, value);
-        console.error('revoked');
+        console.error(owner === undefined ? 'revoked' : `revoked; ${installationName(owner)} no longer enriches until it is connected again`);
       });
     });
 

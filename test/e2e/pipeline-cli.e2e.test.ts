@@ -151,6 +151,35 @@ describe('the log of a disconnected installation', () => {
   });
 });
 
+describe('tokens an installation enriches with', () => {
+  it('a token an installation enriches with is named beside it and not revoked blind', async () => {
+    const { env, enriched } = await setUp();
+    if (enriched.target.kind !== 'local') throw new Error('a local installation was set up');
+    const tokenId = enriched.target.tokenId;
+    const [shown, refused] = await Promise.all([
+      cli(['accounts', 'show', 'owner'], env),
+      cli(['tokens', 'revoke', tokenId], env).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    ]);
+    expect(shown.stdout).toMatch(new RegExp(`^  ${tokenId} .* live .* used by memcrm account portal-1 \\(installation ${enriched.id}\\)$`, 'm'));
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining(`memcrm account portal-1 (installation ${enriched.id}) enriches with`) });
+    expect(refused).toMatchObject({ stderr: expect.stringContaining('--force') });
+
+    const forced = await cli(['tokens', 'revoke', tokenId, '--force'], env);
+    expect(forced.stderr).toContain(`revoked; memcrm account portal-1 (installation ${enriched.id}) no longer enriches`);
+    const json = z
+      .object({
+        tokens: z.array(
+          z.object({ token: z.object({ id: z.string(), revokedAt: z.string().nullable() }), usedBy: z.object({ installation: z.string() }).nullable() }),
+        ),
+      })
+      .parse(JSON.parse((await cli(['accounts', 'show', 'owner', '--json'], env)).stdout));
+    expect(json.tokens.find((t) => t.token.id === tokenId)).toMatchObject({ usedBy: { installation: enriched.id }, token: { revokedAt: expect.any(String) } });
+  });
+});
+
 describe('enrichbridge installations', () => {
   it('lists and shows installations, and names a missing one', async () => {
     const { env, enriched, idle } = await setUp();
