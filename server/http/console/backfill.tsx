@@ -9,7 +9,7 @@ import type { CrmBackfill } from '../../../bridge/crm-module.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
 import type { Installation } from '../../../bridge/model.ts';
 import { plural, pluralOf } from '../../plural.ts';
-import { CsrfField, DataTable, Field, Layout, Notice, Time, renderPage } from './components.tsx';
+import { CsrfField, DataTable, Field, InstallationNav, Layout, Notice, Time, renderPage } from './components.tsx';
 import type { FieldErrors } from './form-errors.ts';
 import { type Chrome, accountName, statusText } from './format.ts';
 
@@ -114,18 +114,6 @@ export function runStatus(run: BackfillRun, jobs: RunJobs, noun: string): RunSta
     case 'failed':
       return { ...base, headline: `Failed: ${run.error ?? 'the CRM could not be read'}.`, live: false, percent: null };
   }
-}
-
-function InstallationNav({ base, current }: { readonly base: string; readonly current: 'backfill' | 'run' }): VNode {
-  return current === 'backfill' ? (
-    <nav>
-      <a href={base}>Overview</a> <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a>
-    </nav>
-  ) : (
-    <nav>
-      <a href={base}>Overview</a> <a href={`${base}/backfill`}>Backfill</a> <a href={`${base}/log`}>Enrichment log</a>
-    </nav>
-  );
 }
 
 export interface BackfillPageView {
@@ -318,7 +306,7 @@ export function runPage(
   const resumable = run.state === 'cancelled' || run.state === 'failed' || (!status.live && (run.state === 'running' || run.state === 'estimating'));
   return renderPage(
     <Layout chrome={chrome} title={`Backfill of ${noun}`}>
-      <InstallationNav base={base} current="run" />
+      <InstallationNav base={base} current={null} />
       {notice === null ? null : (
         <Notice>
           <p>{notice}</p>

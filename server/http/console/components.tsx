@@ -197,3 +197,32 @@ export function RecordId({ id }: { readonly id: string }): VNode {
 export function Time({ iso }: { readonly iso: string }): VNode {
   return <time dateTime={iso}>{utcText(iso)}</time>;
 }
+
+/** An installation's pages, in the one order every one of them lists them. */
+export const INSTALLATION_PAGES = [
+  ['overview', '', 'Overview'],
+  ['log', '/log', 'Enrichment log'],
+  ['settings', '/settings', 'Settings'],
+  ['backfill', '/backfill', 'Backfill'],
+  ['playground', '/playground', 'Sandbox playground'],
+] as const;
+export type InstallationPage = (typeof INSTALLATION_PAGES)[number][0];
+
+/**
+ * The same navigation on every page of an installation (`base`: the installation's address), the page
+ * one is on marked for screen readers (`aria-current`); `current` null on pages below one of them.
+ */
+export function InstallationNav({ base, current }: { readonly base: string; readonly current: InstallationPage | null }): VNode {
+  return (
+    <nav aria-label="This installation">
+      {INSTALLATION_PAGES.map(([page, path, label], i) => (
+        <>
+          {i === 0 ? null : ' '}
+          <a href={`${base}${path}`} aria-current={page === current ? 'page' : undefined}>
+            {label}
+          </a>
+        </>
+      ))}
+    </nav>
+  );
+}

@@ -5,7 +5,7 @@ import type { VNode } from 'preact';
 import { z } from 'zod';
 import type { LogSearch } from '../../../bridge/store.ts';
 import type { CrmValue, Installation, LogEntry } from '../../../bridge/model.ts';
-import { DataTable, Field, Layout, Notice, Pager, RecordId, Time, renderPage } from './components.tsx';
+import { DataTable, Field, InstallationNav, Layout, Notice, Pager, RecordId, Time, renderPage } from './components.tsx';
 import { type Chrome, accountName, outcomeKind, recordIdText } from './format.ts';
 import { type NamedField, fieldNamer } from './field-labels.ts';
 
@@ -25,8 +25,8 @@ export const LogFilterSchema = z.object({
   outcome: z.enum(OUTCOME_FILTERS, { error: 'choose an outcome from the list' }).default(''),
   object: z.string().trim().max(80, 'at most 80 characters').default(''),
   record: z.string().trim().max(128, 'at most 128 characters').default(''),
-  from: z.union([z.literal(''), z.iso.date({ error: 'a date, yyyy-mm-dd' })]).default(''),
-  to: z.union([z.literal(''), z.iso.date({ error: 'a date, yyyy-mm-dd' })]).default(''),
+  from: z.union([z.literal(''), z.iso.date({ error: 'not a date: choose a day with the date picker (in an address, yyyy-mm-dd)' })]).default(''),
+  to: z.union([z.literal(''), z.iso.date({ error: 'not a date: choose a day with the date picker (in an address, yyyy-mm-dd)' })]).default(''),
   before: z
     .string()
     .regex(/^log_[0-9A-HJKMNP-TV-Z]{26}$/, 'not a log position')
@@ -100,9 +100,7 @@ export function logPage(chrome: Chrome, view: LogView): string {
   );
   return renderPage(
     <Layout chrome={chrome} title={`Enrichment log: ${accountName(installation)}`}>
-      <nav>
-        <a href={base}>Overview</a> <a href={`${base}/settings`}>Settings</a>
-      </nav>
+      <InstallationNav base={base} current="log" />
       {Object.keys(errors).length > 0 ? (
         <Notice tone="bad">
           <p>The filter was not applied: see the fields marked below.</p>
@@ -200,9 +198,7 @@ export function logEntryPage(
   const named = fieldNamer(propertyFor);
   return renderPage(
     <Layout chrome={chrome} title={`${entry.object} ${recordIdText(entry.recordId)}`}>
-      <nav>
-        <a href={`${base}/log`}>Enrichment log</a>
-      </nav>
+      <InstallationNav base={base} current={null} />
       <dl class="card">
         <dt>When</dt>
         <dd>

@@ -5,7 +5,7 @@ import type { DailyOutcome } from '../../../bridge/store.ts';
 import type { Installation, LogEntry } from '../../../bridge/model.ts';
 import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
-import { DataTable, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
+import { DataTable, InstallationNav, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
 import { type Chrome, accountName, outcomeKind, statusText } from './format.ts';
 import { type Kind, type KindCounts, KINDS, KIND_LABELS, OutcomeChart, noCounts } from './outcome-chart.tsx';
 
@@ -84,10 +84,7 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
   const quota = data.quota;
   return renderPage(
     <Layout chrome={chrome} title={accountName(installation)}>
-      <nav>
-        <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a> <a href={`${base}/backfill`}>Backfill</a>{' '}
-        <a href={`${base}/playground`}>Sandbox playground</a>
-      </nav>
+      <InstallationNav base={base} current="overview" />
       <BudgetNotice budget={data.budget} />
       <div class="cards">
         <dl class="card">

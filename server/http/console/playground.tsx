@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Installation } from '../../../bridge/model.ts';
 import { PERSONAS } from '../../../core/sandbox/personas.ts';
-import { CsrfField, Layout, Notice, renderPage } from './components.tsx';
+import { CsrfField, InstallationNav, Layout, Notice, renderPage } from './components.tsx';
 import { type Chrome, accountName } from './format.ts';
 
 export const SIMULATED_ERRORS = ['', '400', '429', '500', '503'] as const;
@@ -54,9 +54,7 @@ export function playgroundPage(
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   return renderPage(
     <Layout chrome={chrome} title={`Sandbox playground: ${accountName(installation)}`}>
-      <nav>
-        <a href={base}>Overview</a> <a href={`${base}/log`}>Enrichment log</a> <a href={`${base}/settings`}>Settings</a>
-      </nav>
+      <InstallationNav base={base} current="playground" />
       {notice === null ? null : (
         <Notice>
           <p>{notice}</p>

@@ -6,7 +6,7 @@ import { FIELD_CATALOGUE } from '../../../connectors/kit/field-catalogue.ts';
 import type { CrmModule } from '../../../bridge/crm-module.ts';
 import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../bridge/model.ts';
 import type { VNode } from 'preact';
-import { CsrfField, Field, Layout, Notice, renderPage } from './components.tsx';
+import { CsrfField, Field, InstallationNav, Layout, Notice, renderPage } from './components.tsx';
 import { type FieldErrors, formErrors } from './form-errors.ts';
 import { type Chrome, accountName, statusText } from './format.ts';
 
@@ -161,9 +161,7 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
   const fieldsError = errors.fields;
   return renderPage(
     <Layout chrome={chrome} title={`Settings: ${accountName(installation)}`}>
-      <nav>
-        <a href={base}>Overview</a>
-      </nav>
+      <InstallationNav base={base} current="settings" />
       {view.saved ? (
         <Notice>
           <p>Saved. The next batch uses these settings.</p>
