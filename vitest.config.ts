@@ -13,12 +13,11 @@ const ISOLATED = [
   // enableNetConnect leave the interceptor installed), so every file that imports it is isolated: the
   // files after it in a shared worker would make their requests through nock's interceptor.
   'test/int/hubspot-api.int.test.ts',
-  'test/int/hubspot-oauth.int.test.ts',
+  'test/int/crm-oauth.int.test.ts', // also vi.stubEnv and vi.spyOn
   'test/int/hubspot-provision.int.test.ts',
   'test/int/observability.int.test.ts', // also reads counters of the process-wide metrics registry
   'test/int/salesforce-api.int.test.ts',
   'test/int/salesforce-backfill.int.test.ts', // also vi.stubEnv
-  'test/int/salesforce-oauth.int.test.ts', // also vi.stubEnv and vi.spyOn
   // Checks that hung calls close their connections, with the process-wide outbound timeouts
   // (core/client/timeouts.ts, which a runtime opened in-process by another file sets from its
   // configuration); it failed with a connection left open when it shared a worker.
@@ -28,9 +27,8 @@ const ISOLATED = [
   // vi.stubEnv(ENRICHBRIDGE_SECRET_KEY), and counts the PostgreSQL connections and listeners a failed
   // start leaves behind, which a runtime left open by another file in the same process would add to.
   'test/int/runtime-start.int.test.ts',
-  // vi.stubEnv of the secret key (and the CRM settings) that the in-process runtime reads.
-  'test/e2e/console.e2e.test.ts',
-  'test/e2e/console-signin.e2e.test.ts',
+  // vi.stubEnv of the secret key (and the CRM settings) that the in-process runtime reads. (The console's
+  // browser tests seed their data folder through test/support/folder-runtime.ts instead, which stubs nothing.)
   'test/e2e/salesforce-backfill.e2e.test.ts',
 ];
 
@@ -51,8 +49,9 @@ export default defineConfig({
     // e2e suites spawn server and CLI processes; two cores keep this modest. One pool for both projects.
     maxWorkers: 2,
     // Both projects run side by side (same sequence.groupOrder). Vitest queues a project's files together,
-    // in the order of the projects' names: 'isolated' first, so its long console e2e file starts early
-    // and the short unit files of 'shared' finish the run.
+    // in the order of the projects' names: 'isolated' first, then 'shared', whose files go largest first
+    // (longest first once vitest has timed them), so the long e2e files start early and the short unit files
+    // finish the run.
     projects: [
       {
         test: {

@@ -5,9 +5,10 @@
 // playwright-core.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { launchChromium, seriousViolations } from '../support/chromium.ts';
+import { seriousViolations } from '../support/chromium.ts';
+import { startServerAndBrowser } from '../support/console-portal.ts';
 import { tempDir } from '../support/harness.ts';
-import { type Proc, cli, startServerProcess } from '../support/processes.ts';
+import { type Proc, cli } from '../support/processes.ts';
 
 const dataDir = tempDir('enrichbridge-first-start-');
 let server: Proc;
@@ -15,11 +16,7 @@ let url = '';
 let browser: Browser;
 
 beforeAll(async () => {
-  // The server and the browser start side by side; whichever came up is stopped in afterAll.
-  const [started, launched] = await Promise.allSettled([startServerProcess({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '0' }), launchChromium()]);
-  if (started.status === 'fulfilled') ({ proc: server, url } = started.value);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  for (const result of [started, launched]) if (result.status === 'rejected') throw result.reason;
+  ({ server, url, browser } = await startServerAndBrowser({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '0' }));
 }, 60_000);
 
 afterAll(async () => {

@@ -4,21 +4,16 @@
 // and a Salesforce admin each reach their own installation and nothing else; a non-admin of either gets a
 // page naming the permission needed; a portal with no installation here is told so; a replayed or forged
 // state is refused. One server, one browser.
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { APP_ID, type ConsoleServer, PORTAL_ID, addInstallation, startConsoleServer } from '../support/console-portal.ts';
 import { type FakeHubSpot, startFakeHubSpot } from '../support/fake-hubspot.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { tempDir } from '../support/harness.ts';
+import { withFolderRuntime } from '../support/folder-runtime.ts';
 import { createAccount } from '../../core/accounts/admin.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { defaultConnectors, openRuntime } from '../../server/runtime.ts';
-import { type Proc, freePort, startServerProcess } from '../support/processes.ts';
+import type { Proc } from '../support/processes.ts';
 
-const APP_ID = '1160452';
-const PORTAL_ID = '62515';
 const OTHER_PORTAL_ID = '99999';
 const SALESFORCE_CLIENT_ID = '3MVG9fake.console.signin';
 const HUBSPOT_ADMIN = '4701001';
@@ -26,64 +21,47 @@ const HUBSPOT_MEMBER = '4701002';
 
 let hubspot: FakeHubSpot;
 let salesforce: FakeSalesforce;
+let app: ConsoleServer<{ portal: string; otherPortal: string; org: string }>;
 let server: Proc;
 let browser: Browser;
 let publicUrl = '';
-const ids = { portal: '', otherPortal: '', org: '' };
+let ids = { portal: '', otherPortal: '', org: '' };
 
 beforeAll(async () => {
   hubspot = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID, subscribedProperties: [] });
   hubspot.users.set(HUBSPOT_MEMBER, { id: HUBSPOT_MEMBER, email: 'member@portal.example', superAdmin: false });
   salesforce = await startFakeSalesforce({ clientId: SALESFORCE_CLIENT_ID });
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    DATA_DIR: tempDir('enrichbridge-console-signin-'),
-    ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex'),
-    PUBLIC_URL: publicUrl,
-    PORT: String(port),
-    LOG_LEVEL: 'info',
-    // The install's OAuth apps, pointed at the fakes: the sign-in uses them as they are.
-    HUBSPOT_CLIENT_ID: hubspot.clientId,
-    HUBSPOT_CLIENT_SECRET: hubspot.clientSecret,
-    HUBSPOT_APP_ID: APP_ID,
-    HUBSPOT_API_BASE_URL: hubspot.url,
-    HUBSPOT_AUTH_BASE_URL: hubspot.url,
-    SALESFORCE_CLIENT_ID,
-    SALESFORCE_LOGIN_URL: salesforce.url,
-    SALESFORCE_ALLOW_ANY_HOST: 'true',
-  };
-  // The installations, seeded in this process (as `connect` would leave them, but without the CLI's start-up
-  // time): two HubSpot portals and the Salesforce org. Sealed with the server's key.
-  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', env.ENRICHBRIDGE_SECRET_KEY);
-  const config = loadConfig(env);
-  const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
-  try {
-    await createAccount(runtime.opened.store, 'e2e', {});
-    const installation = async (provider: string, externalAccountId: string) =>
-      (
-        await runtime.bridge.installations.create({
-          provider,
-          externalAccountId,
-          environment: 'sandbox',
-          target: { kind: 'local', accountName: 'e2e' },
-          settings: {},
-        })
-      ).id;
-    ids.portal = await installation('hubspot', PORTAL_ID);
-    ids.otherPortal = await installation('hubspot', OTHER_PORTAL_ID);
-    ids.org = await installation('salesforce', salesforce.orgId);
-  } finally {
-    await runtime.close();
-    vi.unstubAllEnvs();
-  }
-  [{ proc: server }, browser] = await Promise.all([startServerProcess(env), launchChromium()]);
+  app = await startConsoleServer({
+    folderPrefix: 'enrichbridge-console-signin-',
+    env: {
+      // The install's OAuth apps, pointed at the fakes: the sign-in uses them as they are.
+      HUBSPOT_CLIENT_ID: hubspot.clientId,
+      HUBSPOT_CLIENT_SECRET: hubspot.clientSecret,
+      HUBSPOT_APP_ID: APP_ID,
+      HUBSPOT_API_BASE_URL: hubspot.url,
+      HUBSPOT_AUTH_BASE_URL: hubspot.url,
+      SALESFORCE_CLIENT_ID,
+      SALESFORCE_LOGIN_URL: salesforce.url,
+      SALESFORCE_ALLOW_ANY_HOST: 'true',
+    },
+    // The installations, seeded in this process (as `connect` would leave them, but without the CLI's start-up
+    // time): two HubSpot portals and the Salesforce org. Sealed with the server's key.
+    seed: (env) =>
+      withFolderRuntime(env, async (runtime) => {
+        await createAccount(runtime.opened.store, 'e2e', {});
+        return {
+          portal: (await addInstallation(runtime, 'hubspot', PORTAL_ID)).id,
+          otherPortal: (await addInstallation(runtime, 'hubspot', OTHER_PORTAL_ID)).id,
+          org: (await addInstallation(runtime, 'salesforce', salesforce.orgId)).id,
+        };
+      }),
+  });
+  ({ server, browser, publicUrl, seeded: ids } = app);
   for (const id of Object.values(ids)) expect(id).toMatch(/^inst_\S+$/);
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+  await app?.close();
   await hubspot?.close();
   await salesforce?.close();
 });
@@ -132,8 +110,9 @@ describe('console sign-in with the CRM', () => {
     expect(await unreachableByKeyboard(page)).toEqual([]);
 
     await signIn(page, 'Sign in with HubSpot', `${publicUrl}/console/installations/${ids.portal}`);
-    expect(await page.textContent('h1')).toBe(`hubspot ${PORTAL_ID}`);
-    expect(await page.textContent('header .who')).toContain(ids.portal);
+    expect(await page.textContent('h1')).toBe(`HubSpot portal ${PORTAL_ID}`);
+    // The header names the portal and the person HubSpot signed in, not the installation's id.
+    expect(await page.textContent('header .who')).toBe(`Signed in: HubSpot portal ${PORTAL_ID} · admin@portal.example`);
     // What the browser went through: HubSpot's consent with the sign-in's optional scope, back on the install's redirect URI.
     const authorize = hubspot.requests.find((r) => r.path === '/oauth/authorize');
     expect(authorize?.query.redirect_uri).toEqual([`${publicUrl}/oauth/hubspot/callback`]);
@@ -199,7 +178,7 @@ describe('console sign-in with the CRM', () => {
   it("signs a Salesforce admin in to their org's installation only, and refuses a user without Modify All Data or Customize Application", async () => {
     const { page } = await signInPage();
     await signIn(page, 'Sign in with Salesforce', `${publicUrl}/console/installations/${ids.org}`);
-    expect(await page.textContent('h1')).toBe(`salesforce ${salesforce.orgId}`);
+    expect(await page.textContent('h1')).toBe(`Salesforce org ${salesforce.orgId}`);
     expect((await page.goto(`${publicUrl}/console/installations/${ids.portal}`))?.status()).toBe(404);
     // The sign-in asked for the REST API only: no refresh token was issued.
     const authorize = salesforce.requests.find((r) => r.path === '/services/oauth2/authorize');

@@ -7,31 +7,25 @@
 // are minted in-process with the server's key (the command's own consoleLinkUrl): each CLI start costs
 // seconds of CPU.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { createAccount, describeAccount } from '../../core/accounts/admin.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
-import { loadSecretBox } from '../../core/secrets/secret-box.ts';
-import type { ConsoleScope } from '../../bridge/console-sessions.ts';
 import { newLogId } from '../../bridge/store.ts';
 import type { LogEntry } from '../../bridge/model.ts';
-import { consoleLinkUrl } from '../../server/http/console/link.ts';
-import { defaultConnectors, openRuntime, snapshotsDir } from '../../server/runtime.ts';
+import { snapshotsDir } from '../../server/runtime.ts';
 import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
-import path from 'node:path';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { launchChromium, screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { screenshotAtWidths, seriousViolations, unreachableByKeyboard } from '../support/chromium.ts';
+import { type ConsoleServer, addInstallation, startConsoleServer } from '../support/console-portal.ts';
 import { asJson, withFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
-import { type Proc, cli, freePort, startServerProcess } from '../support/processes.ts';
+import { cli } from '../support/processes.ts';
 
-const key = randomBytes(32).toString('hex');
-const dataDir = tempDir('enrichbridge-console-');
+let app: ConsoleServer<void>;
 let publicUrl = '';
-let env: Record<string, string> = {};
-let server: Proc;
+let env: Readonly<Record<string, string>> = {};
 let browser: Browser;
 const ids = { a: '', b: '', c: '' };
 /** When installation A's failed entry (rec-7) happened, as stored. */
@@ -78,26 +72,12 @@ function seededLog(installationId: string): LogEntry[] {
   ];
 }
 
-beforeAll(async () => {
-  // The runtimes this file opens beside the server seal with the server's key (loadSecretBox reads it).
-  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', key);
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, PUBLIC_URL: publicUrl, PORT: String(port), WORKER_CONCURRENCY: '0', LOG_LEVEL: 'info' };
-  const config = loadConfig(env);
-  const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
-  try {
+/** The data folder the server starts on (opened in-process with the server's env, sealed with its key). */
+async function seed(folder: Readonly<Record<string, string>>): Promise<void> {
+  await withFolderRuntime(folder, async (runtime) => {
     await createAccount(runtime.opened.store, 'acme', { quotaLimit: 100 });
-    const installation = (externalAccountId: string) =>
-      runtime.bridge.installations.create({
-        provider: 'hubspot',
-        externalAccountId,
-        environment: 'sandbox',
-        target: { kind: 'local', accountName: 'acme' },
-        settings: {},
-      });
-    const a = await installation('62515');
-    const b = await installation('77777');
+    const a = await addInstallation(runtime, 'hubspot', '62515', 'acme');
+    const b = await addInstallation(runtime, 'hubspot', '77777', 'acme');
     ids.a = a.id;
     ids.b = b.id;
     const logOfA = seededLog(a.id);
@@ -154,27 +134,17 @@ beforeAll(async () => {
     for (const version of ['week-1', 'week-2']) {
       await loadSnapshot(
         runtime.opened.store,
-        snapshotsDir(dataDir),
+        snapshotsDir(folder.DATA_DIR ?? ''),
         writeSnapshot(path.join(tempDir(), `source-${version}`), { version, households: [home], people: [person('p-1', 'Ann', 'Lee', home)] }),
       );
     }
     if (a.target.kind !== 'local') throw new Error('local target expected');
     const period = currentPeriod('month', new Date());
     for (let i = 0; i < 4; i += 1) await runtime.opened.store.takeQuota(a.target.tokenId, period.key, 100);
-  } finally {
-    await runtime.close();
-  }
+  });
   // Installation C's credentials sealed under another key (a key rotated by hand): unreadable here.
-  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', randomBytes(32).toString('hex'));
-  const other = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
-  try {
-    const c = await other.bridge.installations.create({
-      provider: 'hubspot',
-      externalAccountId: '55555',
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'acme' },
-      settings: {},
-    });
+  await withFolderRuntime({ ...folder, ENRICHBRIDGE_SECRET_KEY: randomBytes(32).toString('hex') }, async (other) => {
+    const c = await addInstallation(other, 'hubspot', '55555', 'acme');
     ids.c = c.id;
     await other.bridge.pipelineStore.saveOutcomes(
       [],
@@ -195,36 +165,52 @@ beforeAll(async () => {
         },
       ],
     );
-  } finally {
-    await other.close();
-  }
-  vi.stubEnv('ENRICHBRIDGE_SECRET_KEY', key);
-  // The server and the browser start side by side; whichever came up is stopped in afterAll.
-  const [started, launched] = await Promise.allSettled([startServerProcess(env), launchChromium()]);
-  if (started.status === 'fulfilled') server = started.value.proc;
-  if (launched.status === 'fulfilled') browser = launched.value;
-  for (const result of [started, launched]) if (result.status === 'rejected') throw result.reason;
+  });
+}
+
+beforeAll(async () => {
+  app = await startConsoleServer({ folderPrefix: 'enrichbridge-console-', env: { WORKER_CONCURRENCY: '0' }, seed });
+  ({ publicUrl, env, browser } = app);
 }, 60_000);
 
 afterAll(async () => {
-  vi.unstubAllEnvs();
-  await browser?.close();
-  await server?.stop();
+  await app?.close();
 });
+
+/**
+ * The headings' words the page splits across lines (each as `tag: word`): a word of a heading (h1–h3, a
+ * table's or a card's header, a legend, a summary, a caption) whose text range takes more than one line.
+ * Ids (in <bdi> or <code>) may wrap anywhere and are left out. Run as a string: nothing of the test's
+ * own transform reaches the browser.
+ */
+const SPLIT_HEADING_WORDS = `(() => {
+  const split = [];
+  for (const heading of document.querySelectorAll('h1, h2, h3, th, dt, legend, summary, caption')) {
+    if (heading.getClientRects().length === 0) continue;
+    const walker = document.createTreeWalker(heading, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      if (node.parentElement.closest('bdi, code') !== null) continue;
+      for (const match of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) split.push(heading.tagName.toLowerCase() + ': ' + match[0]);
+      }
+    }
+  }
+  return split;
+})()`;
 
 /** The link `enrichbridge console-link` prints, from the command itself. */
 async function cliLink(args: string[]): Promise<string> {
   return (await cli(['console-link', ...args], env)).stdout.trim();
 }
 
-/** A link as `console-link` makes it for the scope, minted in-process with the server's key. */
-function link(scope: ConsoleScope): string {
-  return consoleLinkUrl(loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }), publicUrl, scope);
-}
-/** As `console-link --installation ID` makes it. */
-const adminLink = (installationId: string) => link({ kind: 'installation', installationId });
+/** As `console-link --installation ID` makes it, minted in-process with the server's key. */
+const adminLink = (installationId: string) => app.link({ kind: 'installation', installationId });
 /** As `console-link --operator` makes it. */
-const operatorLink = () => link({ kind: 'operator' });
+const operatorLink = () => app.link({ kind: 'operator' });
 
 describe('the console in a browser', () => {
   it("signs an installation's admin in with a one-time link and shows its overview with the log's numbers", async () => {
@@ -233,7 +219,9 @@ describe('the console in a browser', () => {
     const response = await page.goto(await cliLink(['--installation', ids.a]));
     expect(response?.status()).toBe(200);
     expect(new URL(page.url()).pathname).toBe(`/console/installations/${ids.a}`);
-    expect(await page.textContent('h1')).toBe('hubspot 62515');
+    expect(await page.textContent('h1')).toBe('HubSpot portal 62515');
+    // Signed in by a one-time link: the header names the portal and how, never the installation's id.
+    expect(await page.textContent('header .who')).toBe('Signed in: HubSpot portal 62515 · one-time link');
     expect(await page.textContent('#status')).toBe('active');
     expect(await page.textContent('#enrich-on-create')).toBe('on');
     const totals = Object.fromEntries(await page.$$eval('#totals strong', (nodes) => nodes.map((node) => [node.getAttribute('data-kind'), node.textContent])));
@@ -261,6 +249,22 @@ describe('the console in a browser', () => {
     expect(
       await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth),
     ).toBeLessThanOrEqual(360);
+    // At 360 px no heading splits a word: not the title, not the tables' or the cards' headers.
+    expect(await page.evaluate(SPLIT_HEADING_WORDS)).toEqual([]);
+    // The 30 days are a chart the CSP let draw (its colours are classes), the table behind it collapsed.
+    expect(await page.locator('#days-chart').isVisible()).toBe(true);
+    expect(await page.getAttribute('#days-chart', 'role')).toBe('img');
+    expect(await page.locator('#days-chart rect.k-enriched').count()).toBeGreaterThan(0);
+    expect(await page.$eval('#days-chart rect.k-failed', (rect) => getComputedStyle(rect).fill)).toBe('rgb(180, 35, 24)');
+    expect(await page.locator('#days').isVisible()).toBe(false);
+    await page.click('#days-table summary');
+    expect(await page.locator('#days').isVisible()).toBe(true);
+    expect(await page.evaluate(SPLIT_HEADING_WORDS)).toEqual([]);
+    for (const path of ['log', 'settings', 'playground']) {
+      await page.goto(`${publicUrl}/console/installations/${ids.a}/${path}`);
+      expect(await page.evaluate(SPLIT_HEADING_WORDS), path).toEqual([]);
+    }
+    await page.goto(`${publicUrl}/console/installations/${ids.a}`);
     await screenshotAtWidths(page, 'overview');
     expect(await unreachableByKeyboard(page)).toEqual([]);
     await context.close();
@@ -290,12 +294,7 @@ describe('the console in a browser', () => {
     expect((await page.goto(url))?.status()).toBe(400);
     expect(await page.textContent('main')).toContain('used already');
     expect(await seriousViolations(page)).toEqual([]);
-    const stale = consoleLinkUrl(
-      loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } }),
-      publicUrl,
-      { kind: 'installation', installationId: ids.a },
-      new Date(Date.now() - 16 * 60_000),
-    );
+    const stale = app.link({ kind: 'installation', installationId: ids.a }, new Date(Date.now() - 16 * 60_000));
     expect((await page.goto(stale))?.status()).toBe(400);
     expect(await page.textContent('main')).toContain('expired');
     const altered = new URL(url);
@@ -405,13 +404,13 @@ describe('the console in a browser', () => {
     expect(await page.getAttribute('#crm-link', 'href')).toBe('https://app.hubspot.com/contacts/62515/record/0-1/rec-7');
     expect(await page.locator('#changes').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
-    // An enrichment in detail: each property with the value written and the value it replaced.
+    // An enrichment in detail: each field by its label and property, with the value written and the value it replaced.
     await page.goto(`${log}?record=rec-1`);
     await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
     const cells = (row: number) => page.locator('#changes tbody tr').nth(row).locator('td').allTextContents();
     expect(await page.locator('#changes tbody tr').count()).toBe(2);
-    expect(await cells(0)).toEqual(['wf_career_job_title', 'CFO', '<b>Chief</b> & Bean']);
-    expect(await cells(1)).toEqual(['wf_hh_net_worth', '2400000', 'empty']);
+    expect(await cells(0)).toEqual(['Career: Job title wf_career_job_title', 'CFO', '<b>Chief</b> & Bean']);
+    expect(await cells(1)).toEqual(['Household: Net worth wf_hh_net_worth', '2400000', 'empty']);
     expect(await page.textContent('main')).not.toContain('not recorded');
     expect(await seriousViolations(page)).toEqual([]);
     // Another installation's log, or one of its entries under this installation's address: 404.
@@ -451,7 +450,7 @@ describe('the console in a browser', () => {
     expect(await page.locator('img').count()).toBe(0);
     await Promise.all([page.waitForNavigation(), page.click('#log tbody a >> nth=0')]);
     expect(await page.textContent('h1')).toContain(MARKUP);
-    expect(await page.locator('#changes tbody tr').nth(0).locator('td').allTextContents()).toEqual(['wf_career_job_title', MARKUP, MARKUP]);
+    expect(await page.locator('#changes tbody tr').nth(0).locator('td').allTextContents()).toEqual(['Career: Job title wf_career_job_title', MARKUP, MARKUP]);
     expect(await page.locator('img').count()).toBe(0);
     expect(dialogs).toEqual([]);
     await context.close();
@@ -532,19 +531,13 @@ describe('the console in a browser', () => {
     await screenshotAtWidths(page, 'operator-installations');
     expect(await unreachableByKeyboard(page)).toEqual([]);
     await page.click(`a[href="/console/installations/${ids.b}"]`);
-    expect(await page.textContent('h1')).toBe('hubspot 77777');
+    expect(await page.textContent('h1')).toBe('HubSpot portal 77777');
 
     const admin = await browser.newContext();
     const adminPage = await admin.newPage();
     await adminPage.goto(adminLink(ids.b));
-    expect(await adminPage.textContent('h1')).toBe('hubspot 77777');
-    const config = loadConfig(env);
-    const runtime = await openRuntime(config, createLogger('silent'), defaultConnectors(config), 'command');
-    try {
-      await runtime.bridge.installations.remove(ids.b);
-    } finally {
-      await runtime.close();
-    }
+    expect(await adminPage.textContent('h1')).toBe('HubSpot portal 77777');
+    await withFolderRuntime(env, ({ bridge }) => bridge.installations.remove(ids.b));
     expect((await adminPage.reload())?.status()).toBe(401);
     await operator.close();
     await admin.close();

@@ -17,7 +17,7 @@ import { hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { createAccount, describeAccount } from '../../core/accounts/admin.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { withRuntime } from '../../server/runtime.ts';
-import { type FakeHubSpot, type FakeRequest, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type FakeHubSpot, type FakeRequest, startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts';
 import { tempDir } from '../support/harness.ts';
 import { REPO, withoutBackendsLine } from '../support/processes.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
@@ -149,16 +149,7 @@ async function setUp({ onTestFinished }: TestContext, fakeOptions: Parameters<ty
         const { installation } = await connectPortal({
           installations,
           portalId,
-          credentials: {
-            kind: 'static',
-            accessToken: fake.tokens.staticToken,
-            refreshToken: null,
-            expiresAt: null,
-            clientId: null,
-            clientSecret: fake.clientSecret,
-            appId: fake.appId,
-            apiBaseUrl: fake.url,
-          },
+          credentials: staticCredentials(fake, fake.clientSecret, fake.appId),
           target: { kind: 'local', accountName: options.account ?? 'owner' },
           environment: options.env ?? 'sandbox',
           existing: await pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),

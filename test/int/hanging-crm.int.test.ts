@@ -14,7 +14,7 @@ import type { Worker } from '../../bridge/worker.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { openRuntime, startWorker } from '../../server/runtime.ts';
-import { type FakeContact, startFakeHubSpot } from '../support/fake-hubspot.ts';
+import { type FakeContact, startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts';
 import { startHangingServer } from '../support/hanging-server.ts';
 import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
@@ -50,16 +50,7 @@ describe('one tenant cannot stall the others', () => {
       const { installation: healthy } = await connectPortal({
         installations: runtime.bridge.installations,
         portalId: fake.portalId,
-        credentials: {
-          kind: 'static',
-          accessToken: fake.tokens.staticToken,
-          refreshToken: null,
-          expiresAt: null,
-          clientId: null,
-          clientSecret: CLIENT_SECRET,
-          appId: APP_ID,
-          apiBaseUrl: fake.url,
-        },
+        credentials: staticCredentials(fake, CLIENT_SECRET, APP_ID),
         target: { kind: 'local', accountName: 'acme' },
         environment: 'sandbox',
       });

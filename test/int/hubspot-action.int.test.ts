@@ -769,16 +769,7 @@ describe('POST /webhooks/hubspot/actions/enrich on the real server', () => {
     await connectPortal({
       installations: setup.bridge.installations,
       portalId: fake.portalId,
-      credentials: {
-        kind: 'static',
-        accessToken: fake.tokens.staticToken,
-        refreshToken: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: CLIENT_SECRET,
-        appId: APP_ID,
-        apiBaseUrl: fake.url,
-      },
+      credentials: staticCredentials(fake, CLIENT_SECRET, APP_ID),
       target: { kind: 'local', accountName: 'acme' },
       environment: 'sandbox',
     });

@@ -1,18 +1,22 @@
-// A HubSpot portal connected to a running server, as the console's pipeline tests need it: a fake
-// HubSpot, a local account and the portal's installations made in-process on the server's data folder
-// (as `accounts create` and `hubspot connect` do: hubspot-cli.e2e runs those), the server as
-// `npm start` runs it (in-server workers) and Chromium. Admins sign in with links minted in-process with
-// the server's key, as `console-link` mints them (console.e2e runs that command).
+// The console's browser tests start from here: a data folder seeded in-process (as the CLI's commands
+// would leave it, without their start-up time), the server as `npm start` runs it (in-server workers
+// unless the test's env says otherwise) and Chromium, side by side. Admins sign in with links minted
+// in-process with the server's key, as `console-link` mints them (console.e2e runs that command).
+// startConsolePortal adds a HubSpot portal connected to that server: a fake HubSpot, a local account and
+// the portal's installations (as `accounts create` and `hubspot connect` do: hubspot-cli.e2e runs those).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import type { ConsoleScope } from '../../bridge/console-sessions.ts';
+import type { Installation } from '../../bridge/model.ts';
 import { HUBSPOT_PROVIDER } from '../../connectors/hubspot/connector.ts';
 import { checkStaticToken, connectPortal } from '../../connectors/hubspot/install.ts';
 import { createAccount } from '../../core/accounts/admin.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { consoleLinkUrl } from '../../server/http/console/link.ts';
+import type { Runtime } from '../../server/runtime.ts';
 import { launchChromium } from './chromium.ts';
-import { type FakeHubSpot, startFakeHubSpot } from './fake-hubspot.ts';
+import { type FakeHubSpot, startFakeHubSpot, staticCredentials } from './fake-hubspot.ts';
 import { withFolderRuntime } from './folder-runtime.ts';
 import { tempDir } from './harness.ts';
 import { type Proc, freePort, startServerProcess } from './processes.ts';
@@ -21,6 +25,93 @@ export const APP_ID = '1160452';
 export const PORTAL_ID = '62515';
 /** The local account every installation enriches with. */
 export const ACCOUNT = 'e2e';
+
+/**
+ * The server (`npm start` with `env`) and Chromium, started side by side: both, or neither (whichever came
+ * up is stopped when the other did not).
+ */
+export async function startServerAndBrowser(env: Record<string, string>): Promise<{ server: Proc; url: string; browser: Browser }> {
+  const [started, launched] = await Promise.allSettled([startServerProcess(env), launchChromium()]);
+  if (started.status === 'fulfilled' && launched.status === 'fulfilled') return { server: started.value.proc, url: started.value.url, browser: launched.value };
+  if (started.status === 'fulfilled') await started.value.proc.stop();
+  if (launched.status === 'fulfilled') await launched.value.close();
+  throw started.status === 'rejected' ? started.reason : (launched as PromiseRejectedResult).reason;
+}
+
+/** An installation as a CRM's `connect` leaves one (its credentials aside), in the sandbox, enriching with a local account. */
+export function addInstallation(runtime: Runtime, provider: string, externalAccountId: string, accountName = ACCOUNT): Promise<Installation> {
+  return runtime.bridge.installations.create({
+    provider,
+    externalAccountId,
+    environment: 'sandbox',
+    target: { kind: 'local', accountName },
+    settings: {},
+  });
+}
+
+export interface ConsoleServerOptions<T> {
+  /** The name the data folder starts with. */
+  readonly folderPrefix: string;
+  /** Further server settings (the CRMs' base URLs and apps, WORKER_CONCURRENCY…). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Fills the data folder before the server starts; `env` is the server's (openFolderRuntime opens it). */
+  seed(env: Readonly<Record<string, string>>): Promise<T>;
+}
+
+export interface ConsoleServer<T> {
+  readonly server: Proc;
+  readonly browser: Browser;
+  readonly publicUrl: string;
+  /** The server's environment: its data folder, key, PUBLIC_URL, PORT, LOG_LEVEL and the options' env. */
+  readonly env: Readonly<Record<string, string>>;
+  /** What `seed` returned. */
+  readonly seeded: T;
+  /** A link as `console-link` makes it for the scope (at `now`, by default the present), sealed with the server's key. */
+  link(scope: ConsoleScope, now?: Date): string;
+  /** A new browser context signed in as the installation's admin (on its overview). */
+  signIn(installationId: string): Promise<Page>;
+  /** Stops the browser and the server, and removes the data folder. */
+  close(): Promise<void>;
+}
+
+export async function startConsoleServer<T>(options: ConsoleServerOptions<T>): Promise<ConsoleServer<T>> {
+  const dataDir = tempDir(options.folderPrefix);
+  let up: { server: Proc; browser: Browser } | undefined;
+  const close = async () => {
+    await up?.browser.close();
+    await up?.server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const key = randomBytes(32).toString('hex');
+    const env = { DATA_DIR: dataDir, ENRICHBRIDGE_SECRET_KEY: key, PUBLIC_URL: publicUrl, PORT: String(port), LOG_LEVEL: 'info', ...options.env };
+    const seeded = await options.seed(env);
+    const started = await startServerAndBrowser(env);
+    up = started;
+    const box = loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } });
+    const link = (scope: ConsoleScope, now?: Date) => consoleLinkUrl(box, publicUrl, scope, now);
+    return {
+      server: started.server,
+      browser: started.browser,
+      publicUrl,
+      env,
+      seeded,
+      link,
+      async signIn(installationId) {
+        const context = await started.browser.newContext();
+        const page = await context.newPage();
+        await page.goto(link({ kind: 'installation', installationId }));
+        return page;
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
 export interface ConsolePortalOptions {
   /** The name the data folder starts with. */
@@ -33,17 +124,10 @@ export interface ConsolePortalOptions {
   readonly otherPortals?: readonly string[];
 }
 
-export interface ConsolePortal {
+export interface ConsolePortal extends ConsoleServer<ReadonlyMap<string, string>> {
   readonly fake: FakeHubSpot;
-  readonly server: Proc;
-  readonly browser: Browser;
-  readonly publicUrl: string;
-  /** The server's environment: its data folder, key, PUBLIC_URL, PORT and the fake's base URL. */
-  readonly env: Readonly<Record<string, string>>;
   /** The installation of each portal connected: PORTAL_ID's, then otherPortals' in order. */
   readonly installationIds: ReadonlyMap<string, string>;
-  /** A new browser context signed in as the installation's admin (on its overview). */
-  signIn(installationId: string): Promise<Page>;
   /** Stops the browser, the server and the fake, and removes the data folder. */
   close(): Promise<void>;
 }
@@ -58,80 +142,43 @@ export async function startConsolePortal(options: ConsolePortalOptions): Promise
     clientSecret,
     subscribedProperties: options.subscribedProperties,
   });
-  const dataDir = tempDir(options.folderPrefix);
-  let server: Proc | undefined;
-  let browser: Browser | undefined;
-  const close = async () => {
-    await browser?.close();
-    await server?.stop();
-    await fake.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const portals = [PORTAL_ID, ...(options.otherPortals ?? [])];
   try {
-    const port = await freePort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    const key = randomBytes(32).toString('hex');
-    const env = {
-      DATA_DIR: dataDir,
-      ENRICHBRIDGE_SECRET_KEY: key,
-      PUBLIC_URL: publicUrl,
-      PORT: String(port),
-      HUBSPOT_API_BASE_URL: fake.url,
-      LOG_LEVEL: 'info',
-    };
-    const portals = [PORTAL_ID, ...(options.otherPortals ?? [])];
-    const installationIds = await withFolderRuntime(env, async ({ opened, bridge }) => {
-      await createAccount(opened.store, ACCOUNT, { careerIntelligence: true, rateLimit: options.rateLimit });
-      const ids = new Map<string, string>();
-      for (const portalId of portals) {
-        // What `hubspot connect --portal-id P --access-token … --client-secret … --app-id … --account e2e
-        // --env sandbox --api-base-url FAKE` does: the token checked, then the installation and its properties.
-        await checkStaticToken(fake.url, portalId, fake.tokens.staticToken);
-        const { installation } = await connectPortal({
-          installations: bridge.installations,
-          portalId,
-          credentials: {
-            kind: 'static',
-            accessToken: fake.tokens.staticToken,
-            refreshToken: null,
-            expiresAt: null,
-            clientId: null,
-            clientSecret,
-            appId: APP_ID,
-            apiBaseUrl: fake.url,
-          },
-          target: { kind: 'local', accountName: ACCOUNT },
-          environment: 'sandbox',
-          existing: await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),
-        });
-        ids.set(portalId, installation.id);
-      }
-      return ids;
+    const app = await startConsoleServer({
+      folderPrefix: options.folderPrefix,
+      env: { HUBSPOT_API_BASE_URL: fake.url },
+      seed: (env) =>
+        withFolderRuntime(env, async ({ opened, bridge }) => {
+          await createAccount(opened.store, ACCOUNT, { careerIntelligence: true, rateLimit: options.rateLimit });
+          const ids = new Map<string, string>();
+          for (const portalId of portals) {
+            // What `hubspot connect --portal-id P --access-token … --client-secret … --app-id … --account e2e
+            // --env sandbox --api-base-url FAKE` does: the token checked, then the installation and its properties.
+            await checkStaticToken(fake.url, portalId, fake.tokens.staticToken);
+            const { installation } = await connectPortal({
+              installations: bridge.installations,
+              portalId,
+              credentials: staticCredentials(fake, clientSecret, APP_ID),
+              target: { kind: 'local', accountName: ACCOUNT },
+              environment: 'sandbox',
+              existing: await bridge.pipelineStore.findInstallationByAccount(HUBSPOT_PROVIDER, portalId),
+            });
+            ids.set(portalId, installation.id);
+          }
+          return ids;
+        }),
     });
-    // The server and the browser start side by side; whichever came up is stopped by close.
-    const [started, launched] = await Promise.allSettled([startServerProcess(env), launchChromium()]);
-    if (started.status === 'fulfilled') server = started.value.proc;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    if (started.status === 'rejected') throw started.reason;
-    if (launched.status === 'rejected') throw launched.reason;
-    const up = { server: started.value.proc, browser: launched.value };
-    const box = loadSecretBox({ dataDir, env: { ENRICHBRIDGE_SECRET_KEY: key } });
     return {
+      ...app,
       fake,
-      ...up,
-      publicUrl,
-      env,
-      installationIds,
-      async signIn(installationId) {
-        const context = await up.browser.newContext();
-        const page = await context.newPage();
-        await page.goto(consoleLinkUrl(box, publicUrl, { kind: 'installation', installationId }));
-        return page;
+      installationIds: app.seeded,
+      async close() {
+        await app.close();
+        await fake.close();
       },
-      close,
     };
   } catch (error) {
-    await close();
+    await fake.close();
     throw error;
   }
 }

@@ -3,6 +3,7 @@
 // whose connector reaches a MemoryCrm served by the test process. Only the CRM is fake.
 //
 //   node --import tsx test/support/pipeline-worker.ts [--concurrency N] [--max-batch N]
+// (pipeline-crash.e2e runs it bundled, built once for the file: the same code without tsx at each start)
 //
 // The CRM's base URL comes from the installation's sealed CRM credentials ({ baseUrl }), as a real
 // connector's credentials would.
