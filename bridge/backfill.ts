@@ -7,6 +7,7 @@ import type { JobQueue } from './job-queue.ts';
 import type { PipelineDatabase as Database } from './schema.ts';
 import type { CrmConnector, CrmRecord } from './connector.ts';
 import { hasMatchKey, inputHash } from './input.ts';
+import { exclusion, heldByUndo } from './record-controls.ts';
 import type { Installation } from './model.ts';
 import { enrichJob } from './enrich-job.ts';
 import { InstallationError } from './installations.ts';
@@ -30,6 +31,8 @@ export interface BackfillPlan {
   readonly withMatchKey: number;
   /** Enriched recently with the same input: they would be skipped. */
   readonly upToDate: number;
+  /** Excluded (a CRM user's Exclude or the CRM's do-not-enrich checkbox), or undone with the same identity: left out. */
+  readonly excluded: number;
   /**
    * Pages of ids to enqueue, each with the cursor a rerun resumes from once it is enqueued (a page cut
    * short by the limit resumes at its own start) and whether it finishes the object.
@@ -93,7 +96,8 @@ export class BackfillProgress {
 export interface PlanOptions {
   readonly installation: Installation;
   readonly object: string;
-  readonly connector: Pick<CrmConnector, 'toRequest'>;
+  /** With `propertyFor`, the CRM's do-not-enrich checkbox is honoured too (a CRM user's Exclude always is). */
+  readonly connector: Pick<CrmConnector, 'toRequest'> & Partial<Pick<CrmConnector, 'propertyFor'>>;
   readonly source: RecordSource;
   readonly store: PipelineStore;
   readonly progress: BackfillProgress;
@@ -119,6 +123,7 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
   let scanned = 0;
   let withMatchKey = 0;
   let upToDate = 0;
+  let excluded = 0;
   let toEnrich = 0;
   let cursor = startCursor;
   do {
@@ -128,6 +133,12 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
       object,
       page.records.map((r) => r.id),
     );
+    const controls = await options.store.recordControls(
+      installation.id,
+      object,
+      page.records.map((r) => r.id),
+    );
+    const propertyFor = options.connector.propertyFor?.bind(options.connector) ?? (() => null);
     const ids: string[] = [];
     let cut = false;
     for (const record of page.records) {
@@ -137,6 +148,12 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
       }
       scanned += 1;
       const request = options.connector.toRequest(object, record);
+      const control = controls.get(record.id);
+      // An excluded record, or one undone whose identity has not changed, is not queued.
+      if (exclusion({ propertyFor }, object, record, control) !== null || heldByUndo(control, inputHash(request, installation.environment), false)) {
+        excluded += 1;
+        continue;
+      }
       if (!hasMatchKey(request)) continue;
       withMatchKey += 1;
       const state = states.get(record.id);
@@ -159,6 +176,7 @@ export async function planBackfill(options: PlanOptions): Promise<BackfillPlan> 
     scanned,
     withMatchKey,
     upToDate,
+    excluded,
     pages,
     toEnrich,
     quotaUnits: installation.environment === 'production' ? toEnrich : 0,

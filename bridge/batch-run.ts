@@ -22,6 +22,8 @@ export interface Work {
   readonly force: boolean;
   /** Every job naming the record is a scheduled refresh: an unchanged answer writes nothing. */
   readonly refreshOnly: boolean;
+  /** A CRM user asked for Enrich now: an undone record is enriched again. */
+  readonly enrichNow: boolean;
 }
 
 /** The batch's records by object, in the order they came: each record one Work, however many jobs named it. */
@@ -180,12 +182,13 @@ export function groupByObject(run: BatchRun, jobs: readonly Job[]): WorksByObjec
     }
     const records = byObject.get(payload.data.object) ?? new Map<string, Work>();
     byObject.set(payload.data.object, records);
-    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false, refreshOnly: true };
+    const work = records.get(payload.data.recordId) ?? { recordId: payload.data.recordId, jobs: [], force: false, refreshOnly: true, enrichNow: false };
     records.set(payload.data.recordId, {
       ...work,
       jobs: [...work.jobs, job],
       force: work.force || payload.data.force,
       refreshOnly: work.refreshOnly && payload.data.trigger === 'refresh',
+      enrichNow: work.enrichNow || payload.data.trigger === 'now',
     });
   }
   return byObject;

@@ -22,6 +22,7 @@ import { InboundDeliveries } from './deliveries.ts';
 import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
+import { RecordDesk } from './record-actions.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
 import type { PipelineStore } from './store.ts';
 import { KyselyPipelineStore } from './store/kysely-pipeline-store.ts';
@@ -133,6 +134,8 @@ export interface Bridge {
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
   /** Who is signed in to the admin console. */
   readonly consoleSessions: ConsoleSessions;
+  /** One record as a CRM user sees it, and the record actions (Enrich now, Undo, Exclude, Include again). */
+  readonly records: RecordDesk;
 }
 
 export function createBridge(deps: BridgeDeps): Bridge {
@@ -196,5 +199,11 @@ export function createBridge(deps: BridgeDeps): Bridge {
     backfillRuns,
     enricherFor,
     consoleSessions: new ConsoleSessions(deps.db, deps.now),
+    records: new RecordDesk({
+      store: pipelineStore,
+      queue: deps.queue,
+      connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
   };
 }

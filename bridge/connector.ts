@@ -85,4 +85,10 @@ export interface CrmConnector {
   formatValue(key: string, value: FieldValue): CrmValue;
   /** What clears a property (HubSpot: the empty string; Salesforce: null, the default). */
   readonly emptyValue?: CrmValue;
+  /**
+   * Whether a property still holds what we wrote there, where the CRM reads a value back otherwise than
+   * it was written (Salesforce: an unchecked box as empty, a DateTime in its own format); absent: the
+   * same value (sameCrmValue).
+   */
+  holdsWritten?(property: string, current: CrmValue | undefined, written: CrmValue): boolean;
 }

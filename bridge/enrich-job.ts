@@ -6,7 +6,8 @@ import type { NewJob } from './job-queue.ts';
 
 export const ENRICH_JOB = 'enrich';
 
-export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action', 'refresh'] as const;
+/** `now`: a CRM user's Enrich now on the record (record-actions.ts): forced, at the front of the queue, and it enriches an undone record again. */
+export const TRIGGERS = ['create', 'update', 'backfill', 'manual', 'action', 'refresh', 'now'] as const;
 
 export const EnrichJobPayloadSchema = z.object({
   object: z.string().min(1),
@@ -22,6 +23,25 @@ export type EnrichJobPayload = z.input<typeof EnrichJobPayloadSchema>;
 /** The dedupe key of a record's enrichment job. */
 export function enrichDedupeKey(installationId: string, object: string, recordId: string): string {
   return `${ENRICH_JOB}:${installationId}:${object}:${recordId}`;
+}
+
+/** The dedupe key of a record's Enrich now (its own: a waiting ordinary job must not absorb it). */
+export function enrichNowDedupeKey(installationId: string, object: string, recordId: string): string {
+  return `${enrichDedupeKey(installationId, object, recordId)}:now`;
+}
+
+/**
+ * A CRM user's Enrich now: forced, and at the front of the queue (the queue hands out the readiest
+ * installation's readiest jobs first, by run time, so a run time at the epoch comes before any other).
+ */
+export function enrichNowJob(installationId: string, object: string, recordId: string): NewJob {
+  return {
+    installationId,
+    kind: ENRICH_JOB,
+    payload: { object, recordId, trigger: 'now', force: true } satisfies EnrichJobPayload,
+    dedupeKey: enrichNowDedupeKey(installationId, object, recordId),
+    runAt: new Date(0),
+  };
 }
 
 /** The queue job for one record; duplicates of a waiting job add nothing. */

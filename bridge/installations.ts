@@ -165,7 +165,23 @@ export class Installations {
     return this.secretOnFirstUse(id, 'outboundSecret');
   }
 
-  private async secretOnFirstUse(id: string, field: 'webhookSecret' | 'outboundSecret'): Promise<string> {
+  /**
+   * The secret a CRM's record component sends with each call (the Salesforce component's External
+   * Credential holds it), made (256 random bits, URL-safe) and sealed on first use.
+   */
+  async recordSecret(id: string): Promise<string> {
+    return this.secretOnFirstUse(id, 'recordSecret');
+  }
+
+  /** A new record secret in place of the old one, which stops working at once. */
+  async rotateRecordSecret(id: string): Promise<string> {
+    const current = await this.secrets(id);
+    const made = randomBytes(32).toString('base64url');
+    await this.pipeline.updateInstallation(id, { sealedSecrets: this.box.seal(JSON.stringify({ ...current, recordSecret: made }), secretsContext(id)) });
+    return made;
+  }
+
+  private async secretOnFirstUse(id: string, field: 'webhookSecret' | 'outboundSecret' | 'recordSecret'): Promise<string> {
     const current = await this.secrets(id);
     const existing = current[field];
     if (existing !== undefined) return existing;

@@ -93,6 +93,8 @@ export interface JobQueue {
    * a takeover. Returns how many.
    */
   removeInstallation(installationId: string): Promise<number>;
+  /** The queued or running job with one of these dedupe keys, if any (a record's pending enrichment). */
+  findPending(dedupeKeys: readonly string[]): Promise<Job | undefined>;
   /** Drops the queued job with this dedupe key (the record it was for is gone); true when one was. */
   cancel(dedupeKey: string): Promise<boolean>;
   /** A group's jobs by state (a backfill run's enrichments: how far they have got). */

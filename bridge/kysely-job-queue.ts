@@ -413,6 +413,19 @@ export class KyselyJobQueue implements JobQueue {
     return Number(result.numDeletedRows);
   }
 
+  async findPending(dedupeKeys: readonly string[]): Promise<Job | undefined> {
+    if (dedupeKeys.length === 0) return undefined;
+    const row = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('dedupe_key', 'in', [...dedupeKeys])
+      .where('state', 'in', ['queued', 'running'])
+      .orderBy('run_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toJob(row);
+  }
+
   async cancel(dedupeKey: string): Promise<boolean> {
     const result = await this.db.deleteFrom('jobs').where('dedupe_key', '=', dedupeKey).where('state', '=', 'queued').executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

@@ -18,6 +18,7 @@ export const MIGRATED_TABLES = [
   'quota_usage',
   'installations',
   'record_states',
+  'record_controls',
   'enrichment_log',
   'backfills',
   'backfill_runs',

@@ -93,6 +93,8 @@ export const InstallationSecretsSchema = z.object({
   webhookSecret: z.string().min(1).optional(),
   /** The secret in the URL a CRM posts unsigned messages to (Salesforce outbound messages). */
   outboundSecret: z.string().min(1).optional(),
+  /** The secret a CRM's record component sends in a header, entered by the CRM's admin (a Salesforce External Credential). */
+  recordSecret: z.string().min(1).optional(),
 });
 export type InstallationSecrets = z.infer<typeof InstallationSecretsSchema>;
 
@@ -124,7 +126,35 @@ export interface RecordState {
   readonly inputHash: string;
   /** CRM property → the value we last wrote there. */
   readonly written: Readonly<Record<string, CrmValue>>;
+  /** The target's data version the enrichment was answered under; null or absent: unknown. */
+  readonly dataVersion?: string | null;
+  /** The career match's own confidence; null or absent: unknown, or no career match. */
+  readonly careerConfidence?: number | null;
 }
+
+/** Who asked for a record action: the CRM user as the CRM names them (id and e-mail as given). */
+export const ActorSchema = z.object({
+  userId: z.string().min(1).max(200),
+  email: z.string().max(320).nullable(),
+});
+export type Actor = z.infer<typeof ActorSchema>;
+
+/** What a CRM user decided about one record (record-actions.ts): excluded, or its last enrichment undone. */
+export interface RecordControl {
+  readonly installationId: string;
+  readonly object: string;
+  readonly recordId: string;
+  readonly excludedAt: string | null;
+  readonly excludedBy: Actor | null;
+  readonly undoneAt: string | null;
+  readonly undoneBy: Actor | null;
+  /** The input hash the record had when undone: another one (its identity changed) is enriched again. */
+  readonly undoneInputHash: string | null;
+}
+
+/** The record actions a CRM user can take on a record, each logged as `action:<name>`. */
+export const RECORD_ACTIONS = ['enrich_now', 'undo', 'exclude', 'include'] as const;
+export type RecordAction = (typeof RECORD_ACTIONS)[number];
 
 /** A value as a CRM stores it: null is empty. */
 export type CrmValue = string | number | boolean | null;
@@ -140,10 +170,14 @@ export const SKIP_REASONS = [
   'record_deleted',
   'object_not_enabled',
   'below_min_confidence',
+  /** The record is excluded (Exclude, or the CRM's do-not-enrich checkbox). */
+  'excluded',
+  /** Its last enrichment was undone and its identity has not changed since (only Enrich now enriches it). */
+  'undone',
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-export type Outcome = 'enriched' | 'no_match' | `skipped:${SkipReason}` | `failed:${string}`;
+export type Outcome = 'enriched' | 'no_match' | `skipped:${SkipReason}` | `failed:${string}` | `action:${RecordAction}`;
 
 /** One property a write changed: the value sent, and the value it replaced (null: the property was empty). */
 export interface LoggedChange {
@@ -169,4 +203,6 @@ export interface LogEntry {
   readonly detail: string | null;
   /** `object/recordId` of the record whose stored answer was applied (no lookup, no unit); absent otherwise. */
   readonly reusedFrom?: string;
+  /** The CRM user who asked for a record action (`action:*` entries); absent otherwise. */
+  readonly actor?: Actor;
 }

@@ -10,7 +10,8 @@
 // Each step lives in pipeline/, this file keeps their order:
 //   pipeline/pauses.ts        a disabled or paused installation, and pausing one for a limit
 //   pipeline/budget-hold.ts   one batch of an installation with a budget at a time
-//   pipeline/candidates.ts    the records worth a lookup, as requests
+//   pipeline/candidates.ts    the records worth a lookup, as requests (excluded and undone records skipped)
+//   pipeline/skip-status.ts   the status property of a record skipped for no match key, excluded or undone
 //   pipeline/answer-reuse.ts  one lookup per person: kept answers, followers of a lookup, purging
 //   pipeline/enrich-round.ts  calling the target
 //   pipeline/write-back.ts    the write policy, the CRM writes, the record's state and log entry
@@ -31,6 +32,7 @@ import { crmFailure } from './pipeline/crm-failure.ts';
 import { enrichAll } from './pipeline/enrich-round.ts';
 import { heldByInstallationStatus, pauseForLimit } from './pipeline/pauses.ts';
 import { type CallbackHook, settle } from './pipeline/settle.ts';
+import { writeSkipStatus } from './pipeline/skip-status.ts';
 import { writeBack } from './pipeline/write-back.ts';
 import type { PipelineStore } from './store.ts';
 
@@ -214,7 +216,9 @@ export class Pipeline {
       return crmFailure(this.deps, run, object, works, error);
     }
     for (const record of records.values()) run.finalProperties.set(`${object}/${record.id}`, { ...record.properties });
-    const wanted = await candidates(this.deps.store, run, connector, object, works, records);
+    const { found: wanted, skips } = await candidates(this.deps.store, run, connector, object, works, records);
+    // Skips an admin can act on (no match key, excluded, undone) set the record's status property.
+    await writeSkipStatus(this.deps, run, connector, object, skips);
     // One lookup per person: a kept answer for the same normalized request, or one looked up for an
     // earlier record of this slice, is applied without a lookup of its own.
     const { lookups, reused, followers } = await reuseAnswers(this.deps.store, this.deps.answerBox, run, enricher, wanted);

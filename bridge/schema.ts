@@ -69,6 +69,31 @@ export interface RecordStatesTable {
   input_hash: string;
   /** JSON: CRM property → the value we last wrote there (what the tracked mode compares with). */
   written: string;
+  /** The target's data version the last enrichment was answered under; null: unknown (before 0020) or none reported. */
+  data_version: string | null;
+  /** The career match's own confidence (`confidence` is the household's when it matched); null before 0020. */
+  career_confidence: number | null;
+}
+
+/**
+ * What a CRM user decided about one record: excluded from enrichment (do-not-enrich), or its
+ * last enrichment undone. One row per record that has either; erased with the record.
+ */
+export interface RecordControlsTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  /** Set while the record is excluded (Exclude); null once included again. */
+  excluded_at: string | null;
+  /** JSON actor `{ userId, email }` of the Exclude. */
+  excluded_by: string | null;
+  /** Set while the record's last enrichment stands undone; cleared by the next enrichment saved. */
+  undone_at: string | null;
+  /** JSON actor of the Undo. */
+  undone_by: string | null;
+  /** The record's input hash when it was undone: an identity change (another hash) is enriched again. */
+  undone_input_hash: string | null;
+  updated_at: string;
 }
 
 export interface EnrichmentLogTable {
@@ -93,6 +118,8 @@ export interface EnrichmentLogTable {
   changes: string | null;
   /** `object/recordId` of the record whose stored answer this entry applied (no lookup, no unit); null otherwise. */
   reused_from: string | null;
+  /** JSON `{ userId, email }`: the CRM user who asked for a record action (`action:*` entries); null otherwise. */
+  actor: string | null;
 }
 
 /** Where a backfill of one installation's object got to, so a rerun resumes there. */
@@ -203,6 +230,7 @@ export type PipelineTables = {
   jobs: JobsTable;
   installations: InstallationsTable;
   record_states: RecordStatesTable;
+  record_controls: RecordControlsTable;
   enrichment_log: EnrichmentLogTable;
   backfills: BackfillsTable;
   backfill_runs: BackfillRunsTable;
@@ -494,6 +522,34 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropIndex('enrichment_log_installation_at').execute();
+    },
+  },
+  '0020_record_controls': {
+    async up(db: Kysely<unknown>) {
+      // Issue 28: per-record do-not-enrich and undo, the actor of a record action, and the data version
+      // each record was last enriched under.
+      await db.schema
+        .createTable('record_controls')
+        .addColumn('installation_id', 'text', (c) => c.notNull().references('installations.id').onDelete('cascade'))
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('excluded_at', 'text')
+        .addColumn('excluded_by', 'text')
+        .addColumn('undone_at', 'text')
+        .addColumn('undone_by', 'text')
+        .addColumn('undone_input_hash', 'text')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('record_controls_pk', ['installation_id', 'object', 'record_id'])
+        .execute();
+      await db.schema.alterTable('record_states').addColumn('data_version', 'text').execute();
+      await db.schema.alterTable('record_states').addColumn('career_confidence', 'real').execute();
+      await db.schema.alterTable('enrichment_log').addColumn('actor', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('enrichment_log').dropColumn('actor').execute();
+      await db.schema.alterTable('record_states').dropColumn('career_confidence').execute();
+      await db.schema.alterTable('record_states').dropColumn('data_version').execute();
+      await db.schema.dropTable('record_controls').execute();
     },
   },
 };

@@ -2,7 +2,10 @@
 // kept for reuse and leases, each its own interface, together the one PipelineStore callers are handed.
 // The adapter on the service database (SQLite or PostgreSQL) is store/kysely-pipeline-store.ts.
 import { monotonicFactory } from 'ulid';
-import type { Installation, InstallationSettings, InstallationStatus, LogEntry, PauseReason, RecordState, StoredAnswer } from './model.ts';
+import type { Installation, InstallationSettings, InstallationStatus, LogEntry, PauseReason, RecordControl, RecordState, StoredAnswer } from './model.ts';
+import type { RecordControlPatch } from './store/record-controls-table.ts';
+
+export type { RecordControlPatch } from './store/record-controls-table.ts';
 
 export class DuplicateInstallationError extends Error {
   constructor(provider: string, externalAccountId: string) {
@@ -84,6 +87,8 @@ export interface RecordStateStore {
   staleRecords(installationId: string, beforeIso: string, limit: number): Promise<{ object: string; recordId: string; enrichedAt: string }[]>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
+  /** What CRM users decided about these records (excluded, undone); a record with neither has no entry. */
+  recordControls(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordControl>>;
 }
 
 /** The enrichment log: one entry per record per batch, read by the operator, the console and budgets. */
@@ -120,9 +125,15 @@ export interface LeaseStore {
 export interface PipelineStore extends InstallationStore, RecordStateStore, EnrichmentLogStore, KeptAnswerStore, LeaseStore {
   /**
    * Saves record states, log entries and the answers kept for reuse in one transaction: all land, or
-   * none do. Nothing is saved for a record erased meanwhile.
+   * none do. Nothing is saved for a record erased meanwhile. A state saved is a new enrichment: it ends
+   * the record's undone state, and an exclusion lifted in the CRM meanwhile, if it had either.
    */
   saveOutcomes(states: readonly RecordState[], entries: readonly LogEntry[], answers?: readonly StoredAnswer[]): Promise<void>;
+  /**
+   * A record action (record-actions.ts) in one transaction: its log entry, the record's controls
+   * changed, and its state replaced when given. Nothing is saved for a record erased meanwhile.
+   */
+  saveRecordAction(entry: LogEntry, control: RecordControlPatch, state?: RecordState): Promise<void>;
   /**
    * A CRM deletion or privacy request: forgets the record's state, log entries (with the values
    * they logged) and the answer kept for reuse that it was given, and remembers the record's id (only that) so an enrichment already under way cannot

@@ -9,6 +9,20 @@ export const STATUS_KEYS = ['status.enriched_at', 'status.household_matched', 's
 
 export type EnrichmentStatus = 'enriched' | 'no_match' | 'below_min_confidence';
 
+/**
+ * Every value the status property (`status.enrichment_status`) takes: an enrichment's outcome, or why a
+ * record was not enriched, where the record could be written: nothing to match on
+ * (`no_match_key`), excluded by a CRM user or the CRM's do-not-enrich checkbox (`excluded`), its last
+ * enrichment undone (`undone`).
+ */
+export type RecordStatusValue = EnrichmentStatus | 'no_match_key' | 'excluded' | 'undone';
+
+/**
+ * The do-not-enrich checkbox we provision on every enriched object (`wf_do_not_enrich`, a CRM boolean):
+ * read with the record, never written by an enrichment; Exclude checks it and Include again unchecks it.
+ */
+export const DO_NOT_ENRICH_KEY = 'control.do_not_enrich';
+
 export interface FieldsToWrite {
   readonly status: EnrichmentStatus;
   /** Household data at or above the minimum confidence. */
@@ -56,6 +70,11 @@ export function sameCrmValue(a: CrmValue | undefined, b: CrmValue | undefined): 
   if (left === right) return true;
   const numbers = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
   return numbers.test(left) && numbers.test(right) && Number(left) === Number(right);
+}
+
+/** Whether a property still holds what we wrote there, as the CRM reads our value back (`holdsWritten`). */
+export function stillWritten(connector: Pick<CrmConnector, 'holdsWritten'>, property: string, current: CrmValue | undefined, written: CrmValue): boolean {
+  return connector.holdsWritten === undefined ? sameCrmValue(current, written) : connector.holdsWritten(property, current, written);
 }
 
 export interface WriteDecision {

@@ -40,7 +40,7 @@ const OUT = path.join(ROOT, 'core/snapshot/matching/match-weights.ts');
 /** No level's weight goes past this (a level never seen among non-matches would be infinite). */
 const WEIGHT_CAP = 12;
 const MARGIN_CAP = 20;
-/** The household precision every kind of answer is held to (issue 15's target). */
+/** The household precision every kind of answer is held to (the target production matching was fitted to). */
 const PRECISION = 0.995;
 /** Random households each record is compared with, for u. */
 const RANDOM_PAIRS = 20;

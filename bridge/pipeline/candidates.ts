@@ -1,13 +1,19 @@
 // From the records a slice read to the requests worth a lookup. A record is skipped, and its jobs
-// completed, when the CRM no longer has it, when it has no match key (a name alone never matches, so no
-// unit is spent on it), or when it was enriched within the re-enrichment age with the same normalized
-// input (unless the job is forced). The request's hash is that normalized input, environment included.
+// completed, when the CRM no longer has it, when it is excluded (a CRM user's Exclude, or the CRM's
+// do-not-enrich checkbox), when its last enrichment was undone and its identity has not changed (unless
+// a CRM user asked for Enrich now), when it has no match key (a name alone never matches, so no unit is
+// spent on it), or when it was enriched within the re-enrichment age with the same normalized input
+// (unless the job is forced). The request's hash is that normalized input, environment included.
+// Skips that say something an admin can act on (no match key, excluded, undone) are returned to have
+// the record's status property written (skip-status.ts); the others are logged here.
 import { type BatchRun, type Candidate, DAY_MS, type Work } from '../batch-run.ts';
 import type { CrmConnector, CrmRecord } from '../connector.ts';
 import { hasMatchKey, inputHash } from '../input.ts';
+import { exclusion, heldByUndo } from '../record-controls.ts';
 import type { RecordStateStore } from '../store.ts';
+import type { StatusSkip } from './skip-status.ts';
 
-/** The records of a slice worth an enrichment: not deleted, with a match key, and changed or due again. */
+/** The records of a slice worth an enrichment, and the skips whose status is to be written on the record. */
 export async function candidates(
   store: RecordStateStore,
   run: BatchRun,
@@ -15,15 +21,14 @@ export async function candidates(
   object: string,
   works: readonly Work[],
   records: ReadonlyMap<string, CrmRecord>,
-): Promise<Candidate[]> {
+): Promise<{ found: Candidate[]; skips: StatusSkip[] }> {
   const { installation } = run;
-  const states = await store.recordStates(
-    installation.id,
-    object,
-    works.map((w) => w.recordId),
-  );
+  const ids = works.map((w) => w.recordId);
+  const states = await store.recordStates(installation.id, object, ids);
+  const controls = await store.recordControls(installation.id, object, ids);
   const now = run.now();
   const found: Candidate[] = [];
+  const skips: StatusSkip[] = [];
   for (const work of works) {
     const record = records.get(work.recordId);
     if (record === undefined) {
@@ -31,13 +36,22 @@ export async function candidates(
       run.dispose(work, { kind: 'complete' });
       continue;
     }
-    const request = { ...connector.toRequest(object, record), id: work.recordId };
-    if (!hasMatchKey(request)) {
-      run.log(object, work, 'skipped:no_match_key');
-      run.dispose(work, { kind: 'complete' });
+    const control = controls.get(work.recordId);
+    const excluded = exclusion(connector, object, record, control);
+    if (excluded !== null) {
+      skips.push({ work, record, reason: 'excluded', detail: excluded.detail });
       continue;
     }
+    const request = { ...connector.toRequest(object, record), id: work.recordId };
     const hash = inputHash(request, installation.environment);
+    if (heldByUndo(control, hash, work.enrichNow)) {
+      skips.push({ work, record, reason: 'undone', detail: `undone ${control?.undoneAt ?? ''}; Enrich now, or a change of its identity, enriches it again` });
+      continue;
+    }
+    if (!hasMatchKey(request)) {
+      skips.push({ work, record, reason: 'no_match_key', detail: null });
+      continue;
+    }
     const state = states.get(work.recordId);
     const age = state === undefined ? Infinity : now.getTime() - Date.parse(state.enrichedAt);
     if (!work.force && state !== undefined && state.inputHash === hash && age < installation.settings.reenrichAfterDays * DAY_MS) {
@@ -47,5 +61,5 @@ export async function candidates(
     }
     found.push({ work, record, hash, request });
   }
-  return found;
+  return { found, skips };
 }

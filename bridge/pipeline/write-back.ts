@@ -143,6 +143,8 @@ function recordWritten(run: BatchRun, object: string, item: PlannedWrite): void 
     enrichedAt: item.at.toISOString(),
     inputHash: item.hash,
     written: decision.written,
+    dataVersion: outcome.dataVersion,
+    careerConfidence: response.career?.confidence ?? null,
   });
   const logOutcome: Outcome = fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
   run.log(object, work, logOutcome, {

@@ -3,7 +3,7 @@
 // it spent and its latency. Entry ids are time-ordered, so the log is listed and paged by id; a budget
 // sums the units since a time from the index on (installation_id, at).
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { LogEntry, Outcome } from '../model.ts';
+import { ActorSchema, type LogEntry, type Outcome } from '../model.ts';
 import type { EnrichmentLogTable, PipelineDatabase as Database } from '../schema.ts';
 import type { DailyOutcome, LogQuery, LogSearch } from '../store.ts';
 import { CHUNK, chunks } from './chunks.ts';
@@ -24,6 +24,7 @@ function logRow(entry: LogEntry): EnrichmentLogTable {
     fields_written: JSON.stringify(entry.fieldsWritten),
     changes: Object.keys(entry.changes).length === 0 ? null : JSON.stringify(entry.changes),
     reused_from: entry.reusedFrom ?? null,
+    actor: entry.actor === undefined ? null : JSON.stringify(entry.actor),
     quota_consumed: entry.quotaConsumed,
     latency_ms: entry.latencyMs,
     detail: entry.detail,
@@ -42,6 +43,7 @@ function toLogEntry(row: Selectable<EnrichmentLogTable>): LogEntry {
     // Null: logged before 0015, nothing written, or cleared when the installation was disconnected.
     changes: row.changes === null ? {} : changesColumn.parse(JSON.parse(row.changes)),
     ...(row.reused_from === null ? {} : { reusedFrom: row.reused_from }),
+    ...(row.actor === null ? {} : { actor: ActorSchema.parse(JSON.parse(row.actor)) }),
     quotaConsumed: Number(row.quota_consumed),
     latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
     detail: row.detail,
@@ -116,7 +118,15 @@ export async function dailyOutcomes(db: Kysely<Database>, installationId: string
   return rows.map((row) => ({ day: row.day, outcome: row.outcome, count: Number(row.count), quotaConsumed: Number(row.units ?? 0) }));
 }
 
-/** A disconnect keeps the installation's log for the operator, without the values its writes carried. */
+/**
+ * A disconnect keeps the installation's log for the operator, without the values its writes carried
+ * or who asked for a record action (a CRM user's e-mail).
+ */
 export async function clearLoggedValues(db: Kysely<Database>, installationId: string): Promise<void> {
-  await db.updateTable('enrichment_log').set({ changes: null }).where('installation_id', '=', installationId).where('changes', 'is not', null).execute();
+  await db
+    .updateTable('enrichment_log')
+    .set({ changes: null, actor: null })
+    .where('installation_id', '=', installationId)
+    .where((eb) => eb.or([eb('changes', 'is not', null), eb('actor', 'is not', null)]))
+    .execute();
 }

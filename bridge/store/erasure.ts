@@ -1,4 +1,4 @@
-// A record's erasure (a CRM deletion or a privacy request): its state, its log entries and the answer kept
+// A record's erasure (a CRM deletion or a privacy request): its state and controls, its log entries and the answer kept
 // from it are deleted, and its id alone is remembered in erased_records, so that a batch already under way
 // saves nothing about it again. Both sides take the installation's erasure lock (PostgreSQL), so a save
 // and an erasure of one installation never interleave.
@@ -43,8 +43,9 @@ export async function eraseRecord(db: Kysely<Database>, installationId: string, 
       .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })
       .onConflict((oc) => oc.columns(['installation_id', 'object', 'record_id']).doNothing())
       .execute();
-    // Everything kept about the record: its state, its log and the answers kept for reuse.
-    for (const table of ['record_states', 'enrichment_log', 'reusable_answers'] as const) {
+    // Everything kept about the record: its state, its controls (excluded, undone, by whom), its log and
+    // the answers kept for reuse.
+    for (const table of ['record_states', 'record_controls', 'enrichment_log', 'reusable_answers'] as const) {
       await trx.deleteFrom(table).where('installation_id', '=', installationId).where('object', '=', object).where('record_id', '=', recordId).execute();
     }
   });

@@ -3,9 +3,10 @@
 // that span tables (saving a batch's outcomes, removing an installation) written out in this file.
 import type { Kysely } from 'kysely';
 import { HOST_CLOCK, type LeaseClock } from '../../core/storage/database-clock.ts';
-import type { Installation, LogEntry, RecordState, StoredAnswer } from '../model.ts';
+import type { Installation, LogEntry, RecordControl, RecordState, StoredAnswer } from '../model.ts';
 import type { PipelineDatabase as Database } from '../schema.ts';
-import type { DailyOutcome, InstallationPatch, LogQuery, LogSearch, NewInstallationRow, PipelineStore } from '../store.ts';
+import type { DailyOutcome, InstallationPatch, LogQuery, LogSearch, NewInstallationRow, PipelineStore, RecordControlPatch } from '../store.ts';
+import * as controls from './record-controls-table.ts';
 import * as log from './enrichment-log-table.ts';
 import { eraseRecord, erasedAmong } from './erasure.ts';
 import * as installations from './installations-table.ts';
@@ -64,6 +65,20 @@ export class KyselyPipelineStore implements PipelineStore {
     return states.moveRecordState(this.db, installationId, object, fromId, toId);
   }
 
+  recordControls(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordControl>> {
+    return controls.recordControls(this.db, installationId, object, recordIds);
+  }
+
+  async saveRecordAction(entry: LogEntry, control: RecordControlPatch, state?: RecordState): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const erased = await erasedAmong(trx, [entry]);
+      if (erased(entry)) return;
+      if (Object.keys(control).length > 0) await controls.updateRecordControl(trx, entry, control, entry.at);
+      if (state !== undefined) await states.upsertStates(trx, [state]);
+      await log.insertEntries(trx, [entry]);
+    });
+  }
+
   async saveOutcomes(allStates: readonly RecordState[], allEntries: readonly LogEntry[], allAnswers: readonly StoredAnswer[] = []): Promise<void> {
     if (allStates.length === 0 && allEntries.length === 0 && allAnswers.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
@@ -76,10 +91,11 @@ export class KyselyPipelineStore implements PipelineStore {
         ...new Map(allAnswers.filter((answer) => !erased(answer)).map((answer) => [`${answer.installationId}\u0000${answer.inputHash}`, answer])).values(),
       ];
       await answers.upsertAnswers(trx, kept);
-      await states.upsertStates(
-        trx,
-        allStates.filter((state) => !erased(state)),
-      );
+      const saved = allStates.filter((state) => !erased(state));
+      await states.upsertStates(trx, saved);
+      // A new enrichment ends an undo (and an exclusion lifted in the CRM): the record shows it, and is
+      // enriched automatically again.
+      await controls.clearControls(trx, saved);
       await log.insertEntries(
         trx,
         allEntries.filter((entry) => !erased(entry)),

@@ -23,6 +23,8 @@ function toState(row: Selectable<RecordStatesTable>): RecordState {
     enrichedAt: row.enriched_at,
     inputHash: row.input_hash,
     written: writtenColumn.parse(JSON.parse(row.written)) as Record<string, CrmValue>,
+    dataVersion: row.data_version,
+    careerConfidence: row.career_confidence === null ? null : Number(row.career_confidence),
   };
 }
 
@@ -38,6 +40,8 @@ function stateRow(state: RecordState): RecordStatesTable {
     enriched_at: state.enrichedAt,
     input_hash: state.inputHash,
     written: JSON.stringify(state.written),
+    data_version: state.dataVersion ?? null,
+    career_confidence: state.careerConfidence ?? null,
   };
 }
 
@@ -76,6 +80,8 @@ export async function upsertStates(db: Kysely<Database>, states: readonly Record
           enriched_at: eb.ref('excluded.enriched_at'),
           input_hash: eb.ref('excluded.input_hash'),
           written: eb.ref('excluded.written'),
+          data_version: eb.ref('excluded.data_version'),
+          career_confidence: eb.ref('excluded.career_confidence'),
         })),
       )
       .execute();
@@ -88,11 +94,24 @@ export async function staleRecords(
   beforeIso: string,
   limit: number,
 ): Promise<{ object: string; recordId: string; enrichedAt: string }[]> {
+  // An excluded record, or one whose enrichment was undone, is not refreshed.
   const rows = await db
     .selectFrom('record_states')
     .select(['object', 'record_id', 'enriched_at'])
     .where('installation_id', '=', installationId)
     .where('enriched_at', '<', beforeIso)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('record_controls')
+            .select('record_controls.record_id')
+            .whereRef('record_controls.installation_id', '=', 'record_states.installation_id')
+            .whereRef('record_controls.object', '=', 'record_states.object')
+            .whereRef('record_controls.record_id', '=', 'record_states.record_id')
+            .where((eb) => eb.or([eb('record_controls.excluded_at', 'is not', null), eb('record_controls.undone_at', 'is not', null)])),
+        ),
+      ),
+    )
     .orderBy('enriched_at')
     .orderBy('record_id')
     .limit(limit)
@@ -127,7 +146,8 @@ export async function moveRecordState(db: Kysely<Database>, installationId: stri
   });
 }
 
-/** Every state of an installation (a disconnect, within the adapter's transaction). */
+/** Every state of an installation (a disconnect, within the adapter's transaction), and its records' controls. */
 export async function deleteInstallationStates(db: Kysely<Database>, installationId: string): Promise<void> {
   await db.deleteFrom('record_states').where('installation_id', '=', installationId).execute();
+  await db.deleteFrom('record_controls').where('installation_id', '=', installationId).execute();
 }

@@ -9,10 +9,18 @@
 //   text (url or not)  → string/text
 // Lists are joined text rather than a multi-select enumeration: their values (NTEE codes, regions) are
 // open-ended, and HubSpot refuses a value that is not one of an enumeration's options.
-import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
+import {
+  DO_NOT_ENRICH_FIELD,
+  FIELD_CATALOGUE,
+  LIST_NOTE,
+  enrichmentStatusOptions,
+  joinList,
+  type CatalogueField,
+  type FieldKind,
+} from '../kit/field-catalogue.ts';
 import type { FieldValue } from '../../bridge/connector.ts';
 import type { CrmValue } from '../../bridge/model.ts';
-import { STATUS_KEYS } from '../../bridge/write-policy.ts';
+import { DO_NOT_ENRICH_KEY, STATUS_KEYS } from '../../bridge/write-policy.ts';
 
 /** The contact property group all our properties live in. */
 export const HUBSPOT_PROPERTY_GROUP = { name: 'enrichbridge', label: 'Windfall enrichment' } as const;
@@ -82,7 +90,8 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key' | 'property'>> = {
   'status.enrichment_status': {
     kind: 'enum',
     label: 'Enrichment status',
-    description: 'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal.',
+    description:
+      'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this portal; or why the contact was not enriched: no e-mail, phone or address to match on, excluded (do not enrich), or its enrichment undone.',
     options: enrichmentStatusOptions().map(({ value, label }) => ({ label, value })),
   },
   'status.enriched_at': {
@@ -133,12 +142,21 @@ const FIELDS: readonly Field[] = [
     label: `${LABEL_PREFIX}: ${STATUS_FIELDS[key].label}`,
   })),
   ...FIELD_CATALOGUE.map(contractField),
+  // Read with every contact, never written by an enrichment: Exclude and Include again set it.
+  {
+    key: DO_NOT_ENRICH_KEY,
+    property: 'wf_do_not_enrich',
+    kind: 'boolean',
+    label: `${LABEL_PREFIX}: ${DO_NOT_ENRICH_FIELD.label}`,
+    description: DO_NOT_ENRICH_FIELD.description,
+    options: BOOLEAN_OPTIONS,
+  },
 ];
 
 const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
 const BY_PROPERTY = new Map(FIELDS.map((field) => [field.property, field]));
 
-/** Every field key we write: the status keys, then `household.*`, then `career.*`. */
+/** Every field key we write: the status keys, then `household.*`, then `career.*`, then the do-not-enrich checkbox. */
 export const HUBSPOT_FIELD_KEYS: readonly string[] = FIELDS.map((field) => field.key);
 
 /** The property definitions to provision, in display order, all in HUBSPOT_PROPERTY_GROUP. */

@@ -3,21 +3,41 @@
 // value, and the enrichment status values. Each CRM's fields.ts maps a kind to its own types.
 import { z } from 'zod';
 import { CAREER_FIELDS, CareerSchema, HOUSEHOLD_FIELDS, HouseholdSchema } from '../../core/contract/schemas.ts';
-import type { EnrichmentStatus } from '../../bridge/write-policy.ts';
+import type { RecordStatusValue } from '../../bridge/write-policy.ts';
 
-/** Every value of `status.enrichment_status`; the type check below fails if one is missing. */
-export const ENRICHMENT_STATUSES = ['enriched', 'no_match', 'below_min_confidence'] as const satisfies readonly EnrichmentStatus[];
-const allStatusesListed: Exclude<EnrichmentStatus, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
+/**
+ * Every value of `status.enrichment_status`: an enrichment's outcome, or why a record was not enriched
+ * (no match key, excluded, undone); the type check below fails if one is missing.
+ */
+export const ENRICHMENT_STATUSES = [
+  'enriched',
+  'no_match',
+  'below_min_confidence',
+  'no_match_key',
+  'excluded',
+  'undone',
+] as const satisfies readonly RecordStatusValue[];
+const allStatusesListed: Exclude<RecordStatusValue, (typeof ENRICHMENT_STATUSES)[number]> extends never ? true : never = true;
 void allStatusesListed;
 
-export const ENRICHMENT_STATUS_LABELS: Readonly<Record<EnrichmentStatus, string>> = {
+export const ENRICHMENT_STATUS_LABELS: Readonly<Record<RecordStatusValue, string>> = {
   enriched: 'Enriched',
   no_match: 'No match',
   below_min_confidence: 'Below minimum confidence',
+  no_match_key: 'Not enriched: no e-mail, phone or address',
+  excluded: 'Excluded: do not enrich',
+  undone: 'Enrichment undone',
 };
 
+/** The do-not-enrich checkbox (DO_NOT_ENRICH_KEY): its label and description in every CRM, before its prefix. */
+export const DO_NOT_ENRICH_FIELD = {
+  label: 'Do not enrich',
+  description:
+    'Checked: enrichbridge never enriches this record (webhooks, workflows, backfills, scheduled refresh). Set it in bulk with lists, imports or workflows; Exclude and Include again on the record set it too.',
+} as const;
+
 /** The status picklist's options, in display order, as `{ value, label }`. */
-export function enrichmentStatusOptions(): { value: EnrichmentStatus; label: string }[] {
+export function enrichmentStatusOptions(): { value: RecordStatusValue; label: string }[] {
   return ENRICHMENT_STATUSES.map((value) => ({ value, label: ENRICHMENT_STATUS_LABELS[value] }));
 }
 

@@ -12,6 +12,7 @@ import {
   type SalesforceObject,
   formatSalesforceValue,
   readSalesforceValue,
+  sameSalesforceValue,
   salesforceFieldFor,
   salesforceFields,
 } from './fields.ts';
@@ -67,6 +68,11 @@ export class SalesforceConnector implements CrmConnector {
 
   /** Salesforce clears a field set to null. */
   readonly emptyValue = null;
+
+  /** Whether a field still holds what we wrote, as Salesforce reads it back (an unchecked box empty, a DateTime in its own format). */
+  holdsWritten(property: string, current: CrmValue | undefined, written: CrmValue): boolean {
+    return sameSalesforceValue(property, current, written);
+  }
 
   propertyFor(_object: string, key: string): string | null {
     return salesforceFieldFor(key);

@@ -22,10 +22,18 @@
 // A value a field cannot hold (too long, out of range, not a listed picklist value) is refused — the
 // formatter returns null and the pipeline leaves the field alone — rather than truncated: a cut-off
 // value would look like real data, and Salesforce would reject the whole record's update for it.
-import { FIELD_CATALOGUE, LIST_NOTE, enrichmentStatusOptions, joinList, type CatalogueField, type FieldKind } from '../kit/field-catalogue.ts';
+import {
+  DO_NOT_ENRICH_FIELD,
+  FIELD_CATALOGUE,
+  LIST_NOTE,
+  enrichmentStatusOptions,
+  joinList,
+  type CatalogueField,
+  type FieldKind,
+} from '../kit/field-catalogue.ts';
 import type { FieldValue } from '../../bridge/connector.ts';
 import type { CrmValue } from '../../bridge/model.ts';
-import { STATUS_KEYS } from '../../bridge/write-policy.ts';
+import { DO_NOT_ENRICH_KEY, STATUS_KEYS, sameCrmValue } from '../../bridge/write-policy.ts';
 
 /** The objects enrichbridge enriches; each gets the same set of fields. */
 export const SALESFORCE_OBJECTS = ['Contact', 'Lead'] as const;
@@ -226,7 +234,8 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key'>> = {
   'status.enrichment_status': {
     name: 'WF_Enrichment_Status__c',
     label: 'WF Enrichment status',
-    description: 'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this org. Empty: never enriched.',
+    description:
+      'Outcome of the last enrichment: enriched, no match, or matched below the minimum confidence set for this org; or why the record was not enriched: nothing to match on, excluded, or undone. Empty: never enriched.',
     kind: { type: 'Picklist', values: enrichmentStatusOptions() },
   },
 };
@@ -234,7 +243,16 @@ const STATUS_FIELDS: Record<StatusKey, Omit<Field, 'key'>> = {
 /** The field the record-triggered flows test: a record already enriched (e.g. a converted lead) is not sent again. */
 export const ENRICHED_AT_FIELD = STATUS_FIELDS['status.enriched_at'].name;
 
-const FIELDS: readonly Field[] = [...STATUS_KEYS.map((key) => ({ key, ...STATUS_FIELDS[key] })), ...FIELD_CATALOGUE.map(contractField)];
+/** The do-not-enrich checkbox: read with every record, never written by an enrichment; Exclude and Include again set it. */
+const DO_NOT_ENRICH: Field = {
+  key: DO_NOT_ENRICH_KEY,
+  name: 'WF_Do_Not_Enrich__c',
+  label: `WF ${DO_NOT_ENRICH_FIELD.label}`,
+  description: DO_NOT_ENRICH_FIELD.description,
+  kind: { type: 'Checkbox' },
+};
+
+const FIELDS: readonly Field[] = [...STATUS_KEYS.map((key) => ({ key, ...STATUS_FIELDS[key] })), ...FIELD_CATALOGUE.map(contractField), DO_NOT_ENRICH];
 
 const BY_KEY = new Map(FIELDS.map((field) => [field.key, field]));
 const BY_NAME = new Map(FIELDS.map((field) => [field.name, field]));
@@ -356,4 +374,18 @@ export function readSalesforceValue(name: string, value: CrmValue): CrmValue {
   const field = BY_NAME.get(name);
   if (field?.kind.type === 'Checkbox' && value === false) return null;
   return value;
+}
+
+/**
+ * Whether one of our fields still holds what we wrote, as Salesforce reads it back: an unchecked box we
+ * wrote (false) reads as empty, and a DateTime comes back in Salesforce's own format
+ * (`2026-11-27T10:26:18.000+0000` for `2026-11-27T10:26:18.631Z`), the same instant to the second.
+ */
+export function sameSalesforceValue(name: string, current: CrmValue | undefined, written: CrmValue): boolean {
+  const field = BY_NAME.get(name);
+  if (field?.kind.type === 'DateTime' && typeof current === 'string' && typeof written === 'string') {
+    const [a, b] = [Date.parse(current), Date.parse(written)];
+    if (!Number.isNaN(a) && !Number.isNaN(b)) return Math.floor(a / 1000) === Math.floor(b / 1000);
+  }
+  return sameCrmValue(current, readSalesforceValue(name, written));
 }

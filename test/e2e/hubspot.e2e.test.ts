@@ -244,12 +244,12 @@ describe('HubSpot end to end: the server process and a fake HubSpot', () => {
     expect((await logOf(created.id)).map((e) => e.outcome)).toEqual(['enriched', 'enriched']);
   });
 
-  it('logs a contact with only a name as skipped:no_match_key and writes nothing', { timeout: 30_000 }, async () => {
+  it('logs a contact with only a name as skipped:no_match_key and writes only its status, saying why', { timeout: 30_000 }, async () => {
     const created = await fake.createContact({ firstname: 'Name', lastname: 'Only' });
     const log = await logUntil(created.id, 'a log entry', (l) => l.length > 0);
     expect(log.map((e) => e.outcome)).toEqual(['skipped:no_match_key']);
-    expect(updatesOf(created.id)).toEqual([]);
-    expect(Object.keys(contact(created.id).properties).filter((name) => name.startsWith('wf_'))).toEqual([]);
+    expect(updatesOf(created.id)).toEqual([{ status: 200, properties: { wf_enrichment_status: 'no_match_key' } }]);
+    expect(Object.keys(contact(created.id).properties).filter((name) => name.startsWith('wf_'))).toEqual(['wf_enrichment_status']);
   });
 
   it('erases what it keeps about a contact deleted in HubSpot', { timeout: 30_000 }, async () => {

@@ -112,7 +112,7 @@ describe('enrichbridge log', () => {
       expect.arrayContaining([
         expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+  ${enriched.id}  contact/c-1  enriched  wrote \\d+  \\d+ ms$`)),
         expect.stringMatching(new RegExp(`  ${enriched.id}  contact/c-2  no_match  wrote 4  \\d+ ms$`)),
-        expect.stringMatching(new RegExp(`  ${enriched.id}  contact/c-3  skipped:no_match_key$`)),
+        expect.stringMatching(new RegExp(`  ${enriched.id}  contact/c-3  skipped:no_match_key  wrote 1$`)),
       ]),
     );
     expect(none.stdout).toBe('no log entries\n');

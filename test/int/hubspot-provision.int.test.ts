@@ -139,7 +139,14 @@ describe('provisionHubSpotProperties against the fake HubSpot', () => {
     expect(property(fake, 'wf_hh_philanthropic_cause')).toMatchObject({ type: 'string', fieldType: 'textarea' });
     expect(property(fake, 'wf_career_job_title')).toMatchObject({ type: 'string', fieldType: 'text' });
     expect(property(fake, 'wf_enrichment_status')).toMatchObject({ type: 'enumeration', fieldType: 'select' });
-    expect(optionValues(property(fake, 'wf_enrichment_status'))).toEqual(['below_min_confidence', 'enriched', 'no_match']);
+    expect(optionValues(property(fake, 'wf_enrichment_status'))).toEqual([
+      'below_min_confidence',
+      'enriched',
+      'excluded',
+      'no_match',
+      'no_match_key',
+      'undone',
+    ]);
 
     const writes = propertyWrites(fake).map((r) => `${r.method} ${r.path} ${r.status}`);
     expect(writes).toEqual([`POST ${PROPERTIES_PATH}/groups 201`, `POST ${BATCH_CREATE_PATH} 201`]);
@@ -179,7 +186,14 @@ describe('provisionHubSpotProperties against the fake HubSpot', () => {
     expect(report.unchanged).toHaveLength(NAMES.length - 3);
     expect(property(fake, 'wf_hh_net_worth').label).toBe(definition('wf_hh_net_worth').label);
     expect(property(fake, 'wf_career_job_title').description).toBe(definition('wf_career_job_title').description);
-    expect(optionValues(property(fake, 'wf_enrichment_status'))).toEqual(['below_min_confidence', 'enriched', 'no_match']);
+    expect(optionValues(property(fake, 'wf_enrichment_status'))).toEqual([
+      'below_min_confidence',
+      'enriched',
+      'excluded',
+      'no_match',
+      'no_match_key',
+      'undone',
+    ]);
     const writes = fake.requests.slice(before).filter((r) => r.method !== 'GET');
     expect(writes.map((r) => `${r.method} ${r.path} ${r.status}`).sort()).toEqual([
       `PATCH ${PROPERTIES_PATH}/wf_career_job_title 200`,

@@ -154,7 +154,8 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       expect(await outcomes(h, inst, 'c1')).toEqual(['skipped:no_match_key']);
       expect((await jobOf(h, 'c1')).state).toBe('done');
       expect(await quotaUsed(h, inst)).toBe(0);
-      expect(h.crm.writes).toEqual([]);
+      // Only its status property, saying why (issue 28).
+      expect(h.crm.writes).toEqual([{ object: CONTACT, id: 'c1', properties: { [p('status.enrichment_status')]: 'no_match_key' } }]);
       expect(await stateOf(h, inst, 'c1')).toBeUndefined();
     });
 
@@ -482,6 +483,9 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
         enrichedAt: h.clock.now.toISOString(),
         inputHash: inputHash(recordToRequest({ id: 'full', properties: contact(AMANDA) }), 'production'),
         written: ours(h, 'full'),
+        // The data version it was answered under, and the career match's own confidence (issue 28's record view).
+        dataVersion: 'test-personas',
+        careerConfidence: AMANDA.career?.confidence,
       });
       expect(await stateOf(h, inst, 'career')).toMatchObject({
         householdMatched: false,
@@ -520,7 +524,14 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       expect(p2).toMatchObject({ outcome: 'no_match', quotaConsumed: 1 });
       expect(p2?.fieldsWritten.every((field) => field.startsWith('wf_status_'))).toBe(true);
       expect(await logOf(h, production, 'p3')).toMatchObject([
-        { outcome: 'skipped:no_match_key', quotaConsumed: 0, latencyMs: null, fieldsWritten: [], changes: {} },
+        // Its status property says why (issue 28).
+        {
+          outcome: 'skipped:no_match_key',
+          quotaConsumed: 0,
+          latencyMs: null,
+          fieldsWritten: [p('status.enrichment_status')],
+          changes: { [p('status.enrichment_status')]: { value: 'no_match_key', replaced: null } },
+        },
       ]);
       expect(await quotaUsed(h, production)).toBe(2);
       const [s1] = await logOf(h, sandbox, 's1');

@@ -39,11 +39,11 @@ const VALIDATED_PAIRS: Record<string, readonly string[]> = {
 const STATUS_PROPERTIES = ['wf_enriched_at', 'wf_household_matched', 'wf_career_matched', 'wf_enrichment_status'];
 
 describe('HubSpot contact properties', () => {
-  it('has exactly one property per household field, career field and status key', () => {
-    const expected = [...STATUS_PROPERTIES, ...HOUSEHOLD_FIELDS.map((f) => `wf_hh_${f}`), ...CAREER_FIELDS.map((f) => `wf_career_${f}`)];
+  it('has exactly one property per household field, career field and status key, and the do-not-enrich checkbox', () => {
+    const expected = [...STATUS_PROPERTIES, ...HOUSEHOLD_FIELDS.map((f) => `wf_hh_${f}`), ...CAREER_FIELDS.map((f) => `wf_career_${f}`), 'wf_do_not_enrich'];
     expect(properties.map((p) => p.name).sort()).toEqual([...expected].sort());
     expect(new Set(properties.map((p) => p.name)).size).toBe(properties.length);
-    expect(properties).toHaveLength(32 + 26 + 4);
+    expect(properties).toHaveLength(32 + 26 + 4 + 1);
   });
 
   it('names properties as HubSpot requires: ^[a-z][a-z0-9_]*$, at most 100 characters', () => {
@@ -101,13 +101,15 @@ describe('HubSpot contact properties', () => {
     expect(pair('wf_career_job_level')).toBe('string/text');
   });
 
-  it('types the status properties: a datetime, two bools, an enumeration of the three statuses', () => {
+  it('types the status properties: a datetime, two bools, an enumeration of the statuses and the reasons a contact was not enriched', () => {
     expect(property('wf_enriched_at')).toMatchObject({ type: 'datetime', fieldType: 'date' });
     expect(property('wf_household_matched')).toMatchObject({ type: 'bool', fieldType: 'booleancheckbox' });
     expect(property('wf_career_matched')).toMatchObject({ type: 'bool', fieldType: 'booleancheckbox' });
     expect(property('wf_enrichment_status')).toMatchObject({ type: 'enumeration', fieldType: 'select' });
-    expect(property('wf_enrichment_status').options?.map((o) => o.value)).toEqual(['enriched', 'no_match', 'below_min_confidence']);
-    expect([...ENRICHMENT_STATUSES]).toEqual(['enriched', 'no_match', 'below_min_confidence']);
+    const statuses = ['enriched', 'no_match', 'below_min_confidence', 'no_match_key', 'excluded', 'undone'];
+    expect(property('wf_enrichment_status').options?.map((o) => o.value)).toEqual(statuses);
+    expect([...ENRICHMENT_STATUSES]).toEqual(statuses);
+    expect(property('wf_do_not_enrich')).toMatchObject({ type: 'bool', fieldType: 'booleancheckbox' });
   });
 
   it('puts every property in the enrichbridge group, off forms, in a stable display order', () => {

@@ -64,16 +64,22 @@ function expectValidApiName(name: string): void {
 }
 
 describe('Salesforce custom fields', () => {
-  it('has exactly one field per household field, career field and status key on each object', () => {
-    const expected = [...STATUS_NAMES, ...HOUSEHOLD_FIELDS.map((f) => `WF_HH_${titleCase(f)}__c`), ...CAREER_FIELDS.map((f) => `WF_Career_${titleCase(f)}__c`)];
+  it('has exactly one field per household field, career field and status key on each object, and the do-not-enrich checkbox', () => {
+    const expected = [
+      ...STATUS_NAMES,
+      ...HOUSEHOLD_FIELDS.map((f) => `WF_HH_${titleCase(f)}__c`),
+      ...CAREER_FIELDS.map((f) => `WF_Career_${titleCase(f)}__c`),
+      'WF_Do_Not_Enrich__c',
+    ];
     expect([...SALESFORCE_OBJECTS]).toEqual(['Contact', 'Lead']);
     for (const object of SALESFORCE_OBJECTS) {
       const names = onObject(object).map((f) => f.name);
       expect([...names].sort(), object).toEqual([...expected].sort());
       expect(new Set(names).size).toBe(names.length);
-      expect(names).toHaveLength(4 + 32 + 26);
+      expect(names).toHaveLength(4 + 32 + 26 + 1);
     }
-    expect(fields).toHaveLength(2 * (4 + 32 + 26));
+    expect(fields).toHaveLength(2 * (4 + 32 + 26 + 1));
+    expect(field('WF_Do_Not_Enrich__c')).toMatchObject({ type: 'Checkbox', defaultValue: false });
   });
 
   it('defines the same field the same way on Contact and on Lead (lead conversion needs matching types)', () => {
@@ -187,7 +193,7 @@ describe('field types', () => {
     expect(field('WF_Career_Job_Level__c')).toMatchObject({ type: 'Text', length: 255 });
   });
 
-  it('types the status fields: a DateTime, two Checkboxes, a Picklist of the three statuses', () => {
+  it('types the status fields: a DateTime, two Checkboxes, a Picklist of the statuses and the reasons a record was not enriched', () => {
     expect(field('WF_Enriched_At__c').type).toBe('DateTime');
     expect(field('WF_Household_Matched__c')).toMatchObject({ type: 'Checkbox', defaultValue: false });
     expect(field('WF_Career_Matched__c')).toMatchObject({ type: 'Checkbox', defaultValue: false });
@@ -195,8 +201,11 @@ describe('field types', () => {
       { value: 'enriched', label: 'Enriched' },
       { value: 'no_match', label: 'No match' },
       { value: 'below_min_confidence', label: 'Below minimum confidence' },
+      { value: 'no_match_key', label: 'Not enriched: no e-mail, phone or address' },
+      { value: 'excluded', label: 'Excluded: do not enrich' },
+      { value: 'undone', label: 'Enrichment undone' },
     ]);
-    expect([...ENRICHMENT_STATUSES]).toEqual(['enriched', 'no_match', 'below_min_confidence']);
+    expect([...ENRICHMENT_STATUSES]).toEqual(['enriched', 'no_match', 'below_min_confidence', 'no_match_key', 'excluded', 'undone']);
     expect(ENRICHED_AT_FIELD).toBe('WF_Enriched_At__c');
   });
 

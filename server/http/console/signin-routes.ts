@@ -1,4 +1,4 @@
-// CRM admins sign in to the console with their CRM (issue 13): the sign-in page's buttons (every CRM
+// CRM admins sign in to the console with their CRM: the sign-in page's buttons (every CRM
 // module whose ConsoleSignIn this server can run), the start (a state sealed for 10 minutes, bound to
 // this browser by a short-lived cookie, and the CRM's authorize URL), and the callback a CRM's own OAuth
 // callback sends a sign-in on to (connectors/kit/console-signin.ts): the state checked (ours, unexpired,
