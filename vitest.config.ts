@@ -64,7 +64,7 @@ export default defineConfig({
       {
         test: {
           name: 'shared',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
           exclude: ISOLATED,
           isolate: false,
           ...limits,

@@ -1,9 +1,11 @@
 // Regenerates the generated files of manifests/hubspot/ from the code: the contact property
-// definitions and the "Enrich contact" workflow action. `npm run manifests:hubspot` writes them;
+// definitions, the "Enrich contact" workflow action, and the public URL the record card calls (its
+// config constant and the app's `permittedUrls.fetch`, which must list every URL hubspot.fetch calls). `npm run manifests:hubspot` writes them;
 // `npm run manifests:hubspot -- --check` only reports (exit 1) when a file is out of date.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import { hubspotActionOutputDefinitions, hubspotActionOutputLabels } from '../connectors/hubspot/action-fields.ts';
 import { HUBSPOT_PROPERTY_GROUP, hubspotProperties } from '../connectors/hubspot/fields.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE } from '../connectors/hubspot/paths.ts';
@@ -15,6 +17,8 @@ export const PUBLIC_BASE_PLACEHOLDER = 'https://YOUR_PUBLIC_HOST';
 
 export const PROPERTIES_MANIFEST = 'properties/contact-properties.json';
 export const ENRICH_ACTION_MANIFEST = 'src/app/workflow-actions/enrich-contact-hsmeta.json';
+export const APP_MANIFEST = 'src/app/app-hsmeta.json';
+export const CARD_CONFIG = 'src/app/cards/config.ts';
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
@@ -47,11 +51,36 @@ export function renderEnrichActionManifest(): string {
   });
 }
 
+/**
+ * The record card's config: the public URL its hubspot.fetch calls go to. The same placeholder as every
+ * other URL here, which the operator replaces with the server's PUBLIC_URL before uploading (README).
+ */
+export function renderCardConfig(): string {
+  return [
+    '// Written by `npm run manifests:hubspot` (scripts/hubspot-manifest.ts): edit the script, not this file.',
+    "// enrichbridge's public URL (its PUBLIC_URL), which every hubspot.fetch call of the card goes to; the",
+    "// app's permittedUrls.fetch (app-hsmeta.json) lists the same URL.",
+    `export const ENRICHBRIDGE_PUBLIC_URL = '${PUBLIC_BASE_PLACEHOLDER}';`,
+    '',
+  ].join('\n');
+}
+
+/** app-hsmeta.json as written by hand, with `permittedUrls.fetch` set to the URL the card calls. */
+export function renderAppManifest(current: string): string {
+  // Parsed as records, not objects, so the keys keep their order in the file.
+  const app = z.record(z.string(), z.unknown()).parse(JSON.parse(current));
+  const config = z.record(z.string(), z.unknown()).parse(app.config);
+  const permittedUrls = z.record(z.string(), z.unknown()).optional().parse(config.permittedUrls);
+  return json({ ...app, config: { ...config, permittedUrls: { ...permittedUrls, fetch: [PUBLIC_BASE_PLACEHOLDER] } } });
+}
+
 /** Each generated file, relative to HUBSPOT_MANIFEST_DIR, with the content it should have. */
 export function generatedManifests(): ReadonlyMap<string, string> {
   return new Map([
     [PROPERTIES_MANIFEST, renderPropertiesManifest()],
     [ENRICH_ACTION_MANIFEST, renderEnrichActionManifest()],
+    [APP_MANIFEST, renderAppManifest(readFileSync(path.join(HUBSPOT_MANIFEST_DIR, APP_MANIFEST), 'utf8'))],
+    [CARD_CONFIG, renderCardConfig()],
   ]);
 }
 

@@ -9,3 +9,7 @@ export const HUBSPOT_OAUTH_CALLBACK_ROUTE = '/oauth/hubspot/callback';
 export const HUBSPOT_WEBHOOK_ROUTE = '/webhooks/hubspot';
 /** The "Enrich contact" workflow action, signed with v2; enrich-contact-hsmeta.json `actionUrl`. */
 export const HUBSPOT_ENRICH_ACTION_ROUTE = '/webhooks/hubspot/actions/enrich';
+/** The record card's view of a contact (GET), signed with v3; the card's hubspot.fetch calls it. */
+export const HUBSPOT_CARD_ROUTE = '/hubspot/card/contacts/:objectId';
+/** The record card's actions (POST): `enrich`, `undo`, `exclude`, `include`; signed with v3. */
+export const HUBSPOT_CARD_ACTION_ROUTE = '/hubspot/card/contacts/:objectId/:action';

@@ -21,6 +21,7 @@ import {
   openInstallLink,
   verifyOAuthState,
 } from './install.ts';
+import { hubspotCardRoutes } from './card-routes.ts';
 import { type HubSpotWebhookDeps, acceptWebhookBatch } from './intake.ts';
 import { hubspotRequestUrl } from './signature.ts';
 import { HUBSPOT_ENRICH_ACTION_ROUTE, HUBSPOT_OAUTH_CALLBACK_ROUTE, HUBSPOT_OAUTH_INSTALL_ROUTE, HUBSPOT_WEBHOOK_ROUTE } from './paths.ts';
@@ -32,7 +33,7 @@ const ACTION_BODY_LIMIT = 256 * 1024;
 
 const notVerifiable = (what: string): HttpResult => jsonResult(503, { message: `PUBLIC_URL is not configured; ${what} signatures cannot be verified` });
 
-/** HubSpot's routes table: the OAuth install, the webhook batches and the workflow action. */
+/** HubSpot's routes table: the OAuth install, the webhook batches, the workflow action and the record card's routes. */
 export function hubspotRoutes(settings: HubSpotAppSettings, context: CrmRouteContext): CrmRoute[] {
   const { bridge, box, log, publicUrl } = context;
   const now = context.now ?? (() => new Date());
@@ -133,7 +134,7 @@ export function hubspotRoutes(settings: HubSpotAppSettings, context: CrmRouteCon
     },
   };
 
-  return [...install, webhook, action];
+  return [...install, webhook, action, ...hubspotCardRoutes(settings, context)];
 }
 
 /** What the admin reads once the portal is connected. */

@@ -104,6 +104,17 @@ const ROUTES: readonly Route[] = [
   { name: 'the HubSpot webhook', route: HUBSPOT_WEBHOOK_ROUTE, headers: () => json, expectFormat: expectMessageJson, enrichModel: false },
   { name: 'the HubSpot workflow action', route: HUBSPOT_ENRICH_ACTION_ROUTE, headers: () => json, expectFormat: expectMessageJson, enrichModel: false },
   {
+    name: 'the HubSpot record card action',
+    route: '/hubspot/card/contacts/1/enrich',
+    headers: () => json,
+    // The card's own format: `ok`, a reason code and a message.
+    expectFormat: (answer) => {
+      expect(answer.contentType).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.text)).toEqual({ ok: false, reason: 'body_unreadable', message: expect.any(String) });
+    },
+    enrichModel: false,
+  },
+  {
     name: 'the Salesforce outbound message',
     // Any secret: the body is refused before the URL's secret is looked at.
     route: salesforceOutboundMessagePath('any-secret'),

@@ -14,6 +14,7 @@ import { HUBSPOT_IDENTITY_PROPERTIES, HUBSPOT_OPTIONAL_SCOPES, HUBSPOT_REQUIRED_
 import { fieldsFromResponse } from '../../bridge/write-policy.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 import {
+  CARD_CONFIG,
   ENRICH_ACTION_MANIFEST,
   HUBSPOT_MANIFEST_DIR,
   PROPERTIES_MANIFEST,
@@ -90,7 +91,22 @@ const WorkflowAction = z.object({
 
 const PropertiesFile = z.object({ group: z.object({ name: z.string(), label: z.string() }), properties: z.array(z.unknown()) }).strict();
 
+const Card = z.object({
+  uid: z.string().min(1),
+  type: z.literal('card'),
+  config: z
+    .object({
+      name: z.string().min(1),
+      description: z.string().min(1),
+      location: z.literal('crm.record.sidebar'),
+      entrypoint: z.string(),
+      objectTypes: z.array(z.string()),
+    })
+    .strict(),
+});
+
 const APP = 'src/app/app-hsmeta.json';
+const CARD = 'src/app/cards/enrichment-card-hsmeta.json';
 const WEBHOOKS = 'src/app/webhooks/webhooks-hsmeta.json';
 
 describe('HubSpot project files', () => {
@@ -102,7 +118,7 @@ describe('HubSpot project files', () => {
   });
 
   it('give every component its own uid', () => {
-    const uids = [parse(App, APP).uid, parse(Webhooks, WEBHOOKS).uid, parse(WorkflowAction, ENRICH_ACTION_MANIFEST).uid];
+    const uids = [parse(App, APP).uid, parse(Webhooks, WEBHOOKS).uid, parse(WorkflowAction, ENRICH_ACTION_MANIFEST).uid, parse(Card, CARD).uid];
     expect(new Set(uids).size).toBe(uids.length);
   });
 
@@ -147,6 +163,29 @@ describe('src/app/app-hsmeta.json', () => {
   it('redirects OAuth to the callback route, on the placeholder host', () => {
     expect(app.config.auth.redirectUrls).toEqual([`${PUBLIC_BASE_PLACEHOLDER}${HUBSPOT_OAUTH_CALLBACK_ROUTE}`]);
     expect(app.config.auth.redirectUrls[0]?.endsWith(HUBSPOT_OAUTH_CALLBACK_ROUTE)).toBe(true);
+  });
+});
+
+describe('src/app/cards/', () => {
+  const card = parse(Card, CARD).config;
+
+  it('puts the card in the contact record sidebar, with an entry point that exists in the folder', () => {
+    expect(card.objectTypes).toEqual(['contacts']);
+    expect(card.entrypoint).toMatch(/^\/app\/cards\/[^/]+\.tsx$/);
+    expect(() => read(`src${card.entrypoint}`)).not.toThrow();
+  });
+
+  it('lets the card fetch from exactly the public URL its config calls', () => {
+    expect(parse(App, APP).config.permittedUrls.fetch).toEqual([PUBLIC_BASE_PLACEHOLDER]);
+    expect(read(CARD_CONFIG)).toContain(`'${PUBLIC_BASE_PLACEHOLDER}'`);
+  });
+
+  it('builds with the React and @hubspot/ui-extensions versions HubSpot pairs (react exactly 18.3.1)', () => {
+    const cardPackage = z
+      .object({ dependencies: z.record(z.string(), z.string()) })
+      .loose()
+      .parse(JSON.parse(read('src/app/cards/package.json')));
+    expect(cardPackage.dependencies).toEqual({ '@hubspot/ui-extensions': '0.17.0', react: '18.3.1' });
   });
 });
 
