@@ -47,6 +47,22 @@ export default tseslint.config(
     },
   },
   {
+    // The Salesforce record component (a Lightning Web Component) and its jest tests: decorators (@api),
+    // which typescript-eslint's parser reads, in the browser, under jest (npm run test:lwc).
+    files: ['manifests/salesforce/force-app/**/lwc/**/*.js'],
+    languageOptions: {
+      parser: tseslint.parser,
+      sourceType: 'module',
+      globals: { document: 'readonly', jest: 'readonly', describe: 'readonly', it: 'readonly', expect: 'readonly', afterEach: 'readonly' },
+    },
+  },
+  {
+    // The LWC jest configuration is CommonJS, as sfdx-lwc-jest's own is.
+    files: ['manifests/salesforce/jest.config.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['server/cli/**/*.ts', 'server/main.ts', 'test/**/*.ts', 'bin/**/*.js', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },

@@ -1,6 +1,9 @@
 // Regenerates manifests/salesforce/ (sfdx source format) from the code: the custom fields on Contact and
 // Lead, the lead conversion mapping, the permission set, the record-triggered flows and their outbound
-// messages, the External Client App, package.xml and sfdx-project.json. `npm run manifests:salesforce`
+// messages, the External Client App, the record component's metadata (the Named and External Credential
+// it calls enrichbridge through, its permission set, the Apex classes' and the Lightning Web Component's
+// meta files), package.xml and sfdx-project.json. The Apex and component sources themselves are written by
+// hand (RECORD_COMPONENT_SOURCES). `npm run manifests:salesforce`
 // writes them; `npm run manifests:salesforce -- --check` only reports (exit 1) when a file is out of date.
 // Element order inside each file follows the Metadata API WSDL (fullName first, then alphabetical),
 // because the Metadata API validates elements in sequence.
@@ -17,7 +20,7 @@ import {
   type SalesforceFieldDefinition,
   type SalesforceObject,
 } from '../connectors/salesforce/fields.ts';
-import { SALESFORCE_OAUTH_CALLBACK_ROUTE, salesforceOutboundMessagePath } from '../connectors/salesforce/paths.ts';
+import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_RECORD_SECRET_HEADER, salesforceOutboundMessagePath } from '../connectors/salesforce/paths.ts';
 import { SALESFORCE_API_VERSION } from '../connectors/salesforce/version.ts';
 
 export const SALESFORCE_MANIFEST_DIR = path.resolve(import.meta.dirname, '../manifests/salesforce');
@@ -51,6 +54,24 @@ export const OUTBOUND_MESSAGE_NAMES: Record<SalesforceObject, string> = { Contac
 /** The flow element that sends the outbound message. */
 const SEND_ACTION = 'Send_To_Enrichbridge';
 
+/** The record component: a Lightning Web Component on Contact and Lead record pages and its Apex controller. */
+export const RECORD_COMPONENT = 'enrichbridgeRecord';
+export const RECORD_CONTROLLER = 'EnrichbridgeRecordController';
+export const APEX_CLASSES = [RECORD_CONTROLLER, `${RECORD_CONTROLLER}Test`] as const;
+/**
+ * The controller calls `callout:<this>/…`; the Named Credential's External Credential of the same name
+ * holds the org's own secret (an authentication parameter of its principal, entered by the admin in Setup,
+ * never in this project) and sends it as RECORD_SECRET_HEADER.
+ */
+export const RECORD_CREDENTIAL = 'Enrichbridge_Record';
+/** The External Credential's named principal; the permission set grants it as `<credential>-<principal>`. */
+export const RECORD_PRINCIPAL = 'Enrichbridge_Org';
+/** The principal's authentication parameter the admin enters the org's secret in. */
+export const RECORD_SECRET_PARAMETER = 'OrgSecret';
+export const RECORD_SECRET_HEADER = SALESFORCE_RECORD_SECRET_HEADER;
+/** Who may use the component: its controller and the credential's principal. */
+export const RECORD_PERMISSION_SET = 'Enrichbridge_Record_User';
+
 export const fieldFile = (object: SalesforceObject, name: string): string => `${SOURCE_DIR}/objects/${object}/fields/${name}.field-meta.xml`;
 export const PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${PERMISSION_SET_NAME}.permissionset-meta.xml`;
 /** LeadConvertSettings is a Settings type: member `LeadConvert`, one file in `settings/`. */
@@ -59,6 +80,20 @@ export const flowFile = (object: SalesforceObject): string => `${SOURCE_DIR}/flo
 export const workflowFile = (object: SalesforceObject): string => `${SOURCE_DIR}/workflows/${object}.workflow-meta.xml`;
 export const ECA_FILE = `${SOURCE_DIR}/externalClientApps/${ECA_NAME}.eca-meta.xml`;
 export const ECA_OAUTH_FILE = `${SOURCE_DIR}/extlClntAppOauthSettings/${ECA_OAUTH_SETTINGS_NAME}.ecaOauth-meta.xml`;
+
+export const apexClassMetaFile = (name: string): string => `${SOURCE_DIR}/classes/${name}.cls-meta.xml`;
+export const RECORD_COMPONENT_META_FILE = `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}/${RECORD_COMPONENT}.js-meta.xml`;
+export const EXTERNAL_CREDENTIAL_FILE = `${SOURCE_DIR}/externalCredentials/${RECORD_CREDENTIAL}.externalCredential-meta.xml`;
+export const NAMED_CREDENTIAL_FILE = `${SOURCE_DIR}/namedCredentials/${RECORD_CREDENTIAL}.namedCredential-meta.xml`;
+export const RECORD_PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${RECORD_PERMISSION_SET}.permissionset-meta.xml`;
+/** Written by hand, deployed with the generated files: the Apex classes and the component's template and script. */
+export const RECORD_COMPONENT_SOURCES = [
+  ...APEX_CLASSES.map((name) => `${SOURCE_DIR}/classes/${name}.cls`),
+  `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}/${RECORD_COMPONENT}.html`,
+  `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}/${RECORD_COMPONENT}.js`,
+] as const;
+/** The secret's header as the External Credential writes it: a formula over the principal's parameter. */
+export const recordSecretFormula = (): string => `{!$Credential.${RECORD_CREDENTIAL}.${RECORD_SECRET_PARAMETER}}`;
 
 export const outboundMessageEndpoint = (): string => `${PUBLIC_BASE_PLACEHOLDER}${salesforceOutboundMessagePath(OUTBOUND_SECRET_PLACEHOLDER)}`;
 export const oauthCallbackUrl = (): string => `${PUBLIC_BASE_PLACEHOLDER}${SALESFORCE_OAUTH_CALLBACK_ROUTE}`;
@@ -231,14 +266,95 @@ export function renderEcaOauth(): string {
   });
 }
 
+/** An Apex class's meta file. */
+export function renderApexClassMeta(): string {
+  return metadataXml('ApexClass', { apiVersion: SALESFORCE_API_VERSION, status: 'Active' });
+}
+
+/** The record component: exposed on Contact and Lead record pages in the Lightning App Builder. */
+export function renderRecordComponentMeta(): string {
+  return metadataXml('LightningComponentBundle', {
+    apiVersion: SALESFORCE_API_VERSION,
+    description: 'Windfall enrichment of this record: status, provenance of each field, Enrich now, Undo, Exclude and Include again.',
+    isExposed: true,
+    masterLabel: 'Windfall enrichment',
+    targetConfigs: { targetConfig: { '@_targets': 'lightning__RecordPage', objects: { object: [...SALESFORCE_OBJECTS] } } },
+    targets: { target: 'lightning__RecordPage' },
+  });
+}
+
+/**
+ * The External Credential (Custom protocol): one named principal, whose authentication parameter
+ * RECORD_SECRET_PARAMETER the admin fills with the org's secret after deploying, and the header that sends
+ * it. No value of the secret is here.
+ */
+export function renderExternalCredential(): string {
+  return metadataXml('ExternalCredential', {
+    authenticationProtocol: 'Custom',
+    description: `The org's own enrichbridge secret, sent as ${RECORD_SECRET_HEADER} by the record component's calls. Enter it in the principal ${RECORD_PRINCIPAL} as the authentication parameter ${RECORD_SECRET_PARAMETER}.`,
+    externalCredentialParameters: [
+      { parameterGroup: RECORD_PRINCIPAL, parameterName: RECORD_PRINCIPAL, parameterType: 'NamedPrincipal', sequenceNumber: 1 },
+      {
+        parameterGroup: 'DefaultGroup',
+        parameterName: RECORD_SECRET_HEADER,
+        parameterType: 'AuthHeader',
+        parameterValue: recordSecretFormula(),
+        sequenceNumber: 1,
+      },
+    ],
+    label: 'Enrichbridge record component',
+  });
+}
+
+/** The Named Credential the controller calls: enrichbridge's public URL, authenticated by the External Credential. */
+export function renderNamedCredential(): string {
+  return metadataXml('NamedCredential', {
+    allowMergeFieldsInBody: false,
+    allowMergeFieldsInHeader: true,
+    calloutStatus: 'Enabled',
+    description: "enrichbridge's per-record API, for the record component (EnrichbridgeRecordController).",
+    generateAuthorizationHeader: false,
+    label: 'Enrichbridge record component',
+    namedCredentialParameters: [
+      { parameterName: 'Url', parameterType: 'Url', parameterValue: PUBLIC_BASE_PLACEHOLDER },
+      { externalCredential: RECORD_CREDENTIAL, parameterName: 'ExternalCredential', parameterType: 'Authentication' },
+    ],
+    namedCredentialType: 'SecuredEndpoint',
+  });
+}
+
+/** Who may use the record component: its controller, the credential's principal, and reading the stored credential. */
+export function renderRecordPermissionSet(): string {
+  return metadataXml('PermissionSet', {
+    classAccesses: { apexClass: RECORD_CONTROLLER, enabled: true },
+    description:
+      'Use the Windfall enrichment component on Contact and Lead record pages: its Apex controller and the Enrichbridge_Record credential it calls enrichbridge through. Assign it to everyone who uses the component.',
+    externalCredentialPrincipalAccesses: { enabled: true, externalCredentialPrincipal: `${RECORD_CREDENTIAL}-${RECORD_PRINCIPAL}` },
+    label: 'Enrichbridge record component',
+    objectPermissions: {
+      allowCreate: false,
+      allowDelete: false,
+      allowEdit: false,
+      allowRead: true,
+      modifyAllRecords: false,
+      object: 'UserExternalCredential',
+      viewAllRecords: false,
+    },
+  });
+}
+
 /** package.xml's members by metadata type, each list sorted, types in name order. */
 export function packageMembers(): ReadonlyMap<string, readonly string[]> {
   const members = new Map<string, string[]>([
+    ['ApexClass', [...APEX_CLASSES]],
     ['CustomField', salesforceFields().map((field) => `${field.object}.${field.name}`)],
     ['ExternalClientApplication', [ECA_NAME]],
+    ['ExternalCredential', [RECORD_CREDENTIAL]],
     ['ExtlClntAppOauthSettings', [ECA_OAUTH_SETTINGS_NAME]],
     ['Flow', SALESFORCE_OBJECTS.map((object) => FLOW_NAMES[object])],
-    ['PermissionSet', [PERMISSION_SET_NAME]],
+    ['LightningComponentBundle', [RECORD_COMPONENT]],
+    ['NamedCredential', [RECORD_CREDENTIAL]],
+    ['PermissionSet', [PERMISSION_SET_NAME, RECORD_PERMISSION_SET]],
     ['Settings', ['LeadConvert']],
     // The object's Workflow as well as the outbound messages in it: `sf project deploy start --manifest`
     // refuses child members whose parent is not listed (what source-deploy-retrieve derives, checked in its test).
@@ -281,6 +397,11 @@ export function generatedManifests(): ReadonlyMap<string, string> {
   }
   files.set(ECA_FILE, renderEca());
   files.set(ECA_OAUTH_FILE, renderEcaOauth());
+  for (const name of APEX_CLASSES) files.set(apexClassMetaFile(name), renderApexClassMeta());
+  files.set(RECORD_COMPONENT_META_FILE, renderRecordComponentMeta());
+  files.set(EXTERNAL_CREDENTIAL_FILE, renderExternalCredential());
+  files.set(NAMED_CREDENTIAL_FILE, renderNamedCredential());
+  files.set(RECORD_PERMISSION_SET_FILE, renderRecordPermissionSet());
   return files;
 }
 

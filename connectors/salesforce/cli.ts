@@ -1,5 +1,6 @@
 // `enrichbridge salesforce …`: connecting one org with a token (QA and single-org use) or with the JWT bearer
-// flow (server to server), install links for the OAuth routes, the outbound-message URL, and disconnecting.
+// flow (server to server), install links for the OAuth routes, the outbound-message URL, the record
+// component's secret, and disconnecting.
 // server/cli mounts it with every other module's commands.
 import { Command } from 'commander';
 import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
@@ -12,6 +13,7 @@ import { SALESFORCE_PROVIDER } from './connector.ts';
 import { toSalesforceId18 } from './ids.ts';
 import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey } from './install.ts';
 import { salesforceOutboundMessagePath } from './paths.ts';
+import { recordCredential } from './record-routes.ts';
 
 /** The full outbound-message URL of an installation; without PUBLIC_URL, the path behind a placeholder host. */
 function outboundUrl(publicUrl: string | null, secret: string): string {
@@ -156,6 +158,21 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
         const installation = await installations.require(id);
         if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
         context.print(outboundUrl(context.publicUrl(), await installations.outboundSecret(id)));
+      });
+    });
+
+  salesforce
+    .command('record-secret <installation>')
+    .description(
+      "the secret the record component sends (the admin enters it as the OrgSecret parameter of the External Credential Enrichbridge_Record's principal); --rotate makes a new one, and the old one stops working at once",
+    )
+    .option('--rotate', 'replace the secret')
+    .action(async (id: string, flags: { rotate?: boolean }) => {
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        const secret = flags.rotate === true ? await installations.rotateRecordSecret(id) : await installations.recordSecret(id);
+        context.print(recordCredential(id, secret));
       });
     });
 

@@ -19,3 +19,14 @@ export const SALESFORCE_EVENTS_ROUTE = '/webhooks/salesforce/events';
 
 // Re-exported so a module that needs the routes and the version imports one file.
 export { SALESFORCE_API_VERSION } from './version.ts';
+
+/**
+ * The record component's per-record API, which its Apex controller calls through the Named Credential
+ * Enrichbridge_Record with the org's secret in a header: `GET <this>/:object/:recordId` (the record view)
+ * and `POST <this>/:object/:recordId/:action` (enrich, undo, exclude, include).
+ */
+export const SALESFORCE_RECORD_ROUTE = '/salesforce/record';
+/** The header the External Credential sends the org's secret in. */
+export const SALESFORCE_RECORD_SECRET_HEADER = 'X-Enrichbridge-Org-Secret';
+/** The path segments of the record actions, and the RecordDesk action each one runs. */
+export const SALESFORCE_RECORD_ACTIONS = { enrich: 'enrich_now', undo: 'undo', exclude: 'exclude', include: 'include' } as const;

@@ -25,6 +25,7 @@ import {
   verifyOAuthState,
 } from './install.ts';
 import { type IntakeAnswer, type SalesforceIntakeDeps, acceptEvents, acceptOutboundMessage } from './intake.ts';
+import { recordRoutes } from './record-routes.ts';
 import { OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, SOAP_FAULT_HTTP_STATUS, soapFault } from './outbound-xml.ts';
 import {
   SALESFORCE_EVENTS_ROUTE,
@@ -57,7 +58,7 @@ const answerOf = (answer: IntakeAnswer): HttpResult => ({ status: answer.status,
 
 /** Salesforce's routes table. */
 export function salesforceRoutes(app: SalesforceAppSettings, outbound: OutboundSettings, context: CrmRouteContext): CrmRoute[] {
-  return [...installRoutes(app, context), ...outboundRoutes(outbound, context), eventsRoute(context)];
+  return [...installRoutes(app, context), ...outboundRoutes(outbound, context), eventsRoute(context), ...recordRoutes(context)];
 }
 
 function intakeDeps(context: CrmRouteContext): SalesforceIntakeDeps {
@@ -249,6 +250,7 @@ function connectedPage(app: SalesforceAppConfig, state: SalesforceOAuthState, re
   lines.push(
     `Outbound messages from this org go to ${app.publicUrl}${salesforceOutboundMessagePath(outboundSecret)}: put it in the endpointUrl of the two workflows (it replaces https://YOUR_PUBLIC_HOST/webhooks/salesforce/outbound-message/YOUR_OUTBOUND_SECRET) and keep it private, since it lets whoever has it send records to enrich.`,
     'Next, deploy the metadata in manifests/salesforce (sf project deploy start --manifest manifest/package.xml): the WF_* fields on Contact and Lead, the permission set, and the record-triggered flows whose outbound messages send new Contacts and Leads here. Assign the Enrichbridge permission set to the integration user. See manifests/salesforce/README.md.',
+    `The record component (Windfall enrichment, on Contact and Lead record pages) calls us with this org's own secret, which your operator prints with \`enrichbridge salesforce record-secret ${installation.id}\`: enter it as the OrgSecret authentication parameter of the principal Enrichbridge_Org in the External Credential Enrichbridge_Record, and assign the Enrichbridge_Record_User permission set to its users.`,
     installation.settings.enrichOnCreate
       ? 'New Contacts and Leads are then enriched within seconds.'
       : 'Automatic enrichment of new records is off for this installation.',

@@ -17,6 +17,7 @@ import {
 } from '../../connectors/salesforce/fields.ts';
 import { SALESFORCE_API_VERSION, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/paths.ts';
 import {
+  APEX_CLASSES,
   ECA_FILE,
   ECA_NAME,
   ECA_OAUTH_FILE,
@@ -31,6 +32,10 @@ import {
   PERMISSION_SET_NAME,
   OUTBOUND_SECRET_PLACEHOLDER,
   PUBLIC_BASE_PLACEHOLDER,
+  RECORD_COMPONENT,
+  RECORD_COMPONENT_SOURCES,
+  RECORD_CREDENTIAL,
+  RECORD_PERMISSION_SET,
   SALESFORCE_MANIFEST_DIR,
   SFDX_PROJECT,
   SOURCE_DIR,
@@ -255,12 +260,14 @@ describe('manifests/salesforce files', () => {
     expect(staleFieldFiles()).toEqual([]);
   });
 
-  it('hold exactly the generated files in force-app/ and manifest/, beside the project file, README and .gitignore', () => {
-    // Other folders (apex/, the optional callout for the events route) are not generated and not deployed by package.xml.
-    const deployed = allFiles.filter((file) => file.startsWith('force-app/') || file.startsWith('manifest/'));
+  it('hold exactly the generated files and the record component sources in force-app/ and manifest/, beside the project file, README and .gitignore', () => {
+    // Other folders (apex/, the optional callout for the events route) are not generated and not deployed by
+    // package.xml; the component's jest tests (__tests__/) are kept from a deploy by .forceignore.
+    const deployed = allFiles.filter((file) => (file.startsWith('force-app/') || file.startsWith('manifest/')) && !file.includes('/__tests__/'));
     const generated = [...generatedManifests().keys()];
-    expect(deployed).toEqual(generated.filter((file) => file !== SFDX_PROJECT).sort());
-    for (const file of [SFDX_PROJECT, 'README.md', '.gitignore']) expect(allFiles).toContain(file);
+    expect(deployed).toEqual([...generated.filter((file) => file !== SFDX_PROJECT), ...RECORD_COMPONENT_SOURCES].sort());
+    for (const file of [SFDX_PROJECT, 'README.md', '.gitignore', '.forceignore']) expect(allFiles).toContain(file);
+    expect(read('.forceignore').split('\n')).toContain('**/__tests__/**');
   });
 
   it('use API version 62.0 everywhere: the project, package.xml, flows and outbound messages', () => {
@@ -329,8 +336,15 @@ describe('manifest/package.xml', () => {
   function membersOnDisk(): Map<string, string[]> {
     const members = new Map<string, string[]>();
     const add = (type: string, member: string) => members.set(type, [...(members.get(type) ?? []), member].sort());
-    for (const file of allFiles.filter((f) => f.startsWith(`${SOURCE_DIR}/`))) {
+    for (const file of allFiles.filter((f) => f.startsWith(`${SOURCE_DIR}/`) && !f.includes('/__tests__/'))) {
       const rest = file.slice(SOURCE_DIR.length + 1);
+      // A bundle is one member, named by its folder; a class by its meta file (beside its .cls).
+      const bundle = /^lwc\/(\w+)\/\1\.js-meta\.xml$/.exec(rest);
+      if (bundle !== null) {
+        add('LightningComponentBundle', bundle[1] ?? '');
+        continue;
+      }
+      if ((RECORD_COMPONENT_SOURCES as readonly string[]).includes(file)) continue;
       const field = /^objects\/(\w+)\/fields\/(\w+)\.field-meta\.xml$/.exec(rest);
       const single = /^(\w+)\/([\w.]+?)\.([\w]+)-meta\.xml$/.exec(rest);
       if (field !== null) add('CustomField', `${field[1]}.${field[2]}`);
@@ -339,6 +353,9 @@ describe('manifest/package.xml', () => {
       else if (single?.[1] === 'externalClientApps') add('ExternalClientApplication', single[2] ?? '');
       else if (single?.[1] === 'extlClntAppOauthSettings') add('ExtlClntAppOauthSettings', single[2] ?? '');
       else if (single?.[1] === 'settings') add('Settings', single[2] ?? '');
+      else if (single?.[1] === 'classes' && single[3] === 'cls') add('ApexClass', single[2] ?? '');
+      else if (single?.[1] === 'namedCredentials') add('NamedCredential', single[2] ?? '');
+      else if (single?.[1] === 'externalCredentials') add('ExternalCredential', single[2] ?? '');
       else if (single?.[1] === 'workflows') {
         // The Workflow itself is a member as well as each outbound message in it: without it,
         // `sf project deploy start --manifest` refuses the outbound messages.
@@ -350,11 +367,12 @@ describe('manifest/package.xml', () => {
     return members;
   }
 
-  it('lists exactly the fields, permission set, flows, outbound messages, settings and External Client App present', () => {
+  it('lists exactly the fields, permission sets, flows, outbound messages, settings, External Client App and record component present', () => {
     const onDisk = membersOnDisk();
     expect([...listed.keys()].sort()).toEqual([...onDisk.keys()].sort());
     for (const [type, members] of onDisk) expect(listed.get(type), type).toEqual(members);
-    expect(listed.get('CustomField')).toHaveLength(2 * 62);
+    // 62 enrichment fields and the do-not-enrich checkbox, on Contact and on Lead.
+    expect(listed.get('CustomField')).toHaveLength(2 * 63);
   });
 
   // @salesforce/source-deploy-retrieve (what `sf project deploy start` uses) loads undici 8, which needs
@@ -376,7 +394,11 @@ describe('manifest/package.xml', () => {
   it('is what packageMembers() says, each type once', () => {
     expect(new Set(pkg.types.map((t) => t.name)).size).toBe(pkg.types.length);
     expect(listed).toEqual(new Map([...packageMembers()].map(([type, members]) => [type, [...members]])));
-    expect(listed.get('PermissionSet')).toEqual([PERMISSION_SET_NAME]);
+    expect(listed.get('PermissionSet')).toEqual([PERMISSION_SET_NAME, RECORD_PERMISSION_SET]);
+    expect(listed.get('ApexClass')).toEqual([...APEX_CLASSES]);
+    expect(listed.get('LightningComponentBundle')).toEqual([RECORD_COMPONENT]);
+    expect(listed.get('NamedCredential')).toEqual([RECORD_CREDENTIAL]);
+    expect(listed.get('ExternalCredential')).toEqual([RECORD_CREDENTIAL]);
     expect(listed.get('ExternalClientApplication')).toEqual([ECA_NAME]);
     expect(listed.get('ExtlClntAppOauthSettings')).toEqual([ECA_OAUTH_SETTINGS_NAME]);
     expect(listed.get('Settings')).toEqual(['LeadConvert']);
