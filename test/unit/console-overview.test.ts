@@ -6,7 +6,7 @@ import { type OverviewData, overviewPage } from '../../server/http/console/overv
 
 const installation = anInstallation();
 
-function page(recovered: number): string {
+function page(recovered: number, outcomes: OverviewData['outcomes'] = []): string {
   const data: OverviewData = {
     installation,
     target: 'endpoint api.example.com',
@@ -14,7 +14,7 @@ function page(recovered: number): string {
     forecast: { sandbox: true, used: 0, limit: null, period: 'month', resetsAt: null, dailyAverage: 0, runsOutOn: null, budget: null },
     budget: null,
     days: ['2026-11-27'],
-    outcomes: [],
+    outcomes,
     failures: [],
     recovered,
   };
@@ -24,6 +24,16 @@ function page(recovered: number): string {
 describe('the overview', () => {
   it('counts the missed events recovered from the CRM journal', () => {
     expect(page(1234)).toContain('<p id="recovered">Missed CRM events recovered from the CRM\'s journal in the last 4 days: <strong>1,234</strong>.</p>');
+  });
+
+  it("does not count a CRM user's record actions as failures (or as any enrichment's outcome)", () => {
+    const html = page(0, [
+      { day: '2026-11-27', outcome: 'enriched', count: 2, quotaConsumed: 2 },
+      { day: '2026-11-27', outcome: 'action:undo', count: 1, quotaConsumed: 0 },
+      { day: '2026-11-27', outcome: 'action:exclude', count: 3, quotaConsumed: 0 },
+    ]);
+    expect(html).toContain('<strong data-kind="failed">0</strong>');
+    expect(html).toContain('<strong data-kind="enriched">2</strong>');
   });
 
   it('says nothing of the journal when it recovered nothing', () => {

@@ -55,9 +55,13 @@ export function statusText(installation: Installation): { text: string; kind: 'a
   return { text: 'active', kind: 'active' };
 }
 
-/** The outcome kinds the overview counts by: skipped and failed ones by reason below. */
-export function outcomeKind(outcome: string): 'enriched' | 'no_match' | 'skipped' | 'failed' {
+/**
+ * The outcome kinds the overview counts by (skipped and failed ones by reason below); `action`: a CRM
+ * user's record action (Enrich now, Undo, Exclude, Include again), logged but not an enrichment's outcome.
+ */
+export function outcomeKind(outcome: string): 'enriched' | 'no_match' | 'skipped' | 'failed' | 'action' {
   if (outcome === 'enriched' || outcome === 'no_match') return outcome;
+  if (outcome.startsWith('action:')) return 'action';
   return outcome.startsWith('skipped:') ? 'skipped' : 'failed';
 }
 

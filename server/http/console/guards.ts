@@ -80,7 +80,7 @@ export function consoleGuards(options: GuardOptions): ConsoleGuards {
         : { kind: 'installation', account: await context.bridge.pipelineStore.findInstallation(session.scope.installationId) },
       cookie.person,
     );
-    return { ...session, chrome: { base, session: { who, csrf: csrfToken(session.id) } } };
+    return { ...session, person: cookie.person, chrome: { base, session: { who, csrf: csrfToken(session.id) } } };
   };
 
   const signedIn = async (req: express.Request, res: express.Response): Promise<Signed | undefined> => {

@@ -27,10 +27,15 @@ export interface ConsoleContext {
   readonly modules: readonly CrmModule[];
   readonly log: Logger;
   readonly now?: () => Date;
+  /** Wakes this process's idle workers (a record's Enrich now is worked on at once); absent: they look again on their own. */
+  readonly wake?: () => void;
 }
 
-/** A signed-in session with the page chrome it sees (who is signed in, the form token). */
-export type Signed = ConsoleSession & { readonly chrome: Chrome };
+/**
+ * A signed-in session with the page chrome it sees (who is signed in, the form token), and the person
+ * the CRM signed in (an e-mail, or the CRM's name for them; null after a one-time link).
+ */
+export type Signed = ConsoleSession & { readonly chrome: Chrome; readonly person: string | null };
 
 export interface ConsoleKit {
   readonly router: express.Router;

@@ -163,7 +163,7 @@ export function logPage(chrome: Chrome, view: LogView): string {
 }
 
 /** A field as the log shows it: its label, its CRM property name beside it (or the name alone, when it is none of ours). */
-function FieldName({ name, field }: { readonly name: string; readonly field: NamedField }): VNode {
+export function FieldName({ name, field }: { readonly name: string; readonly field: NamedField }): VNode {
   if (field.label === null) return <code>{name}</code>;
   return (
     <>
@@ -179,7 +179,7 @@ function FieldName({ name, field }: { readonly name: string; readonly field: Nam
 }
 
 /** A CRM value in a cell: an empty one (null, blank text) says so. */
-function CrmValueText({ value }: { readonly value: CrmValue }): VNode {
+export function CrmValueText({ value }: { readonly value: CrmValue }): VNode {
   if (value === null || (typeof value === 'string' && value.trim() === '')) return <span class="muted">empty</span>;
   return <>{String(value)}</>;
 }
@@ -224,6 +224,12 @@ export function logEntryPage(
         )}
         <dt>Latency</dt>
         <dd>{entry.latencyMs === null ? 'not measured' : `${entry.latencyMs} ms`}</dd>
+        <dt>Now</dt>
+        <dd>
+          <a id="record-link" href={`${base}/records/${encodeURIComponent(entry.object)}/${encodeURIComponent(entry.recordId)}`}>
+            the record as it is now: status, what we wrote, Undo and Exclude
+          </a>
+        </dd>
         <dt>In the CRM</dt>
         <dd>
           {crm === null ? (

@@ -69,6 +69,8 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
   let units = 0;
   for (const row of data.outcomes) {
     const kind = outcomeKind(row.outcome);
+    // A record action is in the log with who asked, but it is not an enrichment's outcome to count.
+    if (kind === 'action') continue;
     totals[kind] += row.count;
     units += row.quotaConsumed;
     const day = perDay.get(row.day) ?? noCounts();

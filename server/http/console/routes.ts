@@ -20,6 +20,10 @@ import { LogFilterSchema, logEntryPage, logPage, logSearch } from './log.tsx';
 import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 import { messagePage } from './components.tsx';
+import { CONSOLE_RECORD_ACTIONS, type RecordPageView, recordPage } from './record.tsx';
+import type { ActionResult } from '../../../bridge/record-actions.ts';
+import type { RecordView } from '../../../bridge/record-view.ts';
+import type { Signed } from './kit.ts';
 import { type Chrome, accountName } from './format.ts';
 import { type OverviewData, overviewPage } from './overview.tsx';
 import { operatorHome } from './operator.tsx';
@@ -182,7 +186,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       return () => null;
     }
     const recordUrl = module.recordUrl;
-    return (entry: LogEntry) => recordUrl(installation, crm, entry.object, entry.recordId);
+    return (entry: Pick<LogEntry, 'object' | 'recordId'>) => recordUrl(installation, crm, entry.object, entry.recordId);
   };
 
   router.get('/console/installations/:id/log', ...onInstallation.view, async (req, res: InstallationResponse) => {
@@ -213,6 +217,60 @@ export function consoleRouter(options: ConsoleContext): express.Router {
       logEntryPage(session.chrome, installation, entry, (await recordLinks(installation))(entry), (key) => module?.propertyFor?.(key) ?? null),
     );
   });
+
+  /** A record's view with its actions, through the same record desk the CRM's card and component use. */
+  const recordAt = (req: express.Request<{ object: string; recordId: string }>, installation: Installation) => ({
+    installationId: installation.id,
+    object: req.params.object,
+    recordId: req.params.recordId,
+  });
+
+  router.get('/console/installations/:id/records/:object/:recordId', ...onInstallation.view, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
+    const ref = recordAt(req, installation);
+    const found = await context.bridge.records.view(ref);
+    if (!found.ok) {
+      page(res, 404, messagePage(session.chrome, 'Not found', [found.message], 'bad'));
+      return;
+    }
+    page(res, 200, recordPage(session.chrome, await recordPageView(installation, found.view, null)));
+  });
+
+  router.post('/console/installations/:id/records/:object/:recordId/:action', ...onInstallation.post, async (req, res: InstallationResponse) => {
+    const { session, installation } = res.locals;
+    const action = CONSOLE_RECORD_ACTIONS.find(([, path]) => path === req.params.action)?.[0];
+    if (action === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no such record action.'], 'bad'));
+      return;
+    }
+    const ref = recordAt(req, installation);
+    const actor = consoleActor(session);
+    const desk = context.bridge.records;
+    const result =
+      action === 'enrich_now'
+        ? await desk.enrichNow(ref, actor)
+        : action === 'undo'
+          ? await desk.undo(ref, actor)
+          : action === 'exclude'
+            ? await desk.exclude(ref, actor)
+            : await desk.include(ref, actor);
+    context.log.info({ installation: installation.id, by: session.scope.kind, action, ok: result.ok }, 'console: record action');
+    if (result.ok && action === 'enrich_now') context.wake?.();
+    const found = await desk.view(ref);
+    if (!found.ok) {
+      page(res, 404, messagePage(session.chrome, 'Not found', [found.message], 'bad'));
+      return;
+    }
+    page(res, result.ok ? 200 : 409, recordPage(session.chrome, await recordPageView(installation, found.view, result)));
+  });
+
+  /** What the record page needs beside the view: field names and the CRM's link. */
+  const recordPageView = async (installation: Installation, view: RecordView, result: ActionResult | null): Promise<RecordPageView> => {
+    const module = moduleOf(installation);
+    const links = await recordLinks(installation);
+    const crm = links(view);
+    return { installation, view, result, propertyFor: (key) => module?.propertyFor?.(key) ?? null, crm };
+  };
 
   router.get('/console/installations/:id/playground', ...onInstallation.view, async (_req, res: InstallationResponse) => {
     const { session, installation } = res.locals;
@@ -344,4 +402,13 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
   const forecast = await usageForecast({ store: context.store, pipelineStore: context.bridge.pipelineStore }, installation, now);
   const budget = await budgetState(context.bridge.pipelineStore, installation, now);
   return { installation, target, quota, days, outcomes, failures, forecast, budget, recovered };
+}
+
+/**
+ * Who took a record action in the console, for the log: the operator, or the installation's admin,
+ * with the e-mail their CRM signed them in with when it gave one.
+ */
+function consoleActor(session: Signed): { userId: string; email: string | null } {
+  const email = session.person !== null && session.person.includes('@') ? session.person : null;
+  return { userId: session.scope.kind === 'operator' ? 'console:operator' : 'console:admin', email };
 }
