@@ -113,6 +113,20 @@ export class RecordDesk {
   }
 
   /** Enrich now: a forced enrichment of the record, at the front of the queue. */
+  /** One of the record actions by name, as the card, the component and the console ask for it. */
+  async take(action: RecordAction, ref: RecordRef, actor: Actor): Promise<ActionResult> {
+    switch (action) {
+      case 'enrich_now':
+        return this.enrichNow(ref, actor);
+      case 'undo':
+        return this.undo(ref, actor);
+      case 'exclude':
+        return this.exclude(ref, actor);
+      case 'include':
+        return this.include(ref, actor);
+    }
+  }
+
   async enrichNow(ref: RecordRef, actor: Actor): Promise<ActionResult> {
     return this.act(ref, actor, 'enrich_now', async ({ input }) => {
       const { created } = await this.deps.queue.enqueue(enrichNowJob(input.installation.id, ref.object, ref.recordId));

@@ -137,15 +137,7 @@ export function hubspotCardRoutes(settings: HubSpotAppSettings, context: CrmRout
       if (!resolved.ok) return resolved.answer;
       const { installation, recordId, actor } = resolved;
       const ref = { installationId: installation.id, object: CONTACT, recordId };
-      const desk = bridge.records;
-      const result =
-        action === 'enrich_now'
-          ? await desk.enrichNow(ref, actor)
-          : action === 'undo'
-            ? await desk.undo(ref, actor)
-            : action === 'exclude'
-              ? await desk.exclude(ref, actor)
-              : await desk.include(ref, actor);
+      const result = await bridge.records.take(action, ref, actor);
       if (result.ok && action === 'enrich_now') context.wake();
       log.info(
         {

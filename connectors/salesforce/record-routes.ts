@@ -123,15 +123,7 @@ export function recordRoutes(context: CrmRouteContext): CrmRoute[] {
       const { installation, object, recordId, asker } = resolved;
       const ref = { installationId: installation.id, object, recordId };
       const actor = { userId: asker.userId, email: asker.userEmail === undefined || asker.userEmail === '' ? null : asker.userEmail };
-      const desk = bridge.records;
-      const result =
-        action === 'enrich_now'
-          ? await desk.enrichNow(ref, actor)
-          : action === 'undo'
-            ? await desk.undo(ref, actor)
-            : action === 'exclude'
-              ? await desk.exclude(ref, actor)
-              : await desk.include(ref, actor);
+      const result = await bridge.records.take(action, ref, actor);
       if (result.ok && action === 'enrich_now') context.wake();
       log.info(
         {

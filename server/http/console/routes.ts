@@ -246,14 +246,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
     const ref = recordAt(req, installation);
     const actor = consoleActor(session);
     const desk = context.bridge.records;
-    const result =
-      action === 'enrich_now'
-        ? await desk.enrichNow(ref, actor)
-        : action === 'undo'
-          ? await desk.undo(ref, actor)
-          : action === 'exclude'
-            ? await desk.exclude(ref, actor)
-            : await desk.include(ref, actor);
+    const result = await desk.take(action, ref, actor);
     context.log.info({ installation: installation.id, by: session.scope.kind, action, ok: result.ok }, 'console: record action');
     if (result.ok && action === 'enrich_now') context.wake?.();
     const found = await desk.view(ref);
