@@ -220,7 +220,7 @@ describe('source-deploy-retrieve', () => {
 });
 
 describe("the component's test data", () => {
-  const data = (name: string): unknown => JSON.parse(read(`${COMPONENT_DIR}/__tests__/data/${name}.json`));
+  const data = (name: string): unknown => JSON.parse(read(`${COMPONENT_DIR}/__tests__/fixtures/${name}.json`));
 
   it('holds a valid record view for every status, and one whose budget forbids Enrich now', () => {
     const views = z.record(z.string(), RecordViewSchema).parse(data('views'));

@@ -7,8 +7,8 @@ import EnrichbridgeRecord from 'c/enrichbridgeRecord';
 import { notifyRecordUpdateAvailable } from 'lightning/uiRecordApi';
 import getView from '@salesforce/apex/EnrichbridgeRecordController.getView';
 import runAction from '@salesforce/apex/EnrichbridgeRecordController.runAction';
-import VIEWS from './data/views.json';
-import ACTIONS from './data/actions.json';
+import VIEWS from './fixtures/views.json';
+import ACTIONS from './fixtures/actions.json';
 
 jest.mock('@salesforce/apex/EnrichbridgeRecordController.getView', () => ({ default: jest.fn() }), { virtual: true });
 jest.mock('@salesforce/apex/EnrichbridgeRecordController.runAction', () => ({ default: jest.fn() }), { virtual: true });
