@@ -106,13 +106,17 @@ export class RecordDesk {
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** The record as a CRM user sees it, read now through the installation's connector. */
-  async view(ref: RecordRef): Promise<RecordViewResult> {
-    const loaded = await this.load(ref);
+  /**
+   * The record as a CRM user sees it: read now through the installation's connector, or, given `seen`,
+   * as the user's own screen read our properties a moment ago (the HubSpot card reads them with
+   * HubSpot's own call, so a view costs nothing of the portal's API budget; the values only say what
+   * the record holds now, and every action still reads the record afresh).
+   */
+  async view(ref: RecordRef, seen?: Readonly<Record<string, CrmValue>>): Promise<RecordViewResult> {
+    const loaded = await this.load(ref, seen);
     return loaded.ok ? { ok: true, view: buildRecordView(loaded.input) } : loaded;
   }
 
-  /** Enrich now: a forced enrichment of the record, at the front of the queue. */
   /** One of the record actions by name, as the card, the component and the console ask for it. */
   async take(action: RecordAction, ref: RecordRef, actor: Actor): Promise<ActionResult> {
     switch (action) {
@@ -127,6 +131,7 @@ export class RecordDesk {
     }
   }
 
+  /** Enrich now: a forced enrichment of the record, at the front of the queue. */
   async enrichNow(ref: RecordRef, actor: Actor): Promise<ActionResult> {
     return this.act(ref, actor, 'enrich_now', async ({ input }) => {
       const { created } = await this.deps.queue.enqueue(enrichNowJob(input.installation.id, ref.object, ref.recordId));
@@ -236,14 +241,14 @@ export class RecordDesk {
     return apply(loaded);
   }
 
-  private async load(ref: RecordRef): Promise<Loaded> {
+  private async load(ref: RecordRef, seen?: Readonly<Record<string, CrmValue>>): Promise<Loaded> {
     const { store, queue } = this.deps;
     const installation = await store.findInstallation(ref.installationId);
     if (installation === undefined) return { ok: false, reason: 'installation_not_found', message: 'This CRM account is not connected.' };
     const connector = await this.deps.connectorFor(installation);
     const objects = installation.settings.objects.length > 0 ? installation.settings.objects : connector.defaultObjects;
     if (!objects.includes(ref.object)) return { ok: false, reason: 'object_not_enabled', message: `${ref.object} records are not enriched for this account.` };
-    const record = (await connector.read(ref.object, [ref.recordId])).get(ref.recordId);
+    const record = seen === undefined ? (await connector.read(ref.object, [ref.recordId])).get(ref.recordId) : { id: ref.recordId, properties: seen };
     if (record === undefined) return { ok: false, reason: 'record_not_found', message: 'The CRM has no such record (deleted, or merged into another).' };
     const [states, controls, entries, pending, budget] = await Promise.all([
       store.recordStates(installation.id, ref.object, [ref.recordId]),

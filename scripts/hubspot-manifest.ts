@@ -52,15 +52,24 @@ export function renderEnrichActionManifest(): string {
 }
 
 /**
- * The record card's config: the public URL its hubspot.fetch calls go to. The same placeholder as every
- * other URL here, which the operator replaces with the server's PUBLIC_URL before uploading (README).
+ * The record card's config: the public URL its hubspot.fetch calls go to (the same placeholder as every
+ * other URL here, which the operator replaces with the server's PUBLIC_URL before uploading: README),
+ * and our properties, which the card reads itself and sends with its view request.
  */
 export function renderCardConfig(): string {
+  const names = hubspotProperties().map((property) => `  '${property.name}',`);
   return [
     '// Written by `npm run manifests:hubspot` (scripts/hubspot-manifest.ts): edit the script, not this file.',
     "// enrichbridge's public URL (its PUBLIC_URL), which every hubspot.fetch call of the card goes to; the",
     "// app's permittedUrls.fetch (app-hsmeta.json) lists the same URL.",
     `export const ENRICHBRIDGE_PUBLIC_URL = '${PUBLIC_BASE_PLACEHOLDER}';`,
+    '',
+    "// The contact properties enrichbridge manages: the card reads them with HubSpot's own call",
+    '// (fetchCrmObjectProperties) and sends them with its view request, so a view costs no call on the',
+    "// portal's API budget.",
+    'export const ENRICHBRIDGE_PROPERTIES: readonly string[] = [',
+    ...names,
+    '];',
     '',
   ].join('\n');
 }

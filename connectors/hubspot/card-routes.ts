@@ -13,18 +13,36 @@
 // HubSpot's proxy turns a 3xx-5xx answer into its own error, so every answer the card should read is a
 // 200 with `ok` and, when refused, a `reason` code and a message; only a request HubSpot did not sign
 // (or that cannot be checked) is answered 401 (or 503).
+import { z } from 'zod';
 import type { CrmRouteContext } from '../../bridge/crm-module.ts';
 import { type CrmRequest, type CrmRoute, type HttpResult, jsonResult } from '../../bridge/http.ts';
-import type { Actor, Installation, RecordAction } from '../../bridge/model.ts';
+import type { Actor, CrmValue, Installation, RecordAction } from '../../bridge/model.ts';
 import { actorForLog } from '../../bridge/record-actions.ts';
 import { CONTACT, HUBSPOT_PROVIDER } from './connector.ts';
+import { fieldKeyForHubSpotProperty } from './fields.ts';
 import { isHubSpotId } from './ids.ts';
 import type { HubSpotAppSettings } from './install.ts';
 import { HUBSPOT_CARD_ACTION_ROUTE, HUBSPOT_CARD_ROUTE } from './paths.ts';
 import { hubspotRequestUrl, verifyHubSpotRequest } from './signature.ts';
 
-/** The card sends no body; HubSpot's own limit is 1 MB, ours is far less. */
-const MAX_BODY_BYTES = 16 * 1024;
+/** An action sends no body and a view our properties' values (about 60, most short); HubSpot's own limit is 1 MB. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** The path segment of the view from the card's own read of the contact (`POST …/view`). */
+export const VIEW_SEGMENT = 'view';
+
+/** What the card read of the contact: our properties by name (others are ignored), as HubSpot gives them. */
+const SeenSchema = z.object({
+  properties: z.record(z.string().max(100), z.union([z.string().max(65_536), z.number(), z.boolean(), z.null()])).refine((p) => Object.keys(p).length <= 500),
+});
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
 
 /** The path segment of each action and the RecordDesk action it runs. */
 export const HUBSPOT_CARD_ACTIONS: Readonly<Record<string, RecordAction>> = { enrich: 'enrich_now', undo: 'undo', exclude: 'exclude', include: 'include' };
@@ -125,12 +143,33 @@ export function hubspotCardRoutes(settings: HubSpotAppSettings, context: CrmRout
     },
   };
 
+  /**
+   * POST …/view: the view from the card's own read of our properties (HubSpot's
+   * fetchCrmObjectProperties, in the body HubSpot signs), so showing a record costs no call on the
+   * portal's API budget: a card's GET would read the contact through the portal's pacer, and 20 cards
+   * at once would wait their turn behind each other and the pipeline.
+   */
+  async function viewAsSeen(request: CrmRequest): Promise<HttpResult> {
+    const resolved = await resolve(request, 'POST');
+    if (!resolved.ok) return resolved.answer;
+    const seen = SeenSchema.safeParse(parseJson(request.body));
+    if (!seen.success) return refusal('body_invalid', 'The body must be {"properties": {…}} with the values the card read.');
+    const properties: Record<string, CrmValue> = {};
+    for (const [name, value] of Object.entries(seen.data.properties)) {
+      // Only ours; an empty value is an empty property, as a read through the API gives it.
+      if (fieldKeyForHubSpotProperty(name) !== null) properties[name] = value === '' ? null : value;
+    }
+    const result = await bridge.records.view({ installationId: resolved.installation.id, object: CONTACT, recordId: resolved.recordId }, properties);
+    return result.ok ? jsonResult(200, { ok: true, view: result.view }) : refusal(result.reason, result.message);
+  }
+
   const act: CrmRoute = {
     method: 'POST',
     path: HUBSPOT_CARD_ACTION_ROUTE,
     body: { limit: MAX_BODY_BYTES, refuse: (fault) => refusal('body_unreadable', fault.message, fault.status) },
     handle: async (request) => {
       const segment = request.params.action ?? '';
+      if (segment === VIEW_SEGMENT) return viewAsSeen(request);
       const action = Object.hasOwn(HUBSPOT_CARD_ACTIONS, segment) ? HUBSPOT_CARD_ACTIONS[segment] : undefined;
       if (action === undefined) return refusal('unknown_action', `no record action ${segment}: enrich, undo, exclude or include`, 404);
       const resolved = await resolve(request, 'POST');

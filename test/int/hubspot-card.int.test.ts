@@ -124,6 +124,8 @@ interface CallOptions {
   readonly secret?: string | null;
   /** The signature's timestamp (ms); default now. */
   readonly timestamp?: number;
+  /** A JSON body (hubspot.fetch serialises the card's `body` option). */
+  readonly body?: unknown;
 }
 
 /** A card request as HubSpot sends it: the path the card asked for, HubSpot's query, v3-signed. */
@@ -132,11 +134,13 @@ async function call(rig: Rig, path: string, options: CallOptions = {}): Promise<
   const url = `${rig.origin}${CARD_ROUTE}${path}?${options.query ?? appended()}`;
   const timestamp = options.timestamp ?? Date.now();
   const secret = options.secret === undefined ? CLIENT_SECRET : options.secret;
+  const body = options.body === undefined ? '' : JSON.stringify(options.body);
   const headers: Record<string, string> =
     secret === null
       ? {}
-      : { 'X-HubSpot-Signature-v3': hubspotV3Signature(secret, method, url, '', timestamp), 'X-HubSpot-Request-Timestamp': String(timestamp) };
-  const response = await fetch(url, { method, headers });
+      : { 'X-HubSpot-Signature-v3': hubspotV3Signature(secret, method, url, body, timestamp), 'X-HubSpot-Request-Timestamp': String(timestamp) };
+  if (body !== '') headers['Content-Type'] = 'application/json';
+  const response = await fetch(url, { method, headers, ...(body === '' ? {} : { body }) });
   const text = await response.text();
   return { status: response.status, body: text === '' ? null : JSON.parse(text) };
 }
@@ -313,6 +317,33 @@ describe('the HubSpot card routes for a signed request', () => {
     expect(properties.wf_hh_net_worth ?? null).toBeNull();
     expect(view.status.value).toBe('undone');
     expect(view.undone?.actor).toEqual(USER);
+  });
+
+  it("shows the view from the card's own read of our properties, with no HubSpot call of ours (the portal's API budget is the pipeline's)", async () => {
+    const rig = await startRig();
+    const fake = await startFake();
+    await install(rig, fake);
+    const created = await fake.createContact({ firstname: amanda.first_name, lastname: amanda.last_name, email: amanda.email }, { notify: false });
+    await call(rig, `/${created.id}/enrich`, { method: 'POST' });
+    await until('the contact enriched', () => (fake.contacts.get(created.id)?.properties.wf_enrichment_status === 'enriched' ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 25,
+    });
+    // What the card read with fetchCrmObjectProperties: ours as HubSpot holds them, one edited since
+    // by a colleague on the page, and a property that is not ours (ignored).
+    const seen = { ...fake.contacts.get(created.id)?.properties, wf_career_job_title: 'Typed by a colleague', firstname: 'Not ours' };
+    const callsBefore = fake.requests.length;
+
+    const answer = await call(rig, `/${created.id}/view`, { method: 'POST', body: { properties: seen } });
+    const unsigned = await call(rig, `/${created.id}/view`, { method: 'POST', body: { properties: seen }, secret: 'another secret' });
+
+    expect(fake.requests.length).toBe(callsBefore);
+    const view = ViewAnswerSchema.parse(answer.body).view;
+    expect(view.status.value).toBe('enriched');
+    expect(view.fields.find((field) => field.property === 'wf_career_job_title')).toMatchObject({ state: 'edited', value: 'Typed by a colleague' });
+    expect(view.fields.filter((field) => field.state === 'edited').map((field) => field.property)).toEqual(['wf_career_job_title']);
+    expect(unsigned.status).toBe(401);
+    expect(refusalOf(await call(rig, `/${created.id}/view`, { method: 'POST', body: { properties: 'none' } }))).toMatchObject({ reason: 'body_invalid' });
   });
 
   it('answers an unknown action with its reason', async () => {

@@ -11,7 +11,7 @@ import { RECORD_STATUSES, RecordViewSchema, type RecordView } from '../../bridge
 import { hubspotProperties } from '../../connectors/hubspot/fields.ts';
 import { HUBSPOT_CARD_ROUTE } from '../../connectors/hubspot/paths.ts';
 import { ACTION_PATHS, CARD_PATH, EnrichmentPanel, cardUrl } from '../../manifests/hubspot/src/app/cards/EnrichmentPanel.tsx';
-import { ENRICHBRIDGE_PUBLIC_URL } from '../../manifests/hubspot/src/app/cards/config.ts';
+import { ENRICHBRIDGE_PROPERTIES, ENRICHBRIDGE_PUBLIC_URL } from '../../manifests/hubspot/src/app/cards/config.ts';
 import * as card from '../../manifests/hubspot/src/app/cards/view.ts';
 
 // The card keeps its own copy of the shapes (HubSpot builds the folder alone): the server's must fit it.
@@ -113,14 +113,15 @@ const STATUS_VIEWS: Record<(typeof RECORD_STATUSES)[number], RecordView> = {
 const json = (body: unknown, status = 200): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 /**
- * A fake enrichbridge behind hubspot.fetch: GET answers the current view; POST answers the next queued
- * action result and moves the view on to the one queued with it.
+ * A fake enrichbridge behind hubspot.fetch: the view (POST …/view with the properties the card read, or
+ * GET) answers the current view; an action's POST answers the next queued action result and moves the
+ * view on to the one queued with it.
  */
 function backend(initial: RecordView) {
   let current: RecordView = initial;
   const answers: { result: unknown; then: RecordView }[] = [];
   const spy = vi.spyOn(hubspot, 'fetch').mockImplementation(async (url, options) => {
-    if ((options?.method ?? 'GET') === 'GET') return json({ ok: true, view: current });
+    if ((options?.method ?? 'GET') === 'GET' || String(url).endsWith('/view')) return json({ ok: true, view: current });
     const next = answers.shift();
     if (next === undefined) throw new Error(`unexpected POST ${String(url)}`);
     current = next.then;
@@ -169,7 +170,7 @@ describe('the HubSpot enrichment card', () => {
     const detail = maybeFindByTestId(Text, 'status-detail');
     if (shown.status.detail !== null) expect(detail?.text).toContain(shown.status.detail);
     if (shown.status.reason !== null && shown.status.reason !== 'user') expect(detail?.text).toContain(shown.status.reason);
-    expect(fake.calls()).toEqual([`GET ${OBJECT_URL}`]);
+    expect(fake.calls()).toEqual([`POST ${OBJECT_URL}/view`]);
   });
 
   it('names who excluded or undid the record', async () => {
@@ -239,7 +240,7 @@ describe("the card's actions", () => {
     fake.answer(result, after);
     button(action).trigger('onClick');
     await waitFor(() => expect(findByTestId(StatusTag, 'status').text).toBe(label));
-    expect(fake.calls()).toEqual([`GET ${OBJECT_URL}`, `POST ${OBJECT_URL}/${ACTION_PATHS[action]}`, `GET ${OBJECT_URL}`]);
+    expect(fake.calls()).toEqual([`POST ${OBJECT_URL}/view`, `POST ${OBJECT_URL}/${ACTION_PATHS[action]}`, `POST ${OBJECT_URL}/view`]);
     expect(mocks.actions.refreshObjectProperties.callCount).toBe(1);
     expect(mocks.actions.addAlert.calls[0]?.[0]).toMatchObject({ type: 'success' });
   });
@@ -283,6 +284,27 @@ describe("the card's actions", () => {
     // The renderer's waitFor checks again on a render only; the refresh comes in an effect after it.
     await vi.waitFor(() => expect(mocks.actions.refreshObjectProperties.callCount).toBe(1));
     expect(spy).toHaveBeenCalledTimes(3);
+  });
+
+  it("reads our properties itself and sends them with the view request, so a view costs no HubSpot call of enrichbridge's", async () => {
+    const spy = vi.spyOn(hubspot, 'fetch').mockImplementation(async () => json({ ok: true, view: view() }));
+    const renderer = createRenderer('crm.record.sidebar');
+    renderer.mocks.actions.fetchCrmObjectProperties.willCall(async () => ({ wf_hh_net_worth: '1800000' }));
+    renderer.render(<EnrichmentPanel pollMs={NO_POLL_MS} />);
+    await renderer.waitFor(() => expect(renderer.findByTestId(StatusTag, 'status')).toBeTruthy());
+    expect(renderer.mocks.actions.fetchCrmObjectProperties.calls[0]?.[0]).toEqual([...ENRICHBRIDGE_PROPERTIES]);
+    expect(spy.mock.calls.map(([url, options]) => [`${options?.method ?? 'GET'} ${String(url)}`, options?.body])).toEqual([
+      [`POST ${OBJECT_URL}/view`, { properties: { wf_hh_net_worth: '1800000' } }],
+    ]);
+  });
+
+  it('asks enrichbridge to read the contact itself (GET) when the card cannot read the properties', async () => {
+    const spy = vi.spyOn(hubspot, 'fetch').mockImplementation(async () => json({ ok: true, view: view() }));
+    const renderer = createRenderer('crm.record.sidebar');
+    renderer.mocks.actions.fetchCrmObjectProperties.willCall(() => Promise.reject(new Error('no permission')));
+    renderer.render(<EnrichmentPanel pollMs={NO_POLL_MS} />);
+    await renderer.waitFor(() => expect(renderer.findByTestId(StatusTag, 'status')).toBeTruthy());
+    expect(spy.mock.calls.map(([url, options]) => `${options?.method ?? 'GET'} ${String(url)}`)).toEqual([`GET ${OBJECT_URL}`]);
   });
 
   it('says so when the view cannot be loaded', async () => {

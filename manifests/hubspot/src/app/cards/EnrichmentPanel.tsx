@@ -25,7 +25,7 @@ import {
   useExtensionActions,
   useExtensionContext,
 } from '@hubspot/ui-extensions';
-import { ENRICHBRIDGE_PUBLIC_URL } from './config.ts';
+import { ENRICHBRIDGE_PROPERTIES, ENRICHBRIDGE_PUBLIC_URL } from './config.ts';
 import {
   ACTION_LABELS,
   type ActionAnswer,
@@ -54,6 +54,9 @@ const TIMEOUT_MS = 15_000;
 /** How often a queued enrichment is looked at again, and how many times (Enrich now writes within seconds). */
 const POLL_MS = 2_000;
 const MAX_POLLS = 15;
+
+/** The view from the card's own read of our properties: POST to the view's URL and this segment. */
+export const VIEW_PATH = 'view';
 
 /** Each action's last path segment. */
 export const ACTION_PATHS: Readonly<Record<CardAction, string>> = { enrich_now: 'enrich', undo: 'undo', exclude: 'exclude', include: 'include' };
@@ -85,9 +88,27 @@ export function EnrichmentPanel({ pollMs = POLL_MS }: { readonly pollMs?: number
   const [busy, setBusy] = useState<CardAction | null>(null);
   const [notice, setNotice] = useState<{ variant: 'warning' | 'error'; title: string; message: string } | null>(null);
 
+  // The view's loader reads the actions through a ref: a new actions object from the host must not
+  // make a new loader, which would load the view again.
+  const actionsRef = useRef(actions);
+  actionsRef.current = actions;
   const load = useCallback(async (): Promise<void> => {
     try {
-      const answer = await answerOf<ViewAnswer>(await hubspot.fetch(cardUrl(objectId), { method: 'GET', timeout: TIMEOUT_MS }));
+      // Our properties as HubSpot shows them, read with HubSpot's own call and sent with the view
+      // request: the view then costs no call on the portal's API budget. Where they cannot be read,
+      // enrichbridge reads the contact itself (GET).
+      let seen: Record<string, string> | null = null;
+      try {
+        const read: unknown = await actionsRef.current.fetchCrmObjectProperties([...ENRICHBRIDGE_PROPERTIES]);
+        seen = typeof read === 'object' && read !== null ? (read as Record<string, string>) : null;
+      } catch {
+        seen = null;
+      }
+      const response =
+        seen === null
+          ? await hubspot.fetch(cardUrl(objectId), { method: 'GET', timeout: TIMEOUT_MS })
+          : await hubspot.fetch(`${cardUrl(objectId)}/${VIEW_PATH}`, { method: 'POST', timeout: TIMEOUT_MS, body: { properties: seen } });
+      const answer = await answerOf<ViewAnswer>(response);
       setLoaded(answer.ok ? { state: 'view', view: answer.view } : { state: 'error', message: answer.message });
     } catch (error) {
       setLoaded({ state: 'error', message: `enrichbridge could not be reached: ${error instanceof Error ? error.message : String(error)}` });
