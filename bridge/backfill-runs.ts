@@ -8,6 +8,7 @@
 // carry the run's id as their job group, so the console counts how many are done and a cancel removes
 // those still queued. A worker that dies mid-run leaves its job to be delivered again: the run then
 // resumes at the last cursor saved, as `enrichbridge backfill` does after an interruption.
+import { loggableMessage } from '../core/observe/loggable-errors.ts';
 import type { Kysely, Selectable } from 'kysely';
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -315,7 +316,8 @@ export async function runControlJobs(installation: Installation, jobs: readonly 
         await deps.queue.cancelGroup(run.id);
         continue;
       }
-      const message = error instanceof Error ? error.message : String(error);
+      // Shown on the console's backfill page: a driver's or a CRM's text reduced, no personal data.
+      const message = loggableMessage(error);
       // A record id the CRM should not have listed fails the run at once: reading again lists it again.
       const last = job.attempts >= job.maxAttempts || error instanceof BackfillRecordIdError;
       await deps.runs.finish(run.id, phase, last ? { state: 'failed', error: message } : { error: `${message} (trying again)` });

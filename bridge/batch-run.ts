@@ -2,6 +2,7 @@
 // jobs named it), what becomes of each job (Disposal), why the rest of a batch must wait (Stop), and the
 // log entries, record states and counts the run gathers before it is saved in one transaction.
 import type { EnrichOutcome } from '../core/client/enricher.ts';
+import { loggableMessage, maskPersonalText } from '../core/observe/loggable-errors.ts';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
 import type { Job, JobQueue } from './job-queue.ts';
 import type { CrmRecord, WriteRefusal } from './connector.ts';
@@ -91,8 +92,9 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** An error as the enrichment log and the job's last error keep it: no personal data (loggableMessage). */
 export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return loggableMessage(error);
 }
 
 /** Runs `task` over `items` with at most `limit` in flight. */
@@ -152,14 +154,17 @@ export class BatchRun {
       changes: extra.changes ?? {},
       quotaConsumed: extra.quotaConsumed ?? 0,
       latencyMs: extra.latencyMs ?? null,
-      detail: extra.detail ?? null,
+      // A CRM's or a driver's text may quote a record's values: the log keeps none of them in a detail.
+      detail: extra.detail === undefined || extra.detail === null ? null : maskPersonalText(extra.detail),
       ...(extra.reusedFrom === undefined ? {} : { reusedFrom: extra.reusedFrom }),
     });
   }
 
   dispose(work: Work | Job[], disposal: Disposal): void {
     const jobs = Array.isArray(work) ? work : work.jobs;
-    for (const job of jobs) this.disposals.set(job.id, disposal);
+    // A job's last error is shown by the CLI and the console: no personal data in it either.
+    const kept = disposal.kind === 'fail' ? { ...disposal, error: maskPersonalText(disposal.error) } : disposal;
+    for (const job of jobs) this.disposals.set(job.id, kept);
   }
 }
 

@@ -3,6 +3,7 @@
 // registered for it. The pipeline is the handler of `enrich`; a connector's own kinds (a webhook batch
 // to expand, a workflow callback to retry) are registered through the ConnectorRegistry and settled by
 // `settledBy`. A kind nobody registered fails for good: this version cannot run it.
+import { loggableMessage } from '../core/observe/loggable-errors.ts';
 import { jobsFinished } from '../core/observe/metrics.ts';
 import type { Job, JobQueue } from './job-queue.ts';
 import { retryWhileBusy } from '../core/storage/errors.ts';
@@ -23,7 +24,8 @@ export interface BatchProcessor {
   processBatch(jobs: readonly Job[], workerId: string, signals?: BatchSignals): Promise<BatchSummary>;
 }
 
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+/** A job's last error keeps no personal data: a driver's or a CRM's text is reduced (loggableMessage). */
+const describe = (error: unknown): string => loggableMessage(error);
 
 function emptySummary(installationId: string): BatchSummary {
   return { installationId, jobs: 0, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };

@@ -1,6 +1,9 @@
-// Structured JSON logs (pino). Tokens and e-mail addresses never reach a line: request headers are
-// not logged at all, and the redaction below is a second fence for anything that slips through.
+// Structured JSON logs (pino). Tokens and personal data never reach a line: request headers are not
+// logged at all, every error is reduced to what may be logged (loggableError: a database error to its
+// code and names, a CRM error to its status and codes, other messages masked), and the redaction below
+// is a second fence for anything that slips through.
 import { type DestinationStream, type Logger, type LoggerOptions, destination, pino, stdTimeFunctions } from 'pino';
+import { loggableError, loggableMessage } from '../core/observe/loggable-errors.ts';
 
 export type { Logger };
 
@@ -8,6 +11,16 @@ const options = (level: string): LoggerOptions => ({
   level,
   base: { service: 'enrichbridge' },
   timestamp: stdTimeFunctions.isoTime,
+  // No code path can log a raw error object: a pg error's detail, a CRM error's body never pass.
+  serializers: { err: loggableError, error: loggableError },
+  hooks: {
+    // `logger.error(error)` would make the error's own message the line's message: the loggable one instead.
+    logMethod(args, method) {
+      const [first, ...rest] = args;
+      if (first instanceof Error && typeof rest[0] !== 'string') return method.apply(this, [{ err: first }, loggableMessage(first)]);
+      return method.apply(this, args);
+    },
+  },
   redact: {
     paths: [
       'token',

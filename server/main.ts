@@ -1,5 +1,6 @@
 // Process entry of the enrichment server (`npm start`): configuration (PUBLIC_URL defaulted outside
 // production mode), start, first-start banner, and graceful shutdown on SIGTERM or SIGINT.
+import { loggableError } from '../core/observe/loggable-errors.ts';
 import { loadSecretBox } from '../core/secrets/secret-box.ts';
 import { type Config, ConfigError, backendsOf, loadConfig, withDefaultPublicUrl } from './config.ts';
 import { consoleBase, operatorAccess } from './http/console/link.ts';
@@ -87,8 +88,9 @@ try {
   process.exit(1);
 }
 // A start the place it runs in refuses (the port taken, the database missing) ends with one line that
-// names the fix; anything else is reported whole.
+// names the fix; anything else is reported as a log line would carry it (a database error by its code
+// and names: its detail quotes a row's values).
 main(config).catch((error: unknown) => {
-  console.error(refusalOf(error, config.databaseUrl) ?? error);
+  console.error(refusalOf(error, config.databaseUrl) ?? loggableError(error));
   process.exit(1);
 });

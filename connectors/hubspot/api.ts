@@ -9,7 +9,7 @@ import { type Pacer, pacer } from '../../core/limits/pacing.ts';
 import { crmCalls, rateLimited } from '../../core/observe/metrics.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../../bridge/connector.ts';
 import type { CrmValue } from '../../bridge/model.ts';
-import { type HubSpotErrorBody, HubSpotErrorSchema, errorIds, hubspotErrorBody, refusalOf, refusalSentence } from './refusals.ts';
+import { type HubSpotErrorBody, HubSpotErrorSchema, errorIds, errorSummary, hubspotErrorBody, refusalOf, refusalSentence } from './refusals.ts';
 import { HUBSPOT_PATHS } from './version.ts';
 
 export const DEFAULT_HUBSPOT_API_BASE = 'https://api.hubapi.com';
@@ -226,7 +226,7 @@ export class HubSpotApi {
         // that is about the record's values, not our credentials (the caller splits it per record).
         if (status === 403 && refusalOf(body).kind === 'sensitive') throw new HubSpotApiError(what, status, body);
         if (status === 401 || status === 403) {
-          throw new CrmError('auth', `HubSpot ${what}: ${status} ${body.message ?? 'unauthorized'}`);
+          throw new CrmError('auth', `HubSpot ${what}: ${status} ${errorSummary(body)}`);
         }
         throw new HubSpotApiError(what, status, body);
       }
@@ -303,7 +303,7 @@ export class HubSpotApi {
       const refusal = refusalOf(entry.data);
       const ids = errorIds(entry.data);
       // An error without ids is no record's: those records end transient below, as with no answer.
-      for (const id of ids) failed.set(id, refusedResult(id, refusal, entry.data.message ?? entry.data.category ?? 'error'));
+      for (const id of ids) failed.set(id, refusedResult(id, refusal, errorSummary(entry.data)));
     }
     const written = new Set(response.results.map((r) => r.id));
     return updates.map((u): WriteResult => {
@@ -410,9 +410,13 @@ function refusedResult(id: string, refusal: ReturnType<typeof refusalOf>, fallba
   return { id, ok: false, reason: 'rejected', message: fallback };
 }
 
-/** A HubSpot answer other than 401/403/429, with what it says about which records. */
+/**
+ * A HubSpot answer other than 401/403/429, with what it says about which records. Its message names the
+ * status, category, codes and correlation id only (errorSummary): the body's prose quotes values.
+ */
 export class HubSpotApiError extends CrmError {
   readonly category: string | null;
+  readonly correlationId: string | null;
   readonly ids: readonly string[];
 
   constructor(
@@ -421,9 +425,10 @@ export class HubSpotApiError extends CrmError {
     readonly body: HubSpotErrorBody,
   ) {
     // Retried by the queue with backoff, then dead-lettered: a 4xx that persists ends there for an operator.
-    super('transient', `HubSpot ${what}: ${status} ${body.message ?? `HTTP ${status}`}`);
+    super('transient', `HubSpot ${what}: ${status} ${errorSummary(body)}`);
     this.name = 'HubSpotApiError';
     this.category = body.category ?? null;
+    this.correlationId = body.correlationId ?? null;
     this.ids = errorIds(body);
   }
 }

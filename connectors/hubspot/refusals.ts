@@ -19,6 +19,7 @@ export const HubSpotErrorSchema = z
       .transform((v) => (typeof v === 'string' ? v : undefined))
       .optional(),
     policyName: z.string().optional(),
+    correlationId: z.string().optional(),
     errorType: z.string().optional(),
     context: z.record(z.string(), z.unknown()).optional(),
     errors: z
@@ -76,6 +77,24 @@ export function errorProperties(error: HubSpotErrorBody): string[] {
   return [...names];
 }
 
+/**
+ * What may be kept of an error (the enrichment log, a job's error, a log line): its category, the codes
+ * of its sub-errors and property-value problems with the properties they name, and its correlation id
+ * for HubSpot's support. Never its prose: a VALIDATION_ERROR's message quotes the values sent and the
+ * record's own ("Email address jane@… is invalid"), which are personal data.
+ */
+export function errorSummary(error: HubSpotErrorBody): string {
+  const codes = new Set<string>();
+  for (const problem of valueProblems(error.message ?? '')) codes.add(problem.name === null ? problem.code : `${problem.code} (${problem.name})`);
+  for (const sub of error.errors ?? []) {
+    const code = sub.code ?? sub.subCategory;
+    if (code !== undefined) codes.add(code);
+  }
+  if (error.subCategory !== undefined) codes.add(error.subCategory);
+  const head = [error.category ?? error.errorType ?? error.policyName ?? 'error', ...codes].join(', ');
+  return error.correlationId === undefined ? head : `${head}; correlation id ${error.correlationId}`;
+}
+
 /** The rule HubSpot named: a sub-error's code or subCategory, else the error's own subCategory. */
 function ruleOf(error: HubSpotErrorBody): string | null {
   for (const sub of error.errors ?? []) {
@@ -108,7 +127,21 @@ const SENSITIVE = /(^|[._])(highly_)?sensitive([._]|$)/i;
  * [{…, "error": "PROPERTY_DOESNT_EXIST", "name": "…"}]"): the codes it names.
  */
 function valueErrorCodes(message: string): string[] {
-  return [...message.matchAll(/"error":"([A-Z_]+)"/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]));
+  return valueProblems(message).map((problem) => problem.code);
+}
+
+/** Each problem of a property-value validation's message: its code and the property it names, read from the JSON. */
+function valueProblems(message: string): { readonly code: string; readonly name: string | null }[] {
+  const problems: { code: string; name: string | null }[] = [];
+  for (const match of message.matchAll(/\{[^{}]*"error":"([A-Z_]+)"[^{}]*\}/g)) {
+    if (match[1] === undefined) continue;
+    const name = /"name":"([A-Za-z0-9_.]+)"/.exec(match[0])?.[1] ?? null;
+    problems.push({ code: match[1], name });
+  }
+  if (problems.length > 0) return problems;
+  // Not one object per problem (a brace inside a quoted value): the codes alone.
+  for (const match of message.matchAll(/"error":"([A-Z_]+)"/g)) if (match[1] !== undefined) problems.push({ code: match[1], name: null });
+  return problems;
 }
 
 /** Codes that say our request is wrong for every record alike (a property missing or read-only): no record's own rule. */
@@ -121,7 +154,8 @@ function onlySensitiveScopes(scopes: readonly string[]): boolean {
 
 /** Reads one error's category and structured fields into a refusal. */
 export function refusalOf(error: HubSpotErrorBody): HubSpotRefusal {
-  const message = error.message ?? error.category ?? 'refused';
+  // HubSpot's prose is read for its codes below, never kept: it quotes values.
+  const message = errorSummary(error);
   const category = error.category ?? '';
   const details = error.errors ?? [];
   const labels = [category, error.subCategory, ...details.flatMap((e) => [e.subCategory, e.code])].filter((s): s is string => s !== undefined);
@@ -131,7 +165,7 @@ export function refusalOf(error: HubSpotErrorBody): HubSpotRefusal {
     return { kind: 'sensitive', properties: errorProperties(error), message };
   }
   if (category === 'VALIDATION_ERROR') {
-    const codes = valueErrorCodes(message);
+    const codes = valueErrorCodes(error.message ?? '');
     const cause = codes.some((code) => DEFINITION_ERRORS.has(code)) ? 'property' : codes.length > 0 ? 'value' : 'rule';
     return { kind: 'validation', rule: ruleOf(error) ?? codes[0] ?? null, properties: errorProperties(error), message, cause };
   }

@@ -10,6 +10,7 @@ import { SALESFORCE_ID_SHAPE, toSalesforceId18 } from './ids.ts';
 import { ENRICHED_AT_FIELD } from './fields.ts';
 import { z } from 'zod';
 import { abortable, outboundTimeouts } from '../../core/client/timeouts.ts';
+import { maskPersonalText } from '../../core/observe/loggable-errors.ts';
 import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type WriteResult } from '../../bridge/connector.ts';
 import type { CrmValue } from '../../bridge/model.ts';
 import { type SalesforceSession, checkInstanceUrl, observedTransport } from './auth.ts';
@@ -81,16 +82,19 @@ export function requestLimitKind(message: string, usage: ApiUsage | null): 'allo
   return /^\s*Concurrent/i.test(message) ? 'concurrency' : 'allowance';
 }
 
-/** A Salesforce answer other than 401/403/5xx (a 400 INVALID_FIELD, a 404), with its status and error code. */
+/**
+ * A Salesforce answer other than 401/403/5xx (a 400 INVALID_FIELD, a 404), with its status and error code.
+ * Its message names those only: Salesforce's text can quote the values sent (a JSON_PARSER_ERROR, a
+ * MALFORMED_ID, an INVALID_EMAIL_ADDRESS), which are personal data.
+ */
 export class SalesforceApiError extends CrmError {
   constructor(
     what: string,
     readonly status: number,
     readonly errorCode: string | null,
-    message: string,
   ) {
     // Retried by the queue with backoff, then dead-lettered: a 4xx that persists ends there for an operator.
-    super('transient', [`Salesforce ${what}:`, status, errorCode, message].filter((part) => part !== null && part !== '').join(' '));
+    super('transient', [`Salesforce ${what}:`, status, errorCode ?? 'error'].join(' '));
     this.name = 'SalesforceApiError';
   }
 }
@@ -131,6 +135,17 @@ const REJECTED_STATUS_CODES = new Set([
   'CANNOT_EXECUTE_FLOW_TRIGGER',
   'CANNOT_INSERT_UPDATE_ACTIVATE_ENTITY',
 ]);
+
+/**
+ * A SaveResult error as kept: its statusCode and the fields it names. Salesforce's message is kept only
+ * for a validation rule of the org's (FIELD_CUSTOM_VALIDATION_EXCEPTION), whose text an admin wrote and
+ * which says which rule refused (masked still); any other message can quote the record's values
+ * ("invalid email address: …", "duplicate value found: …").
+ */
+function saveErrorText(error: { readonly statusCode: string; readonly message: string; readonly fields: readonly string[] }): string {
+  const said = error.statusCode === 'FIELD_CUSTOM_VALIDATION_EXCEPTION' && error.message !== '' ? `: ${maskPersonalText(error.message)}` : '';
+  return `${error.statusCode}${said}${error.fields.length > 0 ? ` (${error.fields.join(', ')})` : ''}`;
+}
 
 const SaveResultSchema = z.object({
   id: z.string().nullish(),
@@ -291,10 +306,13 @@ export class SalesforceApi {
           }
         }
         if (errorCode === 'REQUEST_LIMIT_EXCEEDED') throw this.limitError(what, message);
-        const detail = [`Salesforce ${what}:`, status ?? 'no answer', errorCode, message].filter((part) => part !== null && part !== '').join(' ');
+        // An answer is told by its status and error code; Salesforce's text is kept only when there is no
+        // answer (a socket error of our own client), never an answer's, which can quote values.
+        const said = errorCode ?? (status === null ? maskPersonalText(message) : null);
+        const detail = [`Salesforce ${what}:`, status ?? 'no answer', said].filter((part) => part !== null && part !== '').join(' ');
         if (status === 401 || status === 403) throw new CrmError('auth', detail);
         if (status === null || status >= 500) throw new CrmError('transient', detail);
-        throw new SalesforceApiError(what, status, errorCode, message);
+        throw new SalesforceApiError(what, status, errorCode);
       }
     }
   }
@@ -302,7 +320,11 @@ export class SalesforceApi {
   private limitError(what: string, message: string): CrmError {
     const now = this.now().getTime();
     if (requestLimitKind(message, this.usage) === 'concurrency') {
-      return new CrmError('rate_limited', `Salesforce ${what}: too many long-running requests (${message})`, new Date(now + CONCURRENT_LIMIT_WAIT_MS));
+      return new CrmError(
+        'rate_limited',
+        `Salesforce ${what}: too many long-running requests (REQUEST_LIMIT_EXCEEDED)`,
+        new Date(now + CONCURRENT_LIMIT_WAIT_MS),
+      );
     }
     const usage = this.usage === null ? '' : ` (${this.usage.used}/${this.usage.max} calls in 24 h)`;
     return new CrmError('limit_exhausted', `Salesforce ${what}: the org's API request allowance is used up${usage}`, new Date(now + REQUEST_LIMIT_PAUSE_MS));
@@ -436,7 +458,7 @@ export class SalesforceApi {
       if (result.data.success) return { id: record.id, ok: true };
       const codes = result.data.errors.map((e) => e.statusCode);
       const reason = codes.some((c) => GONE_STATUS_CODES.has(c)) ? 'not_found' : codes.some((c) => REJECTED_STATUS_CODES.has(c)) ? 'rejected' : 'transient';
-      const message = result.data.errors.map((e) => `${e.statusCode}: ${e.message}${e.fields.length > 0 ? ` (${e.fields.join(', ')})` : ''}`).join('; ');
+      const message = result.data.errors.map(saveErrorText).join('; ');
       return { id: record.id, ok: false, reason, message: message === '' ? 'Salesforce refused the record without an error' : message };
     });
   }
@@ -500,7 +522,7 @@ export class SalesforceApi {
       if (job.state === 'Failed' || job.state === 'Aborted') {
         throw new CrmError(
           'transient',
-          `Salesforce bulk query ${object}: job ${jobId} ${job.state}${job.errorMessage === undefined ? '' : `: ${job.errorMessage}`}`,
+          `Salesforce bulk query ${object}: job ${jobId} ${job.state}${job.errorMessage === undefined ? '' : `: ${maskPersonalText(job.errorMessage)}`}`,
         );
       }
       if (waited >= BULK_QUERY_MAX_WAIT_MS)

@@ -1,5 +1,6 @@
 // The Enricher port the CRM pipeline enriches through, and the one policy both adapters share:
 // pacing per API token (Bottleneck), bounded retries with backoff and jitter, and outcome classes.
+import { loggableMessage, maskPersonalText } from '../observe/loggable-errors.ts';
 import { createHash } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { type Pacer, pacer } from '../limits/pacing.ts';
@@ -79,9 +80,17 @@ export function backoffMs(retry: number, policy: RetryPolicy, random: () => numb
   return Math.round(random() * ceiling);
 }
 
+/**
+ * A refusal's message as the pipeline keeps it (a job's error, the enrichment log): the endpoint's error
+ * code and its message with e-mail addresses and phone numbers masked, since a remote endpoint's text
+ * can quote the request it refused.
+ */
 function messageOf(body: unknown, fallback: string): string {
-  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') return body.message;
-  return fallback;
+  if (typeof body !== 'object' || body === null) return fallback;
+  const code = 'error' in body && typeof body.error === 'string' ? body.error : null;
+  const message = 'message' in body && typeof body.message === 'string' ? maskPersonalText(body.message.slice(0, 500)) : null;
+  if (message === null) return code ?? fallback;
+  return code === null ? message : `${code}: ${message}`;
 }
 
 /** What every adapter lets its caller tune. */
@@ -124,7 +133,7 @@ export class PacedEnricher implements Enricher {
           signal,
         );
       } catch (error) {
-        lastFailure = { status: null, message: error instanceof Error ? error.message : String(error) };
+        lastFailure = { status: null, message: loggableMessage(error) };
         if (signal?.aborted) return { kind: 'failed', ...lastFailure, attempts: attempt };
         if (isTimeout(error)) return { kind: 'failed', ...lastFailure, attempts: attempt, timedOut: true };
         if (attempt < this.retry.maxAttempts) await this.sleep(backoffMs(attempt, this.retry));

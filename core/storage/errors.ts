@@ -66,3 +66,43 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     return true;
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
 }
+
+/** What may be said of a driver's error: its code and the names of what it concerns, never a value. */
+export interface DatabaseErrorFacts {
+  /** SQLSTATE (PostgreSQL) or SQLITE_… (SQLite). */
+  readonly code: string;
+  readonly constraint?: string;
+  readonly table?: string;
+  readonly schema?: string;
+  readonly column?: string;
+}
+
+const NAME_FIELDS = ['constraint', 'table', 'schema', 'column'] as const;
+
+/**
+ * The facts of a PostgreSQL error (a SQLSTATE and the fields node-postgres names from the server's
+ * answer) or a SQLite one (an SQLITE_ code); null for any other error. A PostgreSQL error's detail,
+ * where, hint and internal query quote the row's values and the statement, and its message can quote
+ * an input ("invalid input syntax for type uuid: …"): none of them is read here.
+ */
+export function databaseErrorOf(error: unknown): DatabaseErrorFacts | null {
+  if (typeof error !== 'object' || error === null || !('code' in error) || typeof error.code !== 'string') return null;
+  const { code } = error;
+  // Every SQLSTATE has a digit, and no class starts with E (errno codes do: EPIPE, E2BIG).
+  const postgres = 'severity' in error ? /^[0-9A-Z]{5}$/.test(code) : /^(?=.*\d)[0-9A-DF-Z][0-9A-Z]{4}$/.test(code);
+  if (!postgres && !code.startsWith('SQLITE_')) return null;
+  const names: { -readonly [K in (typeof NAME_FIELDS)[number]]?: string } = {};
+  for (const field of NAME_FIELDS) {
+    const value: unknown = Reflect.get(error, field);
+    if (typeof value === 'string' && value !== '') names[field] = value;
+  }
+  // SQLite names what a constraint concerns only in its message: "UNIQUE constraint failed: people.email"
+  // (a table and column), "CHECK constraint failed: positive_amount" (a constraint). Names, never values.
+  const message: unknown = Reflect.get(error, 'message');
+  const failed = !postgres && typeof message === 'string' ? /constraint failed: ([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?/.exec(message) : null;
+  if (failed?.[1] !== undefined) {
+    if (failed[2] === undefined) names.constraint = failed[1];
+    else Object.assign(names, { table: failed[1], column: failed[2] });
+  }
+  return { code, ...names };
+}

@@ -93,7 +93,7 @@ describe('the HubSpot fake, through HubSpotApi', () => {
     ]);
     expect(written).toEqual([
       { id: a.id, ok: true },
-      { id: '999999999', ok: false, reason: 'not_found', message: expect.stringContaining('Could not get some CONTACT objects') },
+      { id: '999999999', ok: false, reason: 'not_found', message: 'OBJECT_NOT_FOUND' },
     ]);
     expect(fake.contacts.get(a.id)?.properties).toMatchObject({ company: 'Example Holdings', phone: '4045550142' });
 

@@ -174,7 +174,7 @@ describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', (
         id: '75310599',
         ok: false,
         reason: 'not_found',
-        message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
+        message: 'OBJECT_NOT_FOUND',
       },
     ]);
   });
@@ -211,6 +211,30 @@ describe('updateContacts (POST /crm/objects/{version}/contacts/batch/update)', (
     expect(api.calls).toBe(1);
     expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['validation', 'validation']);
     expect(results[0]).toMatchObject({ message: expect.stringContaining('PROPERTY_DOESNT_EXIST') });
+  });
+
+  it("a 400 VALIDATION_ERROR quoting an e-mail address is kept by its codes and correlation id, never HubSpot's text with the address", async () => {
+    const said = 'Email address jane.marker@example.org is invalid';
+    const problems = [{ isValid: false, message: said, error: 'INVALID_EMAIL', name: 'email', localizedErrorMessage: said }];
+    const body = {
+      status: 'error',
+      message: `Property values were not valid: ${JSON.stringify(problems)}`,
+      correlationId: '5d1f3a9e-0b7c-4e2a-9f61-2c8d4b7e0a13',
+      category: 'VALIDATION_ERROR',
+    };
+    const one = updates.slice(0, 1);
+    const scope = nock(BASE)
+      .post(UPDATE, { inputs: sent.slice(0, 1) })
+      .reply(400, body);
+    const results = await apiWith().api.updateContacts(one);
+    scope.done();
+    expect(results).toHaveLength(1);
+    const [result] = results;
+    if (result === undefined || result.ok) throw new Error('expected a refusal');
+    expect(result.reason).toBe('validation');
+    expect(result.message).toContain('INVALID_EMAIL');
+    expect(result.message).toContain('5d1f3a9e-0b7c-4e2a-9f61-2c8d4b7e0a13');
+    expect(result.message).not.toContain('jane.marker');
   });
 
   it('on a 5xx, reports every record transient', async () => {

@@ -325,10 +325,12 @@ describe('the HubSpot card routes for a signed request', () => {
     await install(rig, fake);
     const created = await fake.createContact({ firstname: amanda.first_name, lastname: amanda.last_name, email: amanda.email }, { notify: false });
     await call(rig, `/${created.id}/enrich`, { method: 'POST' });
-    await until('the contact enriched', () => (fake.contacts.get(created.id)?.properties.wf_enrichment_status === 'enriched' ? true : undefined), {
-      timeoutMs: 15_000,
-      intervalMs: 25,
-    });
+    // Enriched in HubSpot and saved on our side: the write lands before the batch's outcomes are saved.
+    await until(
+      'the contact enriched and its outcome saved',
+      async () => (ViewAnswerSchema.parse((await call(rig, `/${created.id}`)).body).view.status.value === 'enriched' ? true : undefined),
+      { timeoutMs: 15_000, intervalMs: 25 },
+    );
     // What the card read with fetchCrmObjectProperties: ours as HubSpot holds them, one edited since
     // by a colleague on the page, and a property that is not ours (ignored).
     const seen = { ...fake.contacts.get(created.id)?.properties, wf_career_job_title: 'Typed by a colleague', firstname: 'Not ours' };

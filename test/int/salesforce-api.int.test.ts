@@ -236,10 +236,21 @@ describe('update (PATCH /composite/sobjects)', () => {
     scope.done();
     expect(results).toEqual<WriteResult[]>([
       { id: C1, ok: true },
-      { id: C2, ok: false, reason: 'not_found', message: 'ENTITY_IS_DELETED: entity is deleted' },
+      { id: C2, ok: false, reason: 'not_found', message: 'ENTITY_IS_DELETED' },
       { id: C3, ok: false, reason: 'rejected', message: 'FIELD_CUSTOM_VALIDATION_EXCEPTION: Household net worth cannot be negative. (WF_HH_Net_Worth__c)' },
-      { id: C4, ok: false, reason: 'transient', message: `UNABLE_TO_LOCK_ROW: unable to obtain exclusive access to this record or 1 records: ${C4}` },
+      { id: C4, ok: false, reason: 'transient', message: 'UNABLE_TO_LOCK_ROW' },
     ]);
+  });
+
+  it("keeps a refused record's statusCode and fields, never Salesforce's message quoting the record's values", async () => {
+    const one = [{ id: C1, properties: { WF_HH_Net_Worth__c: 5 } }];
+    const said = 'Email: invalid email address: jane.marker@example.org';
+    const scope = nock(INSTANCE)
+      .patch(`${V}/composite/sobjects`, { allOrNone: false, records: [{ id: C1, attributes: { type: 'Contact' }, WF_HH_Net_Worth__c: 5 }] })
+      .reply(200, [{ success: false, errors: [{ statusCode: 'INVALID_EMAIL_ADDRESS', message: said, fields: ['Email'] }] }]);
+    const results = await apiWith().api.update('Contact', one);
+    scope.done();
+    expect(results).toEqual<WriteResult[]>([{ id: C1, ok: false, reason: 'rejected', message: 'INVALID_EMAIL_ADDRESS (Email)' }]);
   });
 
   it('reports a converted Lead (CANNOT_UPDATE_CONVERTED_LEAD) as not_found', async () => {
@@ -248,7 +259,7 @@ describe('update (PATCH /composite/sobjects)', () => {
       .reply(...reply('collections-update-lead-converted-200.json'));
     const results = await apiWith().api.update('Lead', [{ id: L3, properties: { WF_Enrichment_Status__c: 'enriched' } }]);
     scope.done();
-    expect(results).toEqual([{ id: L3, ok: false, reason: 'not_found', message: 'CANNOT_UPDATE_CONVERTED_LEAD: cannot reference converted lead' }]);
+    expect(results).toEqual([{ id: L3, ok: false, reason: 'not_found', message: 'CANNOT_UPDATE_CONVERTED_LEAD' }]);
   });
 
   it('rejects every record when Salesforce refuses the whole call (400 INVALID_FIELD: our fields not deployed)', async () => {

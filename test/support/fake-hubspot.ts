@@ -106,14 +106,19 @@ export interface CallbackCompletion {
   readonly body: unknown;
 }
 
-/** HubSpot's burst limit, its daily limit, or a refused token. */
-export type FaultKind = 'TEN_SECONDLY_ROLLING' | 'DAILY' | 'UNAUTHORIZED';
+/**
+ * HubSpot's burst limit, its daily limit, a refused token, or its property-value validation refusing an
+ * e-mail address (400 VALIDATION_ERROR, the value quoted in its message, as HubSpot quotes it).
+ */
+export type FaultKind = 'TEN_SECONDLY_ROLLING' | 'DAILY' | 'UNAUTHORIZED' | 'INVALID_EMAIL';
 
 export interface FaultOptions {
   /** Sent as `Retry-After` (HubSpot itself sends none with its 429s). */
   readonly retryAfterSeconds?: number;
   /** Only API requests whose path starts with this (or matches it) fail; default: any API request. */
   readonly path?: string | RegExp;
+  /** The address an INVALID_EMAIL refusal quotes (default: one of example.org). */
+  readonly value?: string;
 }
 
 /** A journal subscription (`ObjectSubscriptionUpsertRequest`), as made through the API. */
@@ -805,6 +810,14 @@ export async function startFakeHubSpot(options: FakeHubSpotOptions = {}): Promis
     const retryAfter = fault.options.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.options.retryAfterSeconds) };
     if (fault.kind === 'UNAUTHORIZED') {
       return hubspotError(401, 'EXPIRED_AUTHENTICATION', 'The OAuth token used to make this call expired 0 second(s) ago.');
+    }
+    if (fault.kind === 'INVALID_EMAIL') {
+      // HubSpot's property-value validation (the shape checkValues answers): the problems as JSON inside
+      // the message, each quoting the value it refused.
+      const value = fault.options.value ?? 'someone@example.org';
+      const said = `Email address ${value} is invalid`;
+      const problems = [{ isValid: false, message: said, error: 'INVALID_EMAIL', name: 'email', localizedErrorMessage: said }];
+      return validation(`Property values were not valid: ${JSON.stringify(problems)}`);
     }
     const daily = fault.kind === 'DAILY';
     const body = {

@@ -1,6 +1,6 @@
-// The retry policy's arithmetic: full-jitter backoff bounds and Retry-After parsing.
+// The retry policy's arithmetic: full-jitter backoff bounds and Retry-After parsing; what a refusal keeps.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, backoffMs } from '../../core/client/enricher.ts';
+import { DEFAULT_RETRY, PacedEnricher, backoffMs } from '../../core/client/enricher.ts';
 import { parseRetryAfter } from '../../core/client/http-enricher.ts';
 
 describe('backoff with full jitter', () => {
@@ -27,5 +27,26 @@ describe('Retry-After', () => {
     expect(parseRetryAfter('Sat, 21 Nov 2026 11:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter(null, now)).toBeNull();
     expect(parseRetryAfter('soon', now)).toBeNull();
+  });
+});
+
+describe("a remote endpoint's refusal", () => {
+  it('keeps its error code and its message with the e-mail addresses and phone numbers it quotes masked', async () => {
+    const enricher = new PacedEnricher({
+      token: 'tok-refusal-masking',
+      transport: () =>
+        Promise.resolve({
+          status: 400,
+          body: { error: 'invalid_request', message: 'Invalid request: emails[0]: jane.marker@example.org, phones[0]: +1 404-555-0100 refused.' },
+          retryAfterSeconds: null,
+          quotaResetsAt: null,
+          dataVersion: null,
+        }),
+    });
+    expect(await enricher.enrich({})).toMatchObject({
+      kind: 'rejected',
+      status: 400,
+      message: 'invalid_request: Invalid request: emails[0]: [email], phones[0]: [number] refused.',
+    });
   });
 });
