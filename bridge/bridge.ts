@@ -23,6 +23,7 @@ import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { RecordDesk } from './record-actions.ts';
+import { DEFAULT_LOG_VALUES_RETENTION_DAYS } from './retention.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
 import type { PipelineStore } from './store.ts';
 import { KyselyPipelineStore } from './store/kysely-pipeline-store.ts';
@@ -115,6 +116,10 @@ export interface BridgeDeps {
   readonly remoteRatePerSecond?: number;
   /** Where connector jobs report what they did (the server's logger); default: nowhere. */
   readonly log?: (fields: Readonly<Record<string, unknown>>, message: string) => void;
+  /** Where what the operator should look into is reported (the server's logger at warn); default: nowhere. */
+  readonly warn?: (fields: Readonly<Record<string, unknown>>, message: string) => void;
+  /** How long the enrichment log keeps the values written and replaced (default 90 days; retention.ts). */
+  readonly logValuesRetentionDays?: number;
 }
 
 export interface Bridge {
@@ -136,10 +141,13 @@ export interface Bridge {
   readonly consoleSessions: ConsoleSessions;
   /** One record as a CRM user sees it, and the record actions (Enrich now, Undo, Exclude, Include again). */
   readonly records: RecordDesk;
+  /** How long the enrichment log keeps the values written and replaced: Undo's reach, and the purge's. */
+  readonly logValuesRetentionDays: number;
 }
 
 export function createBridge(deps: BridgeDeps): Bridge {
-  const pipelineStore = new KyselyPipelineStore(deps.db, deps.leaseClock);
+  const logValuesRetentionDays = deps.logValuesRetentionDays ?? DEFAULT_LOG_VALUES_RETENTION_DAYS;
+  const pipelineStore = new KyselyPipelineStore(deps.db, deps.leaseClock, deps.warn);
   const installations = new Installations(pipelineStore, deps.store, deps.box, deps.queue);
   const enricherFor = async (installation: Installation): Promise<Enricher> => {
     const { enrichmentToken } = await installations.secrets(installation.id);
@@ -204,6 +212,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
       queue: deps.queue,
       connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
       ...(deps.now === undefined ? {} : { now: deps.now }),
+      logValuesRetentionDays,
     }),
+    logValuesRetentionDays,
   };
 }

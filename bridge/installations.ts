@@ -254,5 +254,7 @@ export class Installations {
     // The installation first: a job that outlives it (one queued after this, or left by a failure here)
     // is settled without running by the pipeline, which finds no installation for it.
     await this.queue.removeInstallation(id);
+    // Disconnected means its records' values are gone from the disk too, the jobs' included.
+    await this.pipeline.afterErasure(id);
   }
 }

@@ -195,9 +195,12 @@ export interface LogEntry {
   readonly fieldsWritten: readonly string[];
   /**
    * CRM property → what we wrote there and what the record held before (null: empty); empty when
-   * nothing was written, on entries logged before values were recorded, and once cleared on disconnect.
+   * nothing was written, on entries logged before values were recorded, once cleared on disconnect, and
+   * once purged past the log's retention period (`valuesPurgedAt`).
    */
   readonly changes: Readonly<Record<string, LoggedChange>>;
+  /** When the values written and replaced were purged, past the log's retention period; absent while kept. */
+  readonly valuesPurgedAt?: string;
   readonly quotaConsumed: number;
   readonly latencyMs: number | null;
   readonly detail: string | null;

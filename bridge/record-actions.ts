@@ -9,10 +9,12 @@
 //   pipeline paces it per token like any other and lets it through the month's budget (refused here when
 //   the budget is spent). It enriches an undone record again.
 // - Undo restores, for the writes since the record's last Undo (its last enrichment, and any before it
-//   still standing), every property to the value it replaced; a property changed since by someone else
-//   is left alone and named in the answer. The status property says `undone`; the record is then not
-//   enriched again automatically (webhooks, workflows, backfills, refresh: `skipped:undone`) until its
-//   identity (input hash) changes or someone asks for Enrich now.
+//   still standing) within the log's retention period, every property to the value it replaced; a
+//   property changed since by someone else is left alone and named in the answer. An enrichment older
+//   than the period is refused (`past_retention`): what it replaced is no longer kept. The status
+//   property says `undone`; the record is then not enriched again automatically (webhooks, workflows,
+//   backfills, refresh: `skipped:undone`) until its identity (input hash) changes or someone asks for
+//   Enrich now.
 // - Exclude / Include again: a per-record do-not-enrich (`skipped:excluded`), kept in step with the CRM's
 //   do-not-enrich checkbox (DO_NOT_ENRICH_KEY): Exclude checks it and sets the status `excluded`, Include
 //   unchecks it and puts back the status of the record's last enrichment.
@@ -25,6 +27,7 @@ import { inputHash } from './input.ts';
 import type { JobQueue } from './job-queue.ts';
 import { type Actor, ActorSchema, type CrmValue, type Installation, type LogEntry, type LoggedChange, type RecordAction } from './model.ts';
 import { exclusion } from './record-controls.ts';
+import { DEFAULT_LOG_VALUES_RETENTION_DAYS, valuesKeptSince } from './retention.ts';
 import { actionRefusal, buildRecordView, type RecordView, type RecordViewInput, writeChain } from './record-view.ts';
 import { newLogId, type PipelineStore, type RecordControlPatch } from './store.ts';
 import { DO_NOT_ENRICH_KEY, STATUS_KEYS, sameCrmValue, stillWritten } from './write-policy.ts';
@@ -89,6 +92,8 @@ export interface RecordDeskDeps {
   readonly queue: JobQueue;
   readonly connectorFor: (installation: Installation) => Promise<CrmConnector>;
   readonly now?: () => Date;
+  /** How long the enrichment log keeps the values written and replaced (what Undo restores from). */
+  readonly logValuesRetentionDays?: number;
 }
 
 /** What an action found when it read the record: the view's input and the connector, or why there is none. */
@@ -152,7 +157,7 @@ export class RecordDesk {
       const empty = connector.emptyValue ?? null;
       const properties: Record<string, CrmValue> = {};
       const fields: z.infer<typeof UndoFieldSchema>[] = [];
-      for (const link of writeChain(input.entries).values()) {
+      for (const link of writeChain(input.entries, input.valuesKept.since).values()) {
         const current = record.properties[link.property] ?? null;
         if (statusProperties.get(link.property) === 'status.enrichment_status') continue;
         if (!stillWritten(connector, link.property, current, link.written)) {
@@ -257,6 +262,7 @@ export class RecordDesk {
       queue.findPending([enrichNowDedupeKey(installation.id, ref.object, ref.recordId), enrichDedupeKey(installation.id, ref.object, ref.recordId)]),
       budgetState(store, installation, this.now()),
     ]);
+    const days = this.deps.logValuesRetentionDays ?? DEFAULT_LOG_VALUES_RETENTION_DAYS;
     return {
       ok: true,
       connector,
@@ -270,6 +276,7 @@ export class RecordDesk {
         entries,
         pending,
         budget,
+        valuesKept: { days, since: valuesKeptSince(days, this.now()) },
       },
     };
   }

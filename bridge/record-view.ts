@@ -2,8 +2,10 @@
 // and under which data version, what matched, each property we manage with its provenance (what it
 // holds now in the CRM, when we wrote it, what it replaced, whether it is still ours, edited by a person
 // since, or came from another record's answer), and the record actions with their cost and whether they
-// are allowed now. One shape for every CRM: the HubSpot card, the Salesforce component and the console
-// receive it as JSON (RecordViewSchema). Built by RecordDesk (record-actions.ts) from the record as the
+// are allowed now. Provenance and Undo reach back as far as the enrichment log keeps the values written
+// and replaced (its retention period, retention.ts): an enrichment older than that cannot be undone.
+// One shape for every CRM: the HubSpot card, the Salesforce component and the console receive it as
+// JSON (RecordViewSchema). Built by RecordDesk (record-actions.ts) from the record as the
 // installation's connector reads it, the record's state, controls and log, the queue and the budget.
 import { z } from 'zod';
 import { quotaPerLookup } from './batch-run.ts';
@@ -50,7 +52,7 @@ export type RecordField = z.infer<typeof RecordFieldSchema>;
 /** Whether an action applies now, and what it would cost. */
 export const ActionAvailabilitySchema = z.object({
   allowed: z.boolean(),
-  /** Why not (a stable code: `excluded`, `budget_spent`, `nothing_to_undo`, …); null when allowed. */
+  /** Why not (a stable code: `excluded`, `budget_spent`, `nothing_to_undo`, `past_retention`, …); null when allowed. */
   reason: z.string().nullable(),
   /** The reason in a sentence for the user; null when allowed. */
   message: z.string().nullable(),
@@ -98,8 +100,23 @@ export type RecordView = z.infer<typeof RecordViewSchema>;
 /** The outcomes of an enrichment (what writes our values), as opposed to an action's, a skip's status or a pause's. */
 const ENRICHMENT_OUTCOMES: readonly string[] = ['enriched', 'no_match', 'skipped:below_min_confidence'];
 
-function enrichmentEntry(entry: LogEntry): boolean {
-  return ENRICHMENT_OUTCOMES.includes(entry.outcome) && Object.keys(entry.changes).length > 0;
+/** An enrichment that wrote to the record, whether or not the log still holds its values. */
+function enrichmentWrite(entry: LogEntry): boolean {
+  return ENRICHMENT_OUTCOMES.includes(entry.outcome) && (entry.fieldsWritten.length > 0 || Object.keys(entry.changes).length > 0);
+}
+
+/**
+ * An enrichment whose values the log holds and keeps: logged within the retention period (since
+ * `keptSince`) and not purged. Only these can be undone or shown with what they replaced.
+ */
+function keptEnrichment(entry: LogEntry, keptSince: string): boolean {
+  return enrichmentWrite(entry) && Object.keys(entry.changes).length > 0 && entry.valuesPurgedAt === undefined && entry.at >= keptSince;
+}
+
+/** The record's entries since its last Undo, oldest first. */
+function sinceLastUndo(entries: readonly LogEntry[]): LogEntry[] {
+  const ascending = [...entries].sort((a, b) => a.id.localeCompare(b.id));
+  return ascending.slice(ascending.map((entry) => entry.outcome).lastIndexOf('action:undo') + 1);
 }
 
 /** What our writes since the last Undo did to each property: the first value replaced, the last value written. */
@@ -111,13 +128,15 @@ export interface WriteChain {
   readonly reusedFrom: string | null;
 }
 
-/** The record's writes since its last Undo, by property, from its log (oldest first). */
-export function writeChain(entries: readonly LogEntry[]): Map<string, WriteChain> {
-  const ascending = [...entries].sort((a, b) => a.id.localeCompare(b.id));
-  const lastUndo = ascending.map((entry) => entry.outcome).lastIndexOf('action:undo');
+/**
+ * The record's writes since its last Undo, by property, from its log (oldest first), as far as the log
+ * keeps their values: writes from before `keptSince` (past the retention period) are not in it, so the
+ * chain starts at the first write within the period and Undo goes back no further.
+ */
+export function writeChain(entries: readonly LogEntry[], keptSince: string): Map<string, WriteChain> {
   const chain = new Map<string, WriteChain>();
-  for (const entry of ascending.slice(lastUndo + 1)) {
-    if (!enrichmentEntry(entry)) continue;
+  for (const entry of sinceLastUndo(entries)) {
+    if (!keptEnrichment(entry, keptSince)) continue;
     for (const [property, change] of Object.entries(entry.changes)) {
       const before = chain.get(property);
       chain.set(property, {
@@ -145,6 +164,8 @@ export interface RecordViewInput {
   /** The record's queued or running enrichment, if any. */
   readonly pending: Job | undefined;
   readonly budget: BudgetState | null;
+  /** How long the log keeps the values written and replaced, and the time before which it keeps none. */
+  readonly valuesKept: { readonly days: number; readonly since: string };
 }
 
 const allowed = (units: number, budgetLeft: number | null): ActionAvailability => ({ allowed: true, reason: null, message: null, units, budgetLeft });
@@ -181,13 +202,18 @@ export function actionRefusal(input: RecordViewInput, action: RecordAction): { r
       return null;
     }
     case 'undo': {
-      const chain = writeChain(input.entries);
-      if (chain.size === 0) {
-        return control?.undoneAt != null
-          ? { reason: 'already_undone', message: 'The last enrichment is undone already.' }
-          : { reason: 'nothing_to_undo', message: 'No enrichment of this record wrote values that can be restored.' };
+      const { days, since } = input.valuesKept;
+      if (writeChain(input.entries, since).size > 0) return null;
+      if (control?.undoneAt != null) return { reason: 'already_undone', message: 'The last enrichment is undone already.' };
+      // Written, but past the retention period (or purged): what it replaced is no longer kept to put back.
+      const pastPeriod = (entry: LogEntry) => enrichmentWrite(entry) && (entry.valuesPurgedAt !== undefined || entry.at < since);
+      if (sinceLastUndo(input.entries).some(pastPeriod)) {
+        return {
+          reason: 'past_retention',
+          message: `The last enrichment is more than ${days} days old: the values it replaced are kept only ${days} days, so it can no longer be undone.`,
+        };
       }
-      return null;
+      return { reason: 'nothing_to_undo', message: 'No enrichment of this record wrote values that can be restored.' };
     }
     case 'exclude':
       return excluded === null ? null : { reason: 'already_excluded', message: 'This record is excluded already.' };
@@ -228,7 +254,7 @@ function recordStatus(input: RecordViewInput): RecordView['status'] {
 /** The record as a CRM user sees it: one shape for every CRM. */
 export function buildRecordView(input: RecordViewInput): RecordView {
   const { installation, object, record, state, control, budget } = input;
-  const chain = writeChain(input.entries);
+  const chain = writeChain(input.entries, input.valuesKept.since);
   const fields: RecordField[] = [...chain.values()].map((link) => {
     const value = record.properties[link.property] ?? null;
     const ours = stillWritten(input.connector, link.property, value, link.written);

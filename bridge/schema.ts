@@ -112,14 +112,20 @@ export interface EnrichmentLogTable {
   detail: string | null;
   /**
    * JSON: CRM property → `{ value, replaced }`, what we wrote and what the record held before (null:
-   * empty). Personal values: cleared with the record (erasure) or the installation (disconnect).
-   * Null on rows from before 0015 and on rows whose values were cleared.
+   * empty). Personal values: cleared with the record (erasure) or the installation (disconnect), and
+   * purged past the log's retention period. Null on rows from before 0015 and on rows whose values were
+   * cleared or purged.
    */
   changes: string | null;
   /** `object/recordId` of the record whose stored answer this entry applied (no lookup, no unit); null otherwise. */
   reused_from: string | null;
   /** JSON `{ userId, email }`: the CRM user who asked for a record action (`action:*` entries); null otherwise. */
   actor: string | null;
+  /**
+   * When `changes` was purged past the log's retention period (the entry, its outcome, its fields and
+   * units stay); null while the values are kept, and on rows cleared for another reason.
+   */
+  values_purged_at: string | null;
 }
 
 /** Where a backfill of one installation's object got to, so a rerun resumes there. */
@@ -550,6 +556,19 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('record_states').dropColumn('career_confidence').execute();
       await db.schema.alterTable('record_states').dropColumn('data_version').execute();
       await db.schema.dropTable('record_controls').execute();
+    },
+  },
+  '0022_log_values_purged': {
+    async up(db: Kysely<unknown>) {
+      // The values an entry wrote and replaced are kept for a retention period, then purged: when, per
+      // entry. The purge finds what is due oldest first from an index of the entries still holding values
+      // (partial, so purged entries leave it and it stays the size of the retention period).
+      await db.schema.alterTable('enrichment_log').addColumn('values_purged_at', 'text').execute();
+      await db.schema.createIndex('enrichment_log_values_at').on('enrichment_log').column('at').where(sql.ref('changes'), 'is not', null).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('enrichment_log_values_at').execute();
+      await db.schema.alterTable('enrichment_log').dropColumn('values_purged_at').execute();
     },
   },
 };

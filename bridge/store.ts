@@ -101,6 +101,11 @@ export interface EnrichmentLogStore {
   unitsSince(installationId: string, sinceIso: string): Promise<number>;
   /** The installation's outcomes per day and outcome since `sinceIso` (UTC days). */
   dailyOutcomes(installationId: string, sinceIso: string): Promise<DailyOutcome[]>;
+  /**
+   * Purges the values written and replaced of at most `limit` entries (of any installation) logged
+   * before `beforeIso`, oldest first, keeping the entries and their counts; returns how many.
+   */
+  purgeLogValues(beforeIso: string, purgedAtIso: string, limit: number): Promise<number>;
 }
 
 /** Answers kept for reuse, sealed, by the normalized request's hash. */
@@ -137,9 +142,15 @@ export interface PipelineStore extends InstallationStore, RecordStateStore, Enri
   /**
    * A CRM deletion or privacy request: forgets the record's state, log entries (with the values
    * they logged) and the answer kept for reuse that it was given, and remembers the record's id (only that) so an enrichment already under way cannot
-   * save anything about it again.
+   * save anything about it again. Erased from the database's files too, not only from its tables (afterErasure).
    */
   eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
+  /**
+   * After an installation's data was deleted (a disconnect: deleteInstallation, then its jobs), makes the
+   * database's files hold none of it either (SQLite: the WAL is checkpointed and truncated). eraseRecord
+   * does this itself. Never fails because another process reads meanwhile: that is logged.
+   */
+  afterErasure(installationId: string): Promise<void>;
 }
 
 const nextId = monotonicFactory();

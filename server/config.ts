@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_LOG_VALUES_RETENTION_DAYS } from '../bridge/retention.ts';
 import type { OutboundTimeouts } from '../core/client/timeouts.ts';
 import { redactDatabaseUrl, redactRedisUrl } from '../core/observe/connection-urls.ts';
 import { SQLITE_FILE_NAME } from '../core/storage/sqlite.ts';
@@ -121,6 +122,11 @@ const EnvSchema = z.object({
   SALESFORCE_JWT_PRIVATE_KEY_FILE: z.string().min(1).optional(),
   /** Where production orgs log in (a sandbox org always uses https://test.salesforce.com). */
   SALESFORCE_LOGIN_URL: z.url().default('https://login.salesforce.com'),
+  /**
+   * How long the enrichment log keeps the values each write carried and replaced (personal data); past
+   * it they are purged, the entries and their counts kept, and Undo is no longer offered.
+   */
+  LOG_VALUES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_LOG_VALUES_RETENTION_DAYS),
   /** Requests per second per token sent to a remote enrichment endpoint. */
   REMOTE_RATE_PER_SECOND: z.coerce.number().positive().max(1000).default(5),
   /** Also accept outbound messages at the old path without the installation's secret (during a migration). */
@@ -156,6 +162,8 @@ export interface Config {
   };
   readonly workerConcurrency: number;
   readonly workerLeaseMs: number;
+  /** Days the enrichment log keeps the values written and replaced (Undo's reach). */
+  readonly logValuesRetentionDays: number;
   readonly timeouts: OutboundTimeouts;
   readonly remoteRatePerSecond: number;
   readonly publicUrl: string | null;
@@ -272,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerLeaseMs: e.WORKER_LEASE_MS,
+    logValuesRetentionDays: e.LOG_VALUES_RETENTION_DAYS,
     timeouts: { hubspotMs: e.HUBSPOT_TIMEOUT_MS, salesforceMs: e.SALESFORCE_TIMEOUT_MS, tokenMs: e.TOKEN_TIMEOUT_MS, enrichMs: e.ENRICH_TIMEOUT_MS },
     remoteRatePerSecond: e.REMOTE_RATE_PER_SECOND,
     salesforceAllowAnyHost: e.SALESFORCE_ALLOW_ANY_HOST ?? false,

@@ -1,7 +1,8 @@
 // The enrichment_log table: one entry per record per batch, with the values each write carried and the
-// ones it replaced (personal data: cleared on disconnect, deleted with the record on erasure), the units
-// it spent and its latency. Entry ids are time-ordered, so the log is listed and paged by id; a budget
-// sums the units since a time from the index on (installation_id, at).
+// ones it replaced (personal data: cleared on disconnect, deleted with the record on erasure, purged past
+// the retention period with the entry kept), the units it spent and its latency. Entry ids are
+// time-ordered, so the log is listed and paged by id; a budget sums the units since a time from the
+// index on (installation_id, at).
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { ActorSchema, type LogEntry, type Outcome } from '../model.ts';
 import type { EnrichmentLogTable, PipelineDatabase as Database } from '../schema.ts';
@@ -25,6 +26,7 @@ function logRow(entry: LogEntry): EnrichmentLogTable {
     changes: Object.keys(entry.changes).length === 0 ? null : JSON.stringify(entry.changes),
     reused_from: entry.reusedFrom ?? null,
     actor: entry.actor === undefined ? null : JSON.stringify(entry.actor),
+    values_purged_at: entry.valuesPurgedAt ?? null,
     quota_consumed: entry.quotaConsumed,
     latency_ms: entry.latencyMs,
     detail: entry.detail,
@@ -40,8 +42,9 @@ function toLogEntry(row: Selectable<EnrichmentLogTable>): LogEntry {
     at: row.at,
     outcome: row.outcome as Outcome,
     fieldsWritten: fieldsColumn.parse(JSON.parse(row.fields_written)),
-    // Null: logged before 0015, nothing written, or cleared when the installation was disconnected.
+    // Null: logged before 0015, nothing written, cleared when the installation was disconnected, or purged.
     changes: row.changes === null ? {} : changesColumn.parse(JSON.parse(row.changes)),
+    ...(row.values_purged_at === null ? {} : { valuesPurgedAt: row.values_purged_at }),
     ...(row.reused_from === null ? {} : { reusedFrom: row.reused_from }),
     ...(row.actor === null ? {} : { actor: ActorSchema.parse(JSON.parse(row.actor)) }),
     quotaConsumed: Number(row.quota_consumed),
@@ -129,4 +132,22 @@ export async function clearLoggedValues(db: Kysely<Database>, installationId: st
     .where('installation_id', '=', installationId)
     .where((eb) => eb.or([eb('changes', 'is not', null), eb('actor', 'is not', null)]))
     .execute();
+}
+
+/**
+ * Purges the values (what was written, what it replaced) of at most `limit` entries logged before
+ * `beforeIso`, oldest first, in one statement; the entries stay with their outcome, fields written and
+ * units, so every count over the log is unchanged. Returns how many were purged: fewer than `limit`
+ * when none older is left. Safe to run from several processes at once (an entry purged is left alone).
+ */
+export async function purgeLogValues(db: Kysely<Database>, beforeIso: string, purgedAtIso: string, limit: number): Promise<number> {
+  const result = await db
+    .updateTable('enrichment_log')
+    .set({ changes: null, values_purged_at: purgedAtIso })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('enrichment_log').select('id').where('changes', 'is not', null).where('at', '<', beforeIso).orderBy('at').limit(limit),
+    )
+    .where('changes', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -1,9 +1,11 @@
 // A record's erasure (a CRM deletion or a privacy request): its state and controls, its log entries and the answer kept
 // from it are deleted, and its id alone is remembered in erased_records, so that a batch already under way
 // saves nothing about it again. Both sides take the installation's erasure lock (PostgreSQL), so a save
-// and an erasure of one installation never interleave.
+// and an erasure of one installation never interleave. Erased means gone from the disk too: after an
+// erasure the database's files are made to hold none of it (afterErasure).
 import type { Kysely } from 'kysely';
 import { lockInstallationErasures } from '../../core/storage/postgres.ts';
+import { checkpointAfterErasure } from '../../core/storage/sqlite.ts';
 import type { PipelineDatabase as Database } from '../schema.ts';
 import { CHUNK, chunks } from './chunks.ts';
 
@@ -35,7 +37,28 @@ export async function erasedAmong(trx: Kysely<Database>, records: readonly Recor
   return (record) => erased.has(keyOf(record));
 }
 
-export async function eraseRecord(db: Kysely<Database>, installationId: string, object: string, recordId: string): Promise<void> {
+/** Where an erasure that could not yet leave the disk is reported (the server's log, at warn): ids, never a record's values. */
+export type ErasureWarning = (fields: Readonly<Record<string, unknown>>, message: string) => void;
+
+/**
+ * Once an erasure committed: on SQLite the deleted rows are already zeroed in their pages
+ * (secure_delete), and the WAL, whose earlier frames still hold them, is checkpointed and truncated.
+ * A checkpoint another process's reader holds back does not fail the erasure (it is committed); it is
+ * reported, and the WAL is emptied by the next complete checkpoint. Nothing to do on PostgreSQL.
+ */
+export async function afterErasure(db: Kysely<Database>, warn: ErasureWarning, fields: Readonly<Record<string, unknown>>): Promise<void> {
+  if ((await checkpointAfterErasure(db)) === 'busy') {
+    warn(fields, 'erasure: the database WAL could not be truncated while another process reads it; erased values stay in it until the next checkpoint');
+  }
+}
+
+export async function eraseRecord(
+  db: Kysely<Database>,
+  installationId: string,
+  object: string,
+  recordId: string,
+  warn: ErasureWarning = () => undefined,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await lockInstallationErasures(trx, [installationId]);
     await trx
@@ -49,4 +72,5 @@ export async function eraseRecord(db: Kysely<Database>, installationId: string, 
       await trx.deleteFrom(table).where('installation_id', '=', installationId).where('object', '=', object).where('record_id', '=', recordId).execute();
     }
   });
+  await afterErasure(db, warn, { installation: installationId, object, erased: 'record' });
 }

@@ -8,7 +8,7 @@ import type { PipelineDatabase as Database } from '../schema.ts';
 import type { DailyOutcome, InstallationPatch, LogQuery, LogSearch, NewInstallationRow, PipelineStore, RecordControlPatch } from '../store.ts';
 import * as controls from './record-controls-table.ts';
 import * as log from './enrichment-log-table.ts';
-import { eraseRecord, erasedAmong } from './erasure.ts';
+import { type ErasureWarning, afterErasure, eraseRecord, erasedAmong } from './erasure.ts';
 import * as installations from './installations-table.ts';
 import { acquireLease, releaseLease } from './leases-table.ts';
 import * as states from './record-states-table.ts';
@@ -19,6 +19,8 @@ export class KyselyPipelineStore implements PipelineStore {
     private readonly db: Kysely<Database>,
     /** Leases are taken and compared on the database's clock, whichever host takes them. */
     private readonly clock: LeaseClock = HOST_CLOCK,
+    /** Where an erasure whose bytes could not yet leave the disk is reported. */
+    private readonly warn: ErasureWarning = () => undefined,
   ) {}
 
   createInstallation(row: NewInstallationRow): Promise<Installation> {
@@ -123,6 +125,10 @@ export class KyselyPipelineStore implements PipelineStore {
     return log.dailyOutcomes(this.db, installationId, sinceIso);
   }
 
+  purgeLogValues(beforeIso: string, purgedAtIso: string, limit: number): Promise<number> {
+    return log.purgeLogValues(this.db, beforeIso, purgedAtIso, limit);
+  }
+
   findAnswers(installationId: string, hashes: readonly string[], notBeforeIso: string): Promise<Map<string, StoredAnswer>> {
     return answers.findAnswers(this.db, installationId, hashes, notBeforeIso);
   }
@@ -144,6 +150,10 @@ export class KyselyPipelineStore implements PipelineStore {
   }
 
   eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {
-    return eraseRecord(this.db, installationId, object, recordId);
+    return eraseRecord(this.db, installationId, object, recordId, this.warn);
+  }
+
+  afterErasure(installationId: string): Promise<void> {
+    return afterErasure(this.db, this.warn, { installation: installationId, erased: 'installation' });
   }
 }

@@ -32,6 +32,8 @@ export class AdminError extends Error {
 
 export interface AccountSettings {
   readonly careerIntelligence?: boolean;
+  /** Political data (household political_donor, top_political_donor, political_party); off for a new account. */
+  readonly politicalData?: boolean;
   readonly quotaLimit?: number;
   readonly quotaPeriod?: string;
   readonly rateLimit?: number;
@@ -75,6 +77,7 @@ function applySettings<T extends NewAccount>(base: T, settings: AccountSettings)
   return {
     ...base,
     ...(settings.careerIntelligence === undefined ? {} : { careerIntelligence: settings.careerIntelligence }),
+    ...(settings.politicalData === undefined ? {} : { politicalData: settings.politicalData }),
     ...(settings.quotaLimit === undefined ? {} : { quotaLimit: checkInteger(settings.quotaLimit, 'quota', 0, 'quotaLimit') }),
     ...(settings.quotaPeriod === undefined ? {} : { quotaPeriod: checkPeriod(settings.quotaPeriod) }),
     ...(settings.rateLimit === undefined ? {} : { rateLimit: checkInteger(settings.rateLimit, 'rate limit', 1, 'rateLimit') }),
@@ -89,7 +92,11 @@ export async function createAccount(store: Store, name: string, settings: Accoun
   if (!ACCOUNT_NAME.test(name)) {
     throw new AdminError(`account name "${name}" must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit`, 'name');
   }
-  const input = applySettings<NewAccount>({ name, careerIntelligence: false, householdFields: 'all', careerFields: 'all', ...ACCOUNT_DEFAULTS }, settings);
+  // Political data is a special category: a new account is not entitled to it until an operator grants it.
+  const input = applySettings<NewAccount>(
+    { name, careerIntelligence: false, politicalData: false, householdFields: 'all', careerFields: 'all', ...ACCOUNT_DEFAULTS },
+    settings,
+  );
   return store.createAccount(input);
 }
 
@@ -139,9 +146,13 @@ export async function revokeToken(store: Store, tokenOrId: string): Promise<void
 
 export const DEMO_ACCOUNT = 'demo';
 
-/** The first-start demo: an account with Career Intelligence and every field, and one sandbox token. */
+/**
+ * The first-start demo: an account with Career Intelligence, political data and every field, and one
+ * sandbox token. It shows the whole contract, political fields included: it is made only outside
+ * production mode, and its one token answers from the fictitious sandbox personas.
+ */
 export async function createDemo(store: Store): Promise<{ account: Account; token: string }> {
-  const account = await createAccount(store, DEMO_ACCOUNT, { careerIntelligence: true });
+  const account = await createAccount(store, DEMO_ACCOUNT, { careerIntelligence: true, politicalData: true });
   const { token } = await issueToken(store, DEMO_ACCOUNT, 'sandbox');
   return { account, token };
 }

@@ -14,6 +14,11 @@ export type FieldEntitlement<F extends string> = 'all' | readonly F[];
 export interface NewAccount {
   readonly name: string;
   readonly careerIntelligence: boolean;
+  /**
+   * Political data (a special category): household political_donor, top_political_donor and
+   * political_party are answered only when this is on, whatever `householdFields` lists.
+   */
+  readonly politicalData: boolean;
   readonly householdFields: FieldEntitlement<HouseholdField>;
   readonly careerFields: FieldEntitlement<CareerField>;
   /** Requests per second per token. */

@@ -55,6 +55,10 @@ export const EnrichmentRequestSchema = z
 const confidence = z.number().min(0.1).max(1).meta({ description: 'Match strength, 0.1 to 1.0; 1.0 is a very strong match.' });
 const isoDate = z.iso.date().meta({ description: 'Date, YYYY-MM-DD.' });
 
+// Political opinions are a special category of personal data: an account sees these fields only when
+// it is entitled to political data (core/accounts/entitlements.ts).
+const POLITICAL_DATA = 'Political data: present only for accounts entitled to political data.';
+
 /** Household data: all 32 fields of docs/reference/contract.md. Only confidence and windfall_id are always present. */
 export const HouseholdSchema = z
   .object({
@@ -83,9 +87,9 @@ export const HouseholdSchema = z
     foundation_association: z.boolean().optional(),
     foundation_officer_trustee: z.boolean().optional(),
     nonprofit_board_member: z.boolean().optional(),
-    political_donor: z.boolean().optional(),
-    top_political_donor: z.boolean().optional(),
-    political_party: z.enum(['Democrat', 'Republican', 'Independent']).optional(),
+    political_donor: z.boolean().optional().meta({ description: POLITICAL_DATA }),
+    top_political_donor: z.boolean().optional().meta({ description: POLITICAL_DATA }),
+    political_party: z.enum(['Democrat', 'Republican', 'Independent']).optional().meta({ description: POLITICAL_DATA }),
     money_in_motion: z.boolean().optional(),
     liquidity_trigger: z.boolean().optional(),
     has_household_debt: z.boolean().optional(),
@@ -192,3 +196,6 @@ export const CAREER_FIELDS = CareerSchema.keyof().options;
 /** Fields every matched object carries whatever the account's entitlements. */
 export const ALWAYS_HOUSEHOLD_FIELDS: readonly HouseholdField[] = ['windfall_id', 'confidence'];
 export const ALWAYS_CAREER_FIELDS: readonly CareerField[] = ['confidence'];
+
+/** The contract's political category: special-category data, answered only to accounts entitled to it. */
+export const POLITICAL_HOUSEHOLD_FIELDS: readonly HouseholdField[] = ['political_donor', 'top_political_donor', 'political_party'];

@@ -44,6 +44,7 @@ function toAccount(row: Selectable<AccountsTable>): Account {
     id: row.id,
     name: row.name,
     careerIntelligence: Number(row.career_intelligence) === 1,
+    politicalData: Number(row.political_data) === 1,
     householdFields: row.household_fields === null ? 'all' : householdFieldsColumn.parse(JSON.parse(row.household_fields)),
     careerFields: row.career_fields === null ? 'all' : careerFieldsColumn.parse(JSON.parse(row.career_fields)),
     rateLimit: Number(row.rate_limit),
@@ -76,6 +77,7 @@ export class KyselyStore implements Store {
       id: `acct_${randomUUID()}`,
       name: input.name,
       career_intelligence: input.careerIntelligence ? 1 : 0,
+      political_data: input.politicalData ? 1 : 0,
       household_fields: fieldsToColumn(input.householdFields),
       career_fields: fieldsToColumn(input.careerFields),
       rate_limit: input.rateLimit,
@@ -98,6 +100,7 @@ export class KyselyStore implements Store {
       .updateTable('accounts')
       .set({
         career_intelligence: account.careerIntelligence ? 1 : 0,
+        political_data: account.politicalData ? 1 : 0,
         household_fields: fieldsToColumn(account.householdFields),
         career_fields: fieldsToColumn(account.careerFields),
         rate_limit: account.rateLimit,

@@ -7,6 +7,8 @@ export interface AccountsTable {
   id: string;
   name: string;
   career_intelligence: number;
+  /** 1 when the account is entitled to the political fields (a special category), else 0. */
+  political_data: number;
   /** JSON array of field names, or null for all fields. */
   household_fields: string | null;
   career_fields: string | null;
@@ -129,6 +131,18 @@ export const CORE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('snapshots').dropColumn('loader').execute();
+    },
+  },
+  '0023_political_entitlement': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable('accounts')
+        .addColumn('political_data', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+        .execute();
+      await sql`UPDATE accounts SET political_data = 1`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('accounts').dropColumn('political_data').execute();
     },
   },
 };

@@ -1,7 +1,7 @@
 // The SQLite adapter of the storage port: one WAL-mode file in the data folder, shared safely by the
 // server and CLI processes, migrated to the latest version on open.
 import Database, { type BetterSqlite3 } from './better-sqlite3.ts';
-import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, Migrator, type QueryExecutorProvider, SqliteAdapter, SqliteDialect, sql } from 'kysely';
 import { ensurePrivateFile } from './data-folder.ts';
 import { isDatabaseBusy } from './errors.ts';
 import { EventLoopSlices } from './event-loop-slices.ts';
@@ -108,9 +108,46 @@ function connect(file: string, busyTimeoutMs: number): BetterSqlite3.Database {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
+  // Erased means gone from the file too: SQLite overwrites deleted content with zeros (cells freed in a
+  // page, pages put on the free list), so a deleted row does not linger readable in free space. The WAL
+  // still holds the pages as they were until a checkpoint: see checkpointAfterErasure.
+  sqlite.pragma('secure_delete = ON');
   // The CLI and the server write the same file; wait a while for the other's write lock instead of failing.
   sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   return sqlite;
+}
+
+/** A checkpoint's retries while another connection reads an older snapshot: about 0.4 s in all, off the event loop. */
+const CHECKPOINT_BUSY_RETRY_MS = [20, 80, 320] as const;
+
+/** What a checkpoint after an erasure came to: the WAL emptied, held back by a reader, or not SQLite (nothing to do). */
+export type ErasureCheckpoint = 'truncated' | 'busy' | 'not-sqlite';
+
+/**
+ * After an erasure committed, on SQLite: copies the WAL into the database file and truncates the WAL to
+ * zero bytes (wal_checkpoint(TRUNCATE)). secure_delete zeroes the deleted rows in their pages, but the
+ * WAL's earlier frames hold those pages as they were, readable until the WAL is emptied. A connection
+ * of another process reading an older snapshot holds the checkpoint back: it is tried again a few
+ * times, waiting off the event loop, and then reported as 'busy' rather than failing the erasure
+ * (the next complete checkpoint, or the last connection's close, empties the WAL). PostgreSQL keeps
+ * no such file of ours: 'not-sqlite' (what VACUUM does there is in the operator's guide).
+ */
+export async function checkpointAfterErasure(db: QueryExecutorProvider): Promise<ErasureCheckpoint> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return 'not-sqlite';
+  for (let attempt = 0; ; attempt += 1) {
+    let busy: boolean;
+    try {
+      const { rows } = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
+      busy = rows[0]?.busy !== 0;
+    } catch (error) {
+      if (!isDatabaseBusy(error)) throw error;
+      busy = true;
+    }
+    if (!busy) return 'truncated';
+    const delay = CHECKPOINT_BUSY_RETRY_MS[attempt];
+    if (delay === undefined) return 'busy';
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }
 
 /**

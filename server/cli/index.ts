@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import { AdminError, type AccountSettings, createAccount, describeAccount, issueToken, revokeToken, updateAccount } from '../../core/accounts/admin.ts';
 import { ENVIRONMENTS, type Environment, type FieldEntitlement, QUOTA_PERIODS } from '../../core/accounts/model.ts';
-import { CAREER_FIELDS, HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
+import { CAREER_FIELDS, HOUSEHOLD_FIELDS, POLITICAL_HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
 import type { JobQueue } from '../../bridge/job-queue.ts';
 import type { Store } from '../../core/storage/port.ts';
 import { tokenReference } from '../../core/accounts/tokens.ts';
@@ -31,6 +31,7 @@ import { ConsoleLinkRefused, consoleCommand } from './console.ts';
 
 interface SettingsFlags {
   careerIntelligence?: boolean;
+  politicalData?: boolean;
   quota?: number;
   quotaPeriod?: string;
   rateLimit?: number;
@@ -41,6 +42,7 @@ interface SettingsFlags {
 function settingsFrom(flags: SettingsFlags): AccountSettings {
   return {
     ...(flags.careerIntelligence === undefined ? {} : { careerIntelligence: flags.careerIntelligence }),
+    ...(flags.politicalData === undefined ? {} : { politicalData: flags.politicalData }),
     ...(flags.quota === undefined ? {} : { quotaLimit: flags.quota }),
     ...(flags.quotaPeriod === undefined ? {} : { quotaPeriod: flags.quotaPeriod }),
     ...(flags.rateLimit === undefined ? {} : { rateLimit: flags.rateLimit }),
@@ -53,6 +55,11 @@ function withSettingsOptions(command: Command, forUpdate: boolean): Command {
   return command
     .option('--career-intelligence', 'grant Career Intelligence (career matching)')
     .addOption(new Option('--no-career-intelligence', 'withdraw Career Intelligence').hideHelp(!forUpdate))
+    .option(
+      '--political-data',
+      `grant political data: household ${POLITICAL_HOUSEHOLD_FIELDS.join(', ')} (a special category${forUpdate ? '' : '; default off'})`,
+    )
+    .addOption(new Option('--no-political-data', 'withdraw political data').hideHelp(!forUpdate))
     .option('--quota <n>', `usage tokens per period for each production token${forUpdate ? '' : ' (default 1000)'}`, wholeNumber(0))
     .addOption(new Option('--quota-period <period>', `when the quota refreshes${forUpdate ? '' : ' (default month)'}`).choices(QUOTA_PERIODS))
     .option('--rate-limit <n>', `requests per second per token${forUpdate ? '' : ' (default 5)'}`, wholeNumber(1))
@@ -78,6 +85,7 @@ async function printAccount(store: Store, name: string, json: boolean, owners: R
     `account              ${account.name} (${account.id})`,
     `created              ${account.createdAt}`,
     `career intelligence  ${account.careerIntelligence ? 'on' : 'off'}`,
+    `political data       ${account.politicalData ? 'on' : 'off'}`,
     `rate limit           ${account.rateLimit} requests per second per token`,
     `quota                ${account.quotaLimit} per ${account.quotaPeriod === 'none' ? 'lifetime (never refreshes)' : account.quotaPeriod} for each production token`,
     `household fields     ${describeFields(account.householdFields, HOUSEHOLD_FIELDS.length)}`,

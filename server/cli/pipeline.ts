@@ -2,6 +2,7 @@
 // a process of its own, reading the enrichment log, and looking after installations.
 import type { Store } from '../../core/storage/port.ts';
 import { describeForecast, usageForecast } from '../../bridge/forecast.ts';
+import { whatIsKept } from '../../bridge/retention.ts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import type { ConnectorRegistry } from '../../bridge/bridge.ts';
@@ -132,13 +133,19 @@ export function pipelineCommands(): Command[] {
     .command('show <id>')
     .option('--json', 'print JSON')
     .action(async (id: string, flags: { json?: boolean }) => {
-      await withRuntime(async ({ installations: all, pipelineStore }, { store }) => {
+      await withRuntime(async ({ installations: all, pipelineStore, logValuesRetentionDays }, { store }) => {
         const installation = await all.require(id);
         const forecast = await usageForecast({ store, pipelineStore }, installation, new Date());
+        const kept = whatIsKept(installation, logValuesRetentionDays);
         console.log(
           flags.json === true
-            ? JSON.stringify({ ...installation, forecast }, null, 2)
-            : `${describeInstallation(installation, await accountNameOf(store, installation))}\nquota              ${describeForecast(forecast)}`,
+            ? JSON.stringify({ ...installation, forecast, kept }, null, 2)
+            : [
+                describeInstallation(installation, await accountNameOf(store, installation)),
+                `quota              ${describeForecast(forecast)}`,
+                'kept, and for how long',
+                ...kept.map((item) => `  ${item.what}: ${item.kept}`),
+              ].join('\n'),
         );
       });
     });

@@ -105,6 +105,8 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
       connectors: registry,
       remoteRatePerSecond: config.remoteRatePerSecond,
       log: (fields, message) => logger.info(fields, message),
+      warn: (fields, message) => logger.warn(fields, message),
+      logValuesRetentionDays: config.logValuesRetentionDays,
     });
     // A server or worker under a key that opens no stored credential says so once, now.
     if (serving) await checkSecretKey(box, bridge.pipelineStore, config.dataDir, logger);

@@ -2,6 +2,8 @@
 // jobs beside them, logging each batch by counts only.
 import { Refresher } from '../../bridge/refresh.ts';
 import { RecurringJobs } from '../../bridge/recurring.ts';
+import { LogValuesPurge } from '../../bridge/retention.ts';
+import { loggableMessage } from '../../core/observe/loggable-errors.ts';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../../core/storage/errors.ts';
 import { Worker, newWorkerId, reclaimDeadWorkers } from '../../bridge/worker.ts';
 import { type Logger } from '../logger.ts';
@@ -31,9 +33,20 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
     schedules: runtime.modules.flatMap((module) => (module.recurring ?? []).map((job) => ({ provider: module.provider, recurring: job }))),
     onError: (error) => logger.error({ err: error }, 'recurring job scheduling error'),
   });
+  // The enrichment log's values past the retention period, purged (one process at a time, in batches).
+  const purge = new LogValuesPurge({
+    store: runtime.bridge.pipelineStore,
+    retentionDays: runtime.bridge.logValuesRetentionDays,
+    owner: workerId,
+    onError: (error) => {
+      if (isDatabaseBusy(error) || isDatabaseUnavailable(error))
+        logger.warn({ err_message: loggableMessage(error) }, 'log values purge: database unavailable, retried later');
+      else logger.error({ err: error }, 'log values purge error');
+    },
+  });
   const worker = new Worker({
     workerId,
-    companions: [refresher, recurring],
+    companions: [refresher, recurring, purge],
     queue: runtime.opened.queue,
     jobs: runtime.bridge.jobs,
     concurrency,
@@ -64,8 +77,7 @@ export function startWorker(runtime: Runtime, logger: Logger, concurrency: numbe
     // A locked database is another process's long write, not a fault of ours: the worker backs off.
     onError: (error) => {
       if (isDatabaseBusy(error)) logger.warn('pipeline worker: database busy, backing off');
-      else if (isDatabaseUnavailable(error))
-        logger.warn({ err_message: error instanceof Error ? error.message : String(error) }, 'pipeline worker: database unavailable, backing off');
+      else if (isDatabaseUnavailable(error)) logger.warn({ err_message: loggableMessage(error) }, 'pipeline worker: database unavailable, backing off');
       else logger.error({ err: error }, 'pipeline worker error');
     },
   });

@@ -216,6 +216,25 @@ describe('enrichbridge installations', () => {
     });
   });
 
+  it('installations show says what is kept and for how long', async () => {
+    const { env, enriched } = await setUp();
+    const withRetention = { ...env, LOG_VALUES_RETENTION_DAYS: '30' };
+    const [shownText, shownJson] = await Promise.all([
+      cli(['installations', 'show', enriched.id], withRetention),
+      cli(['installations', 'show', enriched.id, '--json'], withRetention),
+    ]);
+    const shown = shownText.stdout;
+    expect(shown).toMatch(/^kept, and for how long$/m);
+    expect(shown).toMatch(
+      /^ {2}Written and replaced values: kept 30 days in the enrichment log, then purged \(the entries and their counts are kept\); Undo is offered within that time$/m,
+    );
+    expect(shown).toMatch(/^ {2}Kept answers: used up to 30 days \(the re-enrichment age\), sealed; older ones are purged as the installation's batches run$/m);
+    expect(shown).toMatch(/^ {2}Console sessions: end after 8 hours, at sign-out, or when the installation is disconnected or disabled$/m);
+    const json = z.object({ kept: z.array(z.object({ what: z.string(), kept: z.string() })) }).parse(JSON.parse(shownJson.stdout));
+    expect(json.kept.map((item) => item.what)).toEqual(['Written and replaced values', 'Kept answers', 'Console sessions']);
+    expect(json.kept[0]?.kept).toContain('kept 30 days');
+  });
+
   it('changes settings, pauses and resumes one installation, leaving the other alone', async () => {
     const { env, bridge, enriched, idle } = await setUp();
     expect((await cli(['installations', 'settings', enriched.id, '--overwrite-mode', 'fill_empty'], env)).stdout).toMatch(/^overwrite mode\s+fill_empty$/m);

@@ -144,3 +144,23 @@ describe("the operator's console", () => {
     expect(page).not.toContain('/console/snapshots/rollback');
   });
 });
+
+describe("the operator's account form and political data", () => {
+  const form = { rateLimit: '5', quotaLimit: '100', quotaPeriod: 'month', householdFields: 'all', careerFields: 'all' };
+  const politicalData = async (name: string) => (await runtime.opened.store.findAccountByName(name))?.politicalData;
+
+  it('creates an account without political data unless its box is ticked', async () => {
+    expect((await post('/console/accounts', { ...form, name: 'plain' })).status).toBe(303);
+    expect(await politicalData('plain')).toBe(false);
+    expect((await post('/console/accounts', { ...form, name: 'political', politicalData: 'on' })).status).toBe(303);
+    expect(await politicalData('political')).toBe(true);
+  });
+
+  it("grants and withdraws an account's political data", async () => {
+    await createAccount(runtime.opened.store, 'toggled', {});
+    expect((await post('/console/accounts/toggled', { ...form, politicalData: 'on' })).status).toBe(303);
+    expect(await politicalData('toggled')).toBe(true);
+    expect((await post('/console/accounts/toggled', form)).status).toBe(303);
+    expect(await politicalData('toggled')).toBe(false);
+  });
+});

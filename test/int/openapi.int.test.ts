@@ -285,7 +285,7 @@ beforeAll(async () => {
   await noSnapshot.account('sandbox-ci', { careerIntelligence: true }, 'sandbox');
   await noSnapshot.account('prod', {}, 'production');
   await withData.account('broke', { quotaLimit: 0 }, 'production');
-  await withData.account('prod-ci', { careerIntelligence: true }, 'production');
+  await withData.account('prod-ci', { careerIntelligence: true, politicalData: true }, 'production');
 
   const response = await fetch(`${noSnapshot.url}/openapi.json`);
   expect(response.status).toBe(200);

@@ -9,12 +9,12 @@ import { type TestServer, post, startTestServer } from '../support/harness.ts';
 import { UNTHROTTLED, byAddress, byEmail, byPhoneAndName, persona } from '../support/requests.ts';
 
 let server: TestServer;
-let ci: string; // Career Intelligence on
+let ci: string; // Career Intelligence and political data on
 let noCi: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  ci = await server.account('sandbox-ci', { careerIntelligence: true, ...UNTHROTTLED }, 'sandbox');
+  ci = await server.account('sandbox-ci', { careerIntelligence: true, politicalData: true, ...UNTHROTTLED }, 'sandbox');
   noCi = await server.account('sandbox-no-ci', { careerIntelligence: false, ...UNTHROTTLED }, 'sandbox');
 });
 afterAll(async () => {

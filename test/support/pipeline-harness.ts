@@ -87,7 +87,8 @@ export async function startPipeline(options: PipelineHarnessOptions = {}): Promi
     async install(o = {}) {
       accounts += 1;
       const name = `acct-${accounts}`;
-      await createAccount(opened.store, name, { careerIntelligence: true, rateLimit: 1000, ...o.account });
+      // Entitled to everything: these suites are about what the pipeline writes, political fields included.
+      await createAccount(opened.store, name, { careerIntelligence: true, politicalData: true, rateLimit: 1000, ...o.account });
       return bridge.installations.create({
         provider: PROVIDER,
         externalAccountId: o.externalAccountId ?? `portal-${accounts}`,

@@ -34,6 +34,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ HUBSPOT_TIMEOUT_MS: '0' })).toThrow(/HUBSPOT_TIMEOUT_MS/);
   });
 
+  it('the enrichment log keeps values 90 days by default, LOG_VALUES_RETENTION_DAYS days when set, and refuses a period that is not whole days from 1', () => {
+    expect(loadConfig({}).logValuesRetentionDays).toBe(90);
+    expect(loadConfig({ LOG_VALUES_RETENTION_DAYS: '30' }).logValuesRetentionDays).toBe(30);
+    for (const value of ['0', '-1', '1.5', 'ninety', '3651'])
+      expect(() => loadConfig({ LOG_VALUES_RETENTION_DAYS: value })).toThrow(/LOG_VALUES_RETENTION_DAYS/);
+  });
+
   it('bounds every connection by default: headers within 10 s, the whole request within 30 s, idle keep-alive 5 s, at most 1,000 connections', () => {
     expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 });
   });

@@ -96,6 +96,7 @@ describe('console components', () => {
       outcomes: [{ day: '2026-11-27', outcome: `skipped:${MARKUP}`, count: 1, quotaConsumed: 0 }],
       failures: [entry],
       recovered: 0,
+      kept: [],
     };
     const overview = overviewPage(chrome, data);
     noMarkup(overview);

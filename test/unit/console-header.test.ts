@@ -40,6 +40,7 @@ describe('the account name', () => {
       outcomes: [],
       failures: [],
       recovered: 0,
+      kept: [],
     };
     expect(h1(overviewPage(chrome, data))).toBe('HubSpot portal 22334455');
     expect(h1(logPage(chrome, { installation: portal, values: {}, errors: {}, entries: [], recordUrl: () => null }))).toBe(

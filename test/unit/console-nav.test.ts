@@ -21,6 +21,7 @@ const overview: OverviewData = {
   outcomes: [],
   failures: [],
   recovered: 0,
+  kept: [],
 };
 
 /** The links of the page's installation navigation, in order, and which one is marked current. */

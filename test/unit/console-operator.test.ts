@@ -23,6 +23,7 @@ const account: Account = {
   id: 'acct_1',
   name: 'acme',
   careerIntelligence: false,
+  politicalData: false,
   householdFields: 'all',
   careerFields: 'all',
   rateLimit: 5,
@@ -250,5 +251,24 @@ describe("the operator's pages", () => {
       expect(html.replace(/"[^"]*"/g, '""')).not.toMatch(/<[^>]*onerror/);
     }
     expect(pages[1]).toContain('<code id="new-token-secret">&lt;img src=x onerror=alert(1)></code>');
+  });
+});
+
+describe("an account's political data", () => {
+  const checkbox = (html: string) => /<input type="checkbox" name="politicalData" id="a-politicalData"( checked)?\/>/.exec(html);
+
+  it('new accounts are not entitled to political fields by default: the new-account form leaves the box unticked', () => {
+    const box = checkbox(accountsPage(chrome, []));
+    expect(box?.[0]).toBeDefined();
+    expect(box?.[1]).toBeUndefined();
+  });
+
+  it("an account's page says whether it is entitled, and its form ticks the box as saved", () => {
+    const entitled = accountPage(chrome, { account: { ...account, politicalData: true }, tokens: [] });
+    expect(entitled).toContain('<dt>Political data</dt><dd>yes</dd>');
+    expect(checkbox(entitled)?.[1]).toBe(' checked');
+    const not = accountPage(chrome, { account, tokens: [] });
+    expect(not).toContain('<dt>Political data</dt><dd>no</dd>');
+    expect(checkbox(not)?.[1]).toBeUndefined();
   });
 });

@@ -20,6 +20,7 @@ function page(outcomes: readonly DailyOutcome[]): string {
     outcomes,
     failures: [],
     recovered: 0,
+    kept: [],
   };
   return overviewPage({ base: '/console', session: { who: 'operator', csrf: 'c' } }, data);
 }

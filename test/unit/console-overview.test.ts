@@ -17,6 +17,7 @@ function page(recovered: number, outcomes: OverviewData['outcomes'] = []): strin
     outcomes,
     failures: [],
     recovered,
+    kept: [],
   };
   return overviewPage({ base: '/console', session: { who: 'admin', csrf: 'c' } }, data);
 }

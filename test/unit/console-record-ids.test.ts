@@ -87,6 +87,7 @@ describe('record ids in the console', () => {
       outcomes: [],
       failures: [entry],
       recovered: 0,
+      kept: [],
     };
 
     const html = overviewPage(chrome, data);

@@ -60,6 +60,7 @@ describe('times in the console', () => {
       outcomes: [],
       failures: [],
       recovered: 0,
+      kept: [],
     };
     const html = overviewPage({ base: '/console', session: { who: 'admin', csrf: 'c' } }, data);
     expect(html).toContain('the quota runs out on 2026-11-28 (UTC)');

@@ -1,16 +1,19 @@
 // Unit tests of field entitlements: 'all' passes a match through untouched; a list trims it to exactly
-// the purchased fields plus the identity fields every match carries (windfall_id, confidence).
+// the purchased fields plus the identity fields every match carries (windfall_id, confidence); the
+// political fields reach only an account entitled to political data, whatever its field list says.
 import { describe, expect, it } from 'vitest';
 import { entitledCareer, entitledHousehold } from '../../core/accounts/entitlements.ts';
 import { ACCOUNT_DEFAULTS, type Account } from '../../core/accounts/model.ts';
-import type { Career, CareerField, Household, HouseholdField } from '../../core/contract/schemas.ts';
+import { type Career, type CareerField, type Household, type HouseholdField, POLITICAL_HOUSEHOLD_FIELDS } from '../../core/contract/schemas.ts';
+import { SPECIAL_CATEGORY_FIELDS } from '../../bridge/model.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
 
-function account(householdFields: Account['householdFields'], careerFields: Account['careerFields']): Account {
+function account(householdFields: Account['householdFields'], careerFields: Account['careerFields'], politicalData = true): Account {
   return {
     id: 'acc_1',
     name: 'acme',
     careerIntelligence: true,
+    politicalData,
     householdFields,
     careerFields,
     ...ACCOUNT_DEFAULTS,
@@ -102,5 +105,35 @@ describe('entitledCareer', () => {
     const before = { ...career };
     entitledCareer(account('all', ['job_title']), career);
     expect(career).toEqual(before);
+  });
+});
+
+describe('political data, a special category', () => {
+  const political: string[] = [...POLITICAL_HOUSEHOLD_FIELDS].sort();
+
+  it('an account not entitled to political fields gets none of them', () => {
+    const household = fullHousehold();
+    for (const field of political) expect(household, field).toHaveProperty(field);
+    const everything = entitledHousehold(account('all', 'all', false), household);
+    expect(Object.keys(everything).sort()).toEqual(
+      Object.keys(household)
+        .filter((key) => !political.includes(key))
+        .sort(),
+    );
+    expect(everything).toMatchObject({ windfall_id: household.windfall_id, net_worth: household.net_worth });
+    // Not even when its field list names them: the entitlement gates them as Career Intelligence gates career.
+    const listed = entitledHousehold(account(['net_worth', 'political_party', 'political_donor', 'top_political_donor'], 'all', false), household);
+    expect(listed).toEqual({ windfall_id: household.windfall_id, confidence: household.confidence, net_worth: household.net_worth });
+  });
+
+  it('an account entitled to political fields gets them, as its field list allows', () => {
+    const household = fullHousehold();
+    expect(entitledHousehold(account('all', 'all', true), household)).toEqual(household);
+    const listed = entitledHousehold(account(['political_party'], 'all', true), household);
+    expect(listed).toEqual({ windfall_id: household.windfall_id, confidence: household.confidence, political_party: household.political_party });
+  });
+
+  it('are the fields the bridge leaves out of a new installation', () => {
+    expect(political).toEqual(SPECIAL_CATEGORY_FIELDS.map((field) => field.replace(/^household\./, '')).sort());
   });
 });

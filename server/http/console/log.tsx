@@ -3,6 +3,7 @@
 // replaced), and a link to the record in the CRM.
 import type { VNode } from 'preact';
 import { z } from 'zod';
+import { maskPersonalText } from '../../../core/observe/loggable-errors.ts';
 import type { LogSearch } from '../../../bridge/store.ts';
 import type { CrmValue, Installation, LogEntry } from '../../../bridge/model.ts';
 import { DataTable, Field, InstallationNav, Layout, Notice, Pager, RecordId, Time, renderPage } from './components.tsx';
@@ -209,7 +210,8 @@ export function logEntryPage(
         {entry.detail === null ? null : (
           <>
             <dt>Detail</dt>
-            <dd id="detail">{entry.detail}</dd>
+            {/* Masked again as shown: an entry saved before details were kept free of personal data may hold some. */}
+            <dd id="detail">{maskPersonalText(entry.detail)}</dd>
           </>
         )}
         <dt>Quota units</dt>
@@ -255,7 +257,7 @@ export function logEntryPage(
       ) : entry.fieldsWritten.length === 0 ? (
         <p class="muted">Nothing was written.</p>
       ) : (
-        // Logged before the log kept values: the properties only.
+        // Values purged past the retention period, or logged before the log kept them: the properties only.
         <>
           <ul id="fields">
             {entry.fieldsWritten.map((name) => (
@@ -265,7 +267,13 @@ export function logEntryPage(
             ))}
           </ul>
           <p class="muted" id="no-values">
-            Logged before the log kept the values written and replaced.
+            {entry.valuesPurgedAt === undefined ? (
+              'Logged before the log kept the values written and replaced.'
+            ) : (
+              <>
+                The values written and replaced were purged on <Time iso={entry.valuesPurgedAt} />, past the log's retention period.
+              </>
+            )}
           </p>
         </>
       )}

@@ -53,6 +53,7 @@ export function mountOperatorRoutes(kit: ConsoleKit): void {
         quotaLimit: form.quotaLimit,
         quotaPeriod: form.quotaPeriod,
         careerIntelligence: form.careerIntelligence === 'on',
+        politicalData: form.politicalData === 'on',
         householdFields: form.householdFields === '' ? 'all' : form.householdFields,
         careerFields: form.careerFields === '' ? 'all' : form.careerFields,
       },

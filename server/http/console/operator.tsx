@@ -187,6 +187,8 @@ export function accountPage(chrome: Chrome, view: AccountView): string {
         <dd>{`${number(account.quotaLimit)} a ${account.quotaPeriod} per production token`}</dd>
         <dt>Career Intelligence</dt>
         <dd>{account.careerIntelligence ? 'yes' : 'no'}</dd>
+        <dt>Political data</dt>
+        <dd>{account.politicalData ? 'yes' : 'no'}</dd>
         <dt>Fields (household / career)</dt>
         <dd>{`${fields(account.householdFields)} / ${fields(account.careerFields)}`}</dd>
       </dl>
@@ -462,6 +464,7 @@ export const AccountFormSchema = z.object({
     .transform(Number),
   quotaPeriod: z.enum(QUOTA_PERIODS, { error: 'choose a period' }),
   careerIntelligence: z.literal('on').optional(),
+  politicalData: z.literal('on').optional(),
   householdFields: z.string().trim().max(4000).default('all'),
   careerFields: z.string().trim().max(4000).default('all'),
 });
@@ -479,6 +482,7 @@ export function accountFormValues(account: Account): AccountFormValues {
     quotaLimit: String(account.quotaLimit),
     quotaPeriod: account.quotaPeriod,
     careerIntelligence: account.careerIntelligence ? 'on' : '',
+    politicalData: account.politicalData ? 'on' : '',
     householdFields: entitlementText(account.householdFields),
     careerFields: entitlementText(account.careerFields),
   };
@@ -531,6 +535,10 @@ function AccountForm(props: {
       <div class="check">
         <input type="checkbox" name="careerIntelligence" id="a-careerIntelligence" checked={values.careerIntelligence === 'on'} />
         <label for="a-careerIntelligence">Career Intelligence (career data in answers)</label>
+      </div>
+      <div class="check">
+        <input type="checkbox" name="politicalData" id="a-politicalData" checked={values.politicalData === 'on'} />
+        <label for="a-politicalData">Political data (political donor, top political donor and party in answers)</label>
       </div>
       {text('householdFields', 'Household fields (all, or names separated by commas)')}
       {text('careerFields', 'Career fields (all, or names separated by commas)')}

@@ -1,10 +1,12 @@
 // The console's overview of an installation (status, target, quota and its forecast, the last 30 days
-// by outcome, the latest failures) and the operator's list of installations.
+// by outcome, the latest failures, what is kept and for how long) and the operator's list of installations.
+import { maskPersonalText } from '../../../core/observe/loggable-errors.ts';
 import type { VNode } from 'preact';
 import type { DailyOutcome } from '../../../bridge/store.ts';
 import type { Installation, LogEntry } from '../../../bridge/model.ts';
 import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
+import type { Kept } from '../../../bridge/retention.ts';
 import { DataTable, InstallationNav, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
 import { type Chrome, accountName, outcomeKind, statusText } from './format.ts';
 import { type Kind, type KindCounts, KINDS, KIND_LABELS, OutcomeChart, noCounts } from './outcome-chart.tsx';
@@ -58,6 +60,8 @@ export interface OverviewData {
   readonly failures: readonly LogEntry[];
   /** Events the CRM's webhooks did not bring that its own journal did (HubSpot), over the ledger's days. */
   readonly recovered: number;
+  /** What is kept for the installation, and for how long (retention.ts). */
+  readonly kept: readonly Kept[];
 }
 
 export function overviewPage(chrome: Chrome, data: OverviewData): string {
@@ -175,10 +179,22 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
                 </>
               ),
             },
-            { header: 'Reason', cell: (entry) => `${entry.outcome.slice('failed:'.length)}${entry.detail === null ? '' : `: ${entry.detail}`}` },
+            {
+              header: 'Reason',
+              cell: (entry) => `${entry.outcome.slice('failed:'.length)}${entry.detail === null ? '' : `: ${maskPersonalText(entry.detail)}`}`,
+            },
           ]}
         />
       )}
+      <h2>What is kept, and for how long</h2>
+      <dl class="card" id="kept">
+        {data.kept.map((item) => (
+          <>
+            <dt>{item.what}</dt>
+            <dd>{item.kept}</dd>
+          </>
+        ))}
+      </dl>
     </Layout>,
   );
 }

@@ -10,6 +10,7 @@ import { EnrichError, errorBody } from '../../../core/contract/errors.ts';
 import { currentPeriod } from '../../../core/limits/quota-period.ts';
 import { usageForecast } from '../../../bridge/forecast.ts';
 import { budgetState } from '../../../bridge/budget.ts';
+import { whatIsKept } from '../../../bridge/retention.ts';
 import { DELIVERY_MEMORY_MS, recoveredEventsLedger } from '../../../bridge/deliveries.ts';
 import { limitHeaders } from '../app.ts';
 import { CONSOLE_ASSETS, HASHED_ASSET_CACHE, PLAIN_ASSET_CACHE } from './assets.ts';
@@ -394,7 +395,8 @@ async function overview(context: ConsoleContext & { readonly publicUrl: string }
   }
   const forecast = await usageForecast({ store: context.store, pipelineStore: context.bridge.pipelineStore }, installation, now);
   const budget = await budgetState(context.bridge.pipelineStore, installation, now);
-  return { installation, target, quota, days, outcomes, failures, forecast, budget, recovered };
+  const kept = whatIsKept(installation, context.bridge.logValuesRetentionDays);
+  return { installation, target, quota, days, outcomes, failures, forecast, budget, recovered, kept };
 }
 
 /**
