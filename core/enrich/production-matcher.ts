@@ -6,6 +6,8 @@ import type { Career, EnrichmentRequest, Household } from '../contract/schemas.t
 export interface ProductionMatch {
   readonly household: Household | null;
   readonly career: Career | null;
+  /** Who the answer is about, by the snapshot's ids (checked against the suppression list; never answered). */
+  readonly subject?: { readonly person: string | null; readonly household: string | null };
 }
 
 export interface ProductionMatcher {
@@ -13,6 +15,8 @@ export interface ProductionMatcher {
   readonly dataVersion: string | null;
   /** `career: false` when the account lacks Career Intelligence: career is then never matched. */
   match(request: EnrichmentRequest, options: { readonly career: boolean }): Promise<ProductionMatch>;
+  /** Who these identifiers lead to, by the snapshot's ids (the suppression list's lookups); absent without a snapshot. */
+  subjectsOf?(request: EnrichmentRequest): Promise<{ person: string | null; household: string | null }[]>;
 }
 
 /** The answer production gives while no snapshot is loaded. */

@@ -20,7 +20,8 @@ import { matchPersona } from '../sandbox/matcher.ts';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../storage/errors.ts';
 import { quotaUnits } from '../observe/metrics.ts';
 import type { QuotaTake, Store } from '../storage/port.ts';
-import { type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
+import type { SuppressionList } from '../suppression/list.ts';
+import { type ProductionMatch, type ProductionMatcher, noSnapshotError } from './production-matcher.ts';
 import { simulatedError } from './sandbox-errors.ts';
 import { describeIssues } from './request-errors.ts';
 
@@ -65,6 +66,8 @@ export interface EnrichServiceDeps {
   readonly rateLimiter: RateLimiter;
   readonly productionMatcher: ProductionMatcher;
   readonly authenticator?: Authenticator;
+  /** Who production never answers about; none: everyone may be answered (tests of matching alone). */
+  readonly suppressions?: SuppressionList;
 }
 
 const WRONG_ENVIRONMENT: Record<Environment, string> = {
@@ -76,6 +79,7 @@ export class EnrichService {
   private readonly store: Store;
   private readonly rateLimiter: RateLimiter;
   private readonly authenticator: Authenticator;
+  private readonly suppressions: SuppressionList | undefined;
   productionMatcher: ProductionMatcher;
 
   constructor(deps: EnrichServiceDeps) {
@@ -83,6 +87,7 @@ export class EnrichService {
     this.rateLimiter = deps.rateLimiter;
     this.productionMatcher = deps.productionMatcher;
     this.authenticator = deps.authenticator ?? new Authenticator(deps.store);
+    this.suppressions = deps.suppressions;
   }
 
   async enrichRecord(call: EnrichCall): Promise<EnrichResult> {
@@ -135,6 +140,9 @@ export class EnrichService {
       // 503 and none of them a 402 for a unit another is about to give back.
       return this.fail(call, credential, rate, noSnapshotError());
     }
+    // A request naming a suppressed person by one of their identifiers: the answer is a no-match, like
+    // any other, and costs no unit.
+    if (this.suppressions?.requestSuppressed(request) === true) return this.suppressedAnswer(call, credential, rate, request);
     const { account, token } = credential;
     const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
     let take: QuotaTake;
@@ -158,8 +166,9 @@ export class EnrichService {
     }
     let household: Household | null;
     let career: Career | null;
+    let subject: ProductionMatch['subject'];
     try {
-      ({ household, career } = await matcher.match(request, { career: account.careerIntelligence }));
+      ({ household, career, subject } = await matcher.match(request, { career: account.careerIntelligence }));
     } catch (error) {
       // Only a request answered 200 is billed: give the unit back whatever went wrong.
       await this.store.returnQuota(token.id, period.key);
@@ -167,6 +176,12 @@ export class EnrichService {
       if (error instanceof EnrichError) return { ok: false, credential, rate, quota: restored, error };
       // An unexpected fault still answers with the limit headers; the cause goes to the log only.
       return { ok: false, credential, rate, quota: restored, error: new EnrichError('internal_error', 'Internal server error.'), cause: error };
+    }
+    if (subject !== undefined && this.suppressions?.subjectSuppressed(subject) === true) {
+      // Found through another identifier (a phone, the name at the address): still never answered, and
+      // the unit goes back.
+      await this.store.returnQuota(token.id, period.key);
+      return this.suppressedAnswer(call, credential, rate, request);
     }
     const response: ProductionResponse = {
       ...echoId(request),
@@ -178,6 +193,17 @@ export class EnrichService {
     const dataVersion = matcher.dataVersion;
     // Billed: the unit taken above stays taken.
     quotaUnits.inc();
+    return { ok: true, credential, rate, quota, response, ...(dataVersion === null ? {} : { dataVersion }) };
+  }
+
+  /** The answer about a suppressed person: a normal no-match (200, both flags false), billed nothing. */
+  private async suppressedAnswer(call: EnrichCall, credential: Credential, rate: RateDecision, request: EnrichmentRequest): Promise<EnrichResult> {
+    const { account, token } = credential;
+    const period = currentPeriod(account.quotaPeriod, call.now ?? new Date());
+    const used = await this.store.quotaUsed(token.id, period.key);
+    const quota = { limit: account.quotaLimit, remaining: Math.max(0, account.quotaLimit - used), resetsAt: period.resetsAt };
+    const response: ProductionResponse = { ...echoId(request), household_matched: false, career_matched: false, household: null, career: null };
+    const dataVersion = this.productionMatcher.dataVersion;
     return { ok: true, credential, rate, quota, response, ...(dataVersion === null ? {} : { dataVersion }) };
   }
 

@@ -1,6 +1,6 @@
 // Secrets at rest: AES-256-GCM sealing of CRM refresh tokens and remote API tokens into `v1.` text
 // tokens, and the key they are sealed under (from ENRICHBRIDGE_SECRET_KEY, else `<dataDir>/secret.key`).
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
@@ -52,6 +52,7 @@ function decodeBase64url(part: string): Buffer | null {
 export class SecretBox {
   // A private field, so neither util.inspect nor JSON.stringify shows the key.
   readonly #key: Buffer;
+  readonly #derived = new Map<string, Buffer>();
 
   constructor(key: Uint8Array) {
     if (key.length !== KEY_BYTES) {
@@ -71,6 +72,20 @@ export class SecretBox {
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [VERSION, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join('.');
+  }
+
+  /**
+   * A keyed hash (HMAC-SHA256, hex) of `value` under a key derived from this key for `purpose` (HKDF):
+   * the same value and purpose give the same digest under the same key, and nothing without the key
+   * tells which value it was. One derived key a purpose, so a digest never doubles as another's.
+   */
+  keyedDigest(purpose: string, value: string): string {
+    let derived = this.#derived.get(purpose);
+    if (derived === undefined) {
+      derived = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `enrichbridge-keyed-digest/${purpose}`, KEY_BYTES));
+      this.#derived.set(purpose, derived);
+    }
+    return createHmac('sha256', derived).update(value, 'utf8').digest('hex');
   }
 
   /** Decrypts a token from `seal`; throws SecretBoxError on a bad format, version, tag, key or context. */

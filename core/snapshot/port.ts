@@ -5,6 +5,8 @@
 
 export interface PersonRow {
   readonly p: number;
+  /** The data team's id: never answered, but what the suppression list names a person by. */
+  readonly person_id: string;
   readonly hh: number | null;
   readonly first: string;
   readonly last: string;

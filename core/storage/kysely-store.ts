@@ -9,6 +9,7 @@ import { DuplicateAccountError, type NewToken, type QuotaTake, SNAPSHOT_STATES, 
 import { isUniqueViolation } from './errors.ts';
 import { SNAPSHOTS_CHANNEL_SQL } from './postgres-listener.ts';
 import type { AccountsTable, Database, SnapshotsTable, TokensTable } from './schema.ts';
+import { SuppressionStore } from '../suppression/store.ts';
 
 // Rows are parsed, not cast: a hand-edited database must fail loudly, not mis-entitle an account.
 const householdFieldsColumn = z.array(z.enum(HOUSEHOLD_FIELDS));
@@ -65,11 +66,15 @@ function toToken(row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'envir
 }
 
 export class KyselyStore implements Store {
+  readonly suppressions: SuppressionStore;
+
   constructor(
     private readonly db: Kysely<Database>,
     /** What else closes with the store (PostgreSQL: the connection that listens for ready jobs). */
     private readonly beforeClose?: () => Promise<void>,
-  ) {}
+  ) {
+    this.suppressions = new SuppressionStore(db);
+  }
 
   async createAccount(input: NewAccount): Promise<Account> {
     const now = new Date().toISOString();

@@ -1,6 +1,7 @@
 // The storage port of the enrichment service: accounts, tokens and quota ledgers. Adapters (SQLite
 // now, PostgreSQL next) implement it; nothing above this line knows which database is underneath.
 import type { Account, NewAccount, TokenRecord } from '../accounts/model.ts';
+import type { SuppressionStore } from '../suppression/store.ts';
 
 export interface NewToken {
   readonly id: string;
@@ -46,6 +47,8 @@ export interface SnapshotRecord {
 }
 
 export interface Store {
+  /** Who production never answers about (core/suppression). */
+  readonly suppressions: SuppressionStore;
   createAccount(input: NewAccount): Promise<Account>;
   /** Replaces the account's settings (all but id, name and creation time). */
   updateAccount(account: Account): Promise<void>;

@@ -53,12 +53,41 @@ export interface SnapshotsTable {
   loader: string | null;
 }
 
+/**
+ * Who production never answers about: a keyed hash of an identifier (core/suppression/identifiers.ts),
+ * or a snapshot's person or household id. Nothing here is an identifier in clear.
+ */
+export interface SuppressionsTable {
+  /** email | phone | name_address (value: the keyed hash, hex) | person | household (value: the snapshot's id) */
+  kind: string;
+  value: string;
+  /** person | household: whether the whole household of whoever the identifier leads to is suppressed. */
+  scope: string;
+  /** The audit entry that added it. */
+  added_by: string;
+  created_at: string;
+}
+
+/** Every change to the suppression list: who, when, what kind of change and how many entries; never a value. */
+export interface SuppressionAuditTable {
+  /** Sortable by time (a ULID): the newest id is the list's generation, which instances poll. */
+  id: string;
+  at: string;
+  actor: string;
+  /** add | import | remove | resolve (a load found suppressed people in a new snapshot) */
+  action: string;
+  entries: number;
+  note: string | null;
+}
+
 /** The service's own tables. The pipeline's live in bridge/schema.ts, in the same database. */
 export interface Database {
   accounts: AccountsTable;
   tokens: TokensTable;
   quota_usage: QuotaUsageTable;
   snapshots: SnapshotsTable;
+  suppressions: SuppressionsTable;
+  suppression_audit: SuppressionAuditTable;
 }
 
 // Migrations are append-only: never edit one that has shipped, add the next number. One sequence of
@@ -133,6 +162,36 @@ export const CORE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('snapshots').dropColumn('loader').execute();
     },
   },
+  '0021_suppression': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('suppressions')
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('added_by', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('suppressions_pk', ['kind', 'value'])
+        .execute();
+      await db.schema
+        .createTable('suppression_audit')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('entries', 'integer', (c) => c.notNull())
+        .addColumn('note', 'text')
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('suppression_audit').execute();
+      await db.schema.dropTable('suppressions').execute();
+    },
+  },
+  // Political data (household political_donor, top_political_donor, political_party) becomes an
+  // entitlement of its own. Accounts that exist when this runs were answered those fields until now and
+  // keep them (1); an account created afterwards is not entitled until an operator grants it (0, the
+  // column's default as well as createAccount's).
   '0023_political_entitlement': {
     async up(db: Kysely<unknown>) {
       await db.schema

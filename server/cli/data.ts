@@ -8,6 +8,8 @@ import { type LoadProgress, SnapshotLoadError, loadSnapshot } from '../../core/s
 import type { Store } from '../../core/storage/port.ts';
 import { loadConfig } from '../config.ts';
 import { openDataFolder, openSnapshotStorage } from '../runtime/storage.ts';
+import { suppressionListOf } from '../runtime/compose.ts';
+import { plural } from '../plural.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MigrationRefusedError, copyState, requireSealingKey } from '../../bridge/migrate.ts';
@@ -114,9 +116,14 @@ export function dataCommands(withStore: WithStore): Command {
         const interrupt = () => abort.abort();
         process.once('SIGINT', interrupt);
         process.once('SIGTERM', interrupt);
-        const snapshots = await openSnapshotStorage(loadConfig());
+        const config = loadConfig();
+        const snapshots = await openSnapshotStorage(config);
         try {
+          // People on the suppression list are left out of the new snapshot.
+          const suppressions = suppressionListOf(store, loadSecretBox({ dataDir: config.dataDir }));
+          await suppressions.refresh();
           const result = await loadSnapshot(store, snapshots, dir, {
+            suppressions,
             signal: abort.signal,
             onProgress: (p) => progress.update(p.bytesRead, p.bytesTotal, `${phases[p.phase]}, ${p.lines.toLocaleString('en-US')} lines, ${p.badLines} bad`),
           });
@@ -125,7 +132,9 @@ export function dataCommands(withStore: WithStore): Command {
           if (result.pruneError !== null) console.error(`warning: older snapshots were not all removed: ${result.pruneError}`);
           console.log(
             `loaded ${result.version} (${result.id}): ${result.households.toLocaleString('en-US')} households, ` +
-              `${result.people.toLocaleString('en-US')} people, ${result.skippedLines} bad lines skipped, in ${result.seconds.toFixed(1)} s. ` +
+              `${result.people.toLocaleString('en-US')} people, ${result.skippedLines} bad lines skipped, ` +
+              (result.suppressed.people === 0 ? '' : `${plural(result.suppressed.people, 'suppressed person', 'suppressed people')} left out, `) +
+              `in ${result.seconds.toFixed(1)} s. ` +
               'Active now; running servers switch within seconds.',
           );
         } catch (error) {

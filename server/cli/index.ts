@@ -16,6 +16,8 @@ import { DuplicateAccountError } from '../../core/storage/port.ts';
 import { type Config, backendsOf, loadConfig } from '../config.ts';
 import { dataCommands } from './data.ts';
 import { jobsCommands } from './jobs.ts';
+import { suppressCommands } from './suppress.ts';
+import { SuppressionInputError } from '../../core/suppression/operations.ts';
 import { pipelineCommands } from './pipeline.ts';
 import { backfillCommands } from './backfill.ts';
 import { CrmError } from '../../bridge/connector.ts';
@@ -258,6 +260,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
 
   program.addCommand(dataCommands(withStore));
   program.addCommand(jobsCommands(withQueue));
+  program.addCommand(suppressCommands(withStore));
   for (const command of pipelineCommands()) program.addCommand(command);
   const modules = configuredModules(program);
   program.hook('preAction', (_program, command) => announceBackends(command));
@@ -273,6 +276,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
     error instanceof MigrationRefusedError ||
     error instanceof MigratedFolderError ||
     error instanceof ConsoleLinkRefused ||
+    error instanceof SuppressionInputError ||
     (error instanceof Error && modules.some((module) => module.isUserError?.(error) === true));
   return { program, isUserError };
 }

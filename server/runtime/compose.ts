@@ -13,6 +13,8 @@ import { hubspotModule } from '../../connectors/hubspot/index.ts';
 import { salesforceModule } from '../../connectors/salesforce/index.ts';
 import { setOutboundTimeouts } from '../../core/client/timeouts.ts';
 import type { SecretBox } from '../../core/secrets/secret-box.ts';
+import type { Store } from '../../core/storage/port.ts';
+import { type SuppressionList, keyedSuppressionList } from '../../core/suppression/list.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { type Logger, createLogger } from '../logger.ts';
 import { openConfiguredStorage, watchSnapshots } from './storage.ts';
@@ -42,6 +44,8 @@ export interface Runtime {
   readonly service: EnrichService;
   readonly bridge: Bridge;
   readonly box: SecretBox;
+  /** Who production never answers about, as this process holds it (polled while serving). */
+  readonly suppressions: SuppressionList;
   /** The CRM modules, configured: their routes and commands. */
   readonly modules: readonly CrmModule[];
   /** Stops the snapshot watcher and closes the database. */
@@ -79,7 +83,9 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
   // snapshot schema unreachable): a failed start leaves no pool, listener or timer behind.
   let limits: SharedLimits | null = null;
   let snapshots: Awaited<ReturnType<typeof watchSnapshots>> | null = null;
+  let suppressions: SuppressionList | null = null;
   const closeAll = async () => {
+    suppressions?.stop();
     snapshots?.manager.stop();
     await snapshots?.storage.close();
     await limits?.close();
@@ -88,13 +94,21 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
   try {
     // A command paces its CRM calls with the servers' too (a backfill beside a running server).
     limits = config.redisUrl === null ? null : await openSharedLimits(config.redisUrl, config.redisKeyPrefix, logger);
+    const box = loadSecretBox({ dataDir: config.dataDir });
+    suppressions = suppressionListOf(store, box, (error) =>
+      logger.error({ err: error }, 'reading the suppression list failed; the copy in memory stays in force'),
+    );
+    if (serving) {
+      await suppressions.refresh();
+      suppressions.start();
+    }
     const service = new EnrichService({
       store,
       rateLimiter: limits?.rateLimiter ?? new MemoryRateLimiter(),
       productionMatcher: new NoSnapshotMatcher(),
+      suppressions,
     });
     snapshots = serving ? await watchSnapshots(config, logger, store, service) : null;
-    const box = loadSecretBox({ dataDir: config.dataDir });
     const bridge = createBridge({
       db,
       store,
@@ -116,6 +130,7 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
       service,
       bridge,
       box,
+      suppressions,
       modules,
       readiness: {
         database: () => store.countAccounts(),
@@ -127,6 +142,11 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
     await closeAll().catch(() => undefined);
     throw error;
   }
+}
+
+/** The suppression list over a store, its entries keyed with the server's secret key. */
+export function suppressionListOf(store: Store, box: SecretBox, onError?: (error: unknown) => void): SuppressionList {
+  return keyedSuppressionList(store.suppressions, box, onError);
 }
 
 /** A one-shot command's runtime on the configured data folder, closed when `run` is done. */

@@ -84,6 +84,7 @@ export async function startServer(config: Config, logger: Logger, connectors?: C
         queue: runtime.opened.queue,
         modules: runtime.modules,
         log: logger,
+        suppressions: runtime.suppressions,
         wake: () => worker?.wake(),
       }),
     ],

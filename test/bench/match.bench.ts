@@ -2,7 +2,8 @@
 // queries through POST /v1/, and prints match quality, load time and lookup speed against the targets.
 // BENCH_DATABASE=postgres runs it all on PostgreSQL instead (state and snapshot), in a database of its
 // own on BENCH_DATABASE_URL's server (default the local one), dropped at the end.
-import { readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,9 @@ const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
 const DATABASE = process.env.BENCH_DATABASE ?? 'sqlite';
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const TARGETS = { precision: 0.995, recall: 0.97, falseMatches: 0.005, loadSeconds: 120, productionVsSandbox: 0.5 } as const;
+const TARGETS = { precision: 0.995, recall: 0.97, falseMatches: 0.005, loadSeconds: 120, productionVsSandbox: 0.5, withSuppressed: 0.95 } as const;
+/** People on the suppression list for the last measure: hashed e-mails, as a deletion platform sends them. */
+const SUPPRESSED = Number(process.env.BENCH_SUPPRESSED ?? 100_000);
 
 const AMANDA = JSON.stringify({ first_name: 'Amanda', last_name: 'Taylor', emails: ['amanda.taylor@sandbox.windfall.com'] });
 
@@ -126,6 +129,29 @@ async function main(): Promise<void> {
     const productionSpeed = await measure(productionTarget, WARM_UP_SECONDS, MEASURE_SECONDS);
     const sandboxSpeed = await measure(sandboxTarget, WARM_UP_SECONDS, MEASURE_SECONDS);
 
+    // The same production load with SUPPRESSED people on the list: a tenth of them people of the
+    // snapshot (their e-mails from people.jsonl), the rest e-mails it does not hold.
+    const realEmails = readFileSync(path.join(source, 'people.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, Math.floor(SUPPRESSED / 10))
+      .flatMap((text) => (text.trim() === '' ? [] : ((JSON.parse(text) as { emails?: string[] }).emails ?? []).slice(0, 1)));
+    const hashes = [...realEmails, ...Array.from({ length: SUPPRESSED - realEmails.length }, (_, i) => `suppressed-${i}@bench.example`)].map((email) =>
+      createHash('sha256').update(email.trim().toLowerCase()).digest('base64'),
+    );
+    const listFile = path.join(root, 'suppressed.csv');
+    writeFileSync(listFile, `ID,Hash\n${hashes.map((hash, i) => `w${i},${hash}`).join('\n')}\n`);
+    started = performance.now();
+    await cli(['suppress', 'import', listFile, '--hashed', 'email'], env);
+    const importSeconds = seconds(started);
+    // The server reads the list again within its poll (2 s).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const suppressedSpeed = await measure(
+      { ...productionTarget, name: `production, ${SUPPRESSED.toLocaleString('en-US')} suppressed` },
+      WARM_UP_SECONDS,
+      MEASURE_SECONDS,
+    );
+    const suppressedRatio = suppressedSpeed.requestsPerSecond / productionSpeed.requestsPerSecond;
+
     const householdPrecision = QualityTally.precision(tally.household);
     const careerPrecision = QualityTally.precision(tally.career);
     const householdRecall = QualityTally.recall(tally.household);
@@ -170,7 +196,10 @@ async function main(): Promise<void> {
         tableRow(['', 'req/s', 'p50 ms', 'p99 ms']),
         measuredRow(productionSpeed),
         measuredRow(sandboxSpeed),
+        measuredRow(suppressedSpeed),
         '',
+        `suppression list: ${SUPPRESSED.toLocaleString('en-US')} hashed e-mails imported in ${importSeconds.toFixed(1)} s; production req/s with it ${(suppressedRatio * 100).toFixed(1)} % of without ` +
+          `(target >= ${TARGETS.withSuppressed * 100} %: ${verdict(suppressedRatio >= TARGETS.withSuppressed)})`,
         `production / sandbox req/s  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.productionVsSandbox * 100} %: ${verdict(ratio >= TARGETS.productionVsSandbox)}`,
         `load: autocannon, 10 connections, ${WARM_UP_SECONDS} s warm-up then ${MEASURE_SECONDS} s each; production cycles through 2,000 generated queries`,
         machine(),

@@ -656,6 +656,33 @@ describe('the console in a browser', () => {
     await context.close();
   });
 
+  it('lets the operator suppress a person by name and address, the audit trail saying who; an admin does not reach it', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(operatorLink());
+    await page.click('nav a:has-text("Suppression")');
+    expect(await page.textContent('#suppression-counts')).toContain('0 entries on the list');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshotAtWidths(page, 'operator-suppression');
+    expect(await unreachableByKeyboard(page)).toEqual([]);
+    await page.fill('#s-firstName', 'Ann');
+    await page.fill('#s-lastName', 'Lee');
+    await page.fill('#s-address', '1 Elm Street');
+    await page.fill('#s-zipcode', '30301');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Suppress")')]);
+    expect(await page.textContent('[role=status]')).toContain('1 person of the active snapshot');
+    expect(await page.inputValue('#s-lastName')).toBe('');
+    expect(await page.textContent('#audit tbody tr')).toContain('added');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    const admin = await browser.newContext();
+    const adminPage = await admin.newPage();
+    await adminPage.goto(adminLink(ids.a));
+    expect((await adminPage.goto(`${publicUrl}/console/suppression`))?.status()).toBe(404);
+    await admin.close();
+    await context.close();
+  });
+
   it('prints no link without PUBLIC_URL, or for an installation that does not exist', async () => {
     // Three refusals that change nothing: side by side.
     await Promise.all([

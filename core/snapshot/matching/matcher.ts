@@ -184,6 +184,37 @@ export class SnapshotMatcher implements ProductionMatcher {
     }
   }
 
+  /**
+   * Who these identifiers lead to in this snapshot, by the snapshot's ids: every owner of the e-mails
+   * and phones, and whoever the name at the addresses is matched to (the suppression list's way in).
+   */
+  async subjectsOf(request: EnrichmentRequest): Promise<{ person: string | null; household: string | null }[]> {
+    const keys = requestKeys(request);
+    const owners = (reader: Omit<SnapshotReader, 'close'>) => {
+      const rows = [...keys.emails.flatMap((email) => reader.peopleByEmail(email)), ...keys.phones.flatMap((phone) => reader.peopleByPhone(phone))];
+      return rows.map((row) => ({ person: row.person_id, household: row.hh === null ? null : (reader.household(row.hh)?.windfall_id ?? null) }));
+    };
+    const found: { person: string | null; household: string | null }[] = [...(await this.read(owners))];
+    if (request.last_name !== undefined && (request.addresses?.length ?? 0) > 0) {
+      const { subject } = await this.match({ first_name: request.first_name, last_name: request.last_name, addresses: request.addresses }, { career: true });
+      if (subject !== undefined && (subject.person !== null || subject.household !== null)) found.push(subject);
+    }
+    return found;
+  }
+
+  /** `run` on this snapshot, with as many fetch rounds as it needs on a fetched one. */
+  private async read<T>(run: (reader: Omit<SnapshotReader, 'close'>) => T): Promise<T> {
+    const snapshot = this.snapshot;
+    if (snapshot.kind === 'immediate') return run(snapshot.reader);
+    const reader = snapshot.requestReader();
+    for (let round = 1; ; round += 1) {
+      const result = run(reader);
+      if (!reader.lacking()) return result;
+      if (round === MAX_FETCH_ROUNDS) throw new Error(`a snapshot read still lacked lookups after ${MAX_FETCH_ROUNDS} rounds`);
+      await reader.fetchLacking();
+    }
+  }
+
   /** The match on a snapshot answered at once (SQLite); the tests' way in. */
   matchNow(request: EnrichmentRequest, options: { readonly career: boolean }): ProductionMatch {
     if (this.snapshot.kind !== 'immediate') throw new Error('matchNow needs a snapshot answered at once: use match()');
@@ -204,6 +235,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     return {
       household: resolution.household === null ? null : this.householdResult(view, resolution, resolution.household, keys),
       career: options.career && resolution.person?.has_career ? this.careerResult(view, resolution, resolution.person, keys) : null,
+      subject: { person: resolution.person?.person_id ?? null, household: resolution.household?.windfall_id ?? null },
     };
   }
 

@@ -20,9 +20,11 @@ import {
   SNAPSHOT_FILES,
 } from '../format.ts';
 import { householdBlockKeys, nameSoundBlock } from '../matching/block-keys.ts';
-import { type AddressKey, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from '../matching/keys.ts';
+import { type AddressKey, type RawAddress, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from '../matching/keys.ts';
 import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from '../port.ts';
 import { SqliteSnapshots } from './sqlite-snapshot.ts';
+import type { SuppressionList } from '../../suppression/list.ts';
+import type { SuppressionEntry } from '../../suppression/store.ts';
 
 /** A snapshot with more bad lines than this share of all its lines is refused whole. */
 export const MAX_BAD_LINE_RATIO = 0.001;
@@ -56,6 +58,8 @@ export interface LoadResult {
   readonly seconds: number;
   /** Why removing older snapshots failed, if it did; the load itself succeeded. */
   readonly pruneError: string | null;
+  /** People (and households) left out because they are on the suppression list. */
+  readonly suppressed: { readonly people: number; readonly households: number };
 }
 
 export class SnapshotLoadError extends Error {
@@ -167,6 +171,11 @@ export interface LoadOptions {
   readonly signal?: AbortSignal;
   /** The longest line accepted, in bytes (MAX_LINE_BYTES). */
   readonly maxLineBytes?: number;
+  /**
+   * Who is never answered about: their lines are left out of the new snapshot, and the ids the load
+   * finds them under are added to the list (so a rollback to an older snapshot answers about them no more).
+   */
+  readonly suppressions?: SuppressionList;
 }
 
 /** Snapshot storage, or the folder of SQLite snapshot files. */
@@ -211,11 +220,18 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
   let writer: SnapshotWriter | undefined;
   let households = 0;
   let peopleCount = 0;
+  const suppressions = options.suppressions?.size === 0 ? undefined : options.suppressions;
+  // What the load finds on the list: left out, and their ids recorded.
+  const found: SuppressionEntry[] = [];
+  const suppressedHouseholds = new Set<string>();
+  let suppressedPeople = 0;
   try {
     writer = await snapshots.create(location);
     const householdIds = new Map<string, number>();
     // Each household's postal code, for its members' surname blocking keys.
     const householdPostals = new Map<number, string>();
+    // Each household's addresses, while the list holds names at addresses to check its members against.
+    const householdAddresses = new Map<number, RawAddress[]>();
     const interrupted = () => {
       if (options.signal?.aborted === true) throw new SnapshotLoadError('the load was interrupted');
     };
@@ -225,12 +241,15 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
       const parsed = parseLine<HouseholdRecord>(text, HouseholdRecordSchema);
       if (!parsed.ok) {
         bad.add(householdsFile, lineNo, parsed.reason);
-      } else if (householdIds.has(parsed.value.windfall_id)) {
+      } else if (householdIds.has(parsed.value.windfall_id) || suppressedHouseholds.has(parsed.value.windfall_id)) {
         bad.add(householdsFile, lineNo, `windfall_id ${parsed.value.windfall_id} appears twice`);
+      } else if (suppressions?.householdSuppressed(parsed.value.windfall_id) === true) {
+        suppressedHouseholds.add(parsed.value.windfall_id);
       } else if (writer !== undefined) {
         const hh = addHousehold(writer, parsed.value);
         householdIds.set(parsed.value.windfall_id, hh);
         householdPostals.set(hh, postalOfHousehold(parsed.value));
+        if (suppressions !== undefined) householdAddresses.set(hh, parsed.value.addresses);
       }
       if ((lines & 1023) === 0) {
         report('households', bytesRead);
@@ -253,7 +272,19 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
       } else {
         const windfallId = parsed.value.windfall_id;
         const hh = windfallId === null ? null : householdIds.get(windfallId);
-        if (hh === undefined) {
+        const verdict =
+          suppressions === undefined || (windfallId !== null && suppressedHouseholds.has(windfallId))
+            ? { suppressed: windfallId !== null && suppressedHouseholds.has(windfallId), household: false }
+            : suppressions.personVerdict(parsed.value, hh === null || hh === undefined ? [] : (householdAddresses.get(hh) ?? []));
+        if (verdict.suppressed) {
+          personIds.add(parsed.value.person_id);
+          suppressedPeople += 1;
+          found.push({ kind: 'person', value: parsed.value.person_id, scope: verdict.household ? 'household' : 'person' });
+          if (verdict.household && windfallId !== null) {
+            suppressedHouseholds.add(windfallId);
+            found.push({ kind: 'household', value: windfallId, scope: 'household' });
+          }
+        } else if (hh === undefined) {
           bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
         } else if (writer !== undefined) {
           personIds.add(parsed.value.person_id);
@@ -279,6 +310,12 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
     }
     report('indexing', bytesTotal, true);
     await writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
+    if (found.length > 0) {
+      // Recorded before the snapshot answers: no instance answers about them from it, whatever it
+      // still holds of a household left in whole before a member showed it suppressed.
+      await store.suppressions.add(found, { actor: 'data load', action: 'resolve', note: `snapshot ${manifest.version}` });
+      await options.suppressions?.refresh();
+    }
     await store.activateLoadedSnapshot(id, { households, people: peopleCount, skippedLines: bad.count });
   } catch (error) {
     await writer?.abort();
@@ -302,6 +339,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
     badLines: bad.samples,
     seconds: (performance.now() - started) / 1000,
     pruneError,
+    suppressed: { people: suppressedPeople, households: suppressedHouseholds.size },
   };
 }
 

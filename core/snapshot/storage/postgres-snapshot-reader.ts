@@ -38,8 +38,8 @@ interface FetchedRows {
   readonly careers: { p: number; career: string }[] | null;
 }
 
-/** What the rules read of a person (the person_id is the data team's, never answered). */
-const PERSON = 'p.p, p.hh, p.first, p.last, p.company, p.has_career';
+/** What the rules read of a person (the person_id is the data team's: never answered, checked against the suppression list). */
+const PERSON = 'p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career';
 
 /** An address shared by more households than this is a building: its members are fetched only when asked. */
 const FEW_AT_ADDRESS = 4;

@@ -125,7 +125,7 @@ export class SqliteSnapshotReader implements SnapshotReader {
     this.db.pragma('mmap_size = 4294967296');
     this.db.pragma('cache_size = -131072');
     this.db.pragma('locking_mode = EXCLUSIVE');
-    const person = 'SELECT p.p, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
+    const person = 'SELECT p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career FROM people p';
     this.byEmail = this.db.prepare(`${person} JOIN emails e ON e.p = p.p WHERE e.email = ? ORDER BY p.p`);
     this.byPhone = this.db.prepare(`${person} JOIN phones f ON f.p = p.p WHERE f.phone = ? ORDER BY p.p`);
     this.byName = this.db.prepare(`${person} JOIN names n ON n.p = p.p WHERE n.last = ? AND n.first_key = ? ORDER BY p.p LIMIT ${NAME_LOOKUP_LIMIT + 1}`);

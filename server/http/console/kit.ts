@@ -12,6 +12,7 @@ import type { SecretBox } from '../../../core/secrets/secret-box.ts';
 import type { Store } from '../../../core/storage/port.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chrome } from './format.ts';
+import type { SuppressionList } from '../../../core/suppression/list.ts';
 
 export interface ConsoleContext {
   /** PUBLIC_URL: links, cookies and the Origin check are made for it; null: the console is off. */
@@ -26,6 +27,8 @@ export interface ConsoleContext {
   /** The CRM modules: their objects and the property each field is written to. */
   readonly modules: readonly CrmModule[];
   readonly log: Logger;
+  /** The service's copy of the suppression list (a change made here is in force at once); absent: the console reads its own. */
+  readonly suppressions?: SuppressionList;
   readonly now?: () => Date;
   /** Wakes this process's idle workers (a record's Enrich now is worked on at once); absent: they look again on their own. */
   readonly wake?: () => void;

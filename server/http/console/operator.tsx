@@ -18,7 +18,8 @@ const number = (n: number) => n.toLocaleString('en-US');
 export function OperatorNav({ base }: { readonly base: string }): VNode {
   return (
     <nav>
-      <a href={base}>Installations</a> <a href={`${base}/accounts`}>Accounts</a> <a href={`${base}/jobs`}>Jobs</a> <a href={`${base}/snapshots`}>Snapshots</a>
+      <a href={base}>Installations</a> <a href={`${base}/accounts`}>Accounts</a> <a href={`${base}/jobs`}>Jobs</a> <a href={`${base}/snapshots`}>Snapshots</a>{' '}
+      <a href={`${base}/suppression`}>Suppression</a>
     </nav>
   );
 }

@@ -20,6 +20,7 @@ import { ConsoleLinkError, redeemConsoleLink } from './link.ts';
 import { LogFilterSchema, logEntryPage, logPage, logSearch } from './log.tsx';
 import { mountBackfillRoutes } from './backfill-routes.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
+import { mountSuppressionRoutes } from './suppression-routes.ts';
 import { messagePage } from './components.tsx';
 import { CONSOLE_RECORD_ACTIONS, type RecordPageView, recordPage } from './record.tsx';
 import type { ActionResult } from '../../../bridge/record-actions.ts';
@@ -348,6 +349,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   const kit = { router, context, base, now, form, page, guards, moduleOf };
   mountOperatorRoutes(kit);
+  mountSuppressionRoutes(kit, context.suppressions);
   mountBackfillRoutes(kit);
 
   router.post('/console/signout', ...signed.post, async (_req, res: SessionResponse) => {
