@@ -52,6 +52,8 @@ export function keyedSuppressionList(store: SuppressionStore, box: SecretBox, on
 
 export class SuppressionList {
   private identifiers = new Map<string, SuppressionScope>();
+  /** The kinds of identifier the list holds: a check hashes only those (a platform's list is e-mails alone, say). */
+  private kinds = new Set<IdentifierKind>();
   private persons = new Map<string, SuppressionScope>();
   private households = new Set<string>();
   private seen: string | null = null;
@@ -89,6 +91,7 @@ export class SuppressionList {
       else identifiers.set(`${entry.kind}:${entry.value}`, entry.scope);
     }
     this.identifiers = identifiers;
+    this.kinds = new Set([...identifiers.keys()].map((key) => key.slice(0, key.indexOf(':')) as IdentifierKind));
     this.persons = persons;
     this.households = households;
     this.seen = generation;
@@ -118,8 +121,15 @@ export class SuppressionList {
     return this.digestsOf(identifiers).map(({ kind, value }) => ({ kind, value, scope }));
   }
 
-  private digestsOf(identifiers: Identifiers): { kind: IdentifierKind; value: string }[] {
+  private digestsOf(identifiers: Identifiers, only?: ReadonlySet<IdentifierKind>): { kind: IdentifierKind; value: string }[] {
     const out: { kind: IdentifierKind; value: string }[] = [];
+    if (only !== undefined) {
+      identifiers = {
+        ...(only.has('email') && identifiers.emails !== undefined ? { emails: identifiers.emails } : {}),
+        ...(only.has('phone') && identifiers.phones !== undefined ? { phones: identifiers.phones } : {}),
+        ...(only.has('name_address') && identifiers.nameAddress !== undefined ? { nameAddress: identifiers.nameAddress } : {}),
+      };
+    }
     for (const email of identifiers.emails ?? []) {
       const standard = standardEmail(email);
       if (standard !== null) out.push({ kind: 'email', value: this.digest('email', platformHash(standard)) });
@@ -140,7 +150,7 @@ export class SuppressionList {
   identifiersVerdict(identifiers: Identifiers): PersonVerdict {
     if (this.identifiers.size === 0) return NOT_SUPPRESSED;
     let verdict = NOT_SUPPRESSED;
-    for (const { kind, value } of this.digestsOf(identifiers)) {
+    for (const { kind, value } of this.digestsOf(identifiers, this.kinds)) {
       const scope = this.identifiers.get(`${kind}:${value}`);
       if (scope === 'household') return { suppressed: true, household: true };
       if (scope === 'person') verdict = { suppressed: true, household: false };
@@ -148,10 +158,20 @@ export class SuppressionList {
     return verdict;
   }
 
+  /** The keyed hashes (`kind:hex`) of every identifier a request carries: what a record we enrich is found by. */
+  requestDigests(request: EnrichmentRequest): string[] {
+    const addresses: readonly RawAddress[] = request.addresses ?? [];
+    const all = [
+      ...this.digestsOf({ emails: request.emails ?? [], phones: request.phones ?? [] }),
+      ...addresses.flatMap((address) => this.digestsOf({ nameAddress: { firstName: request.first_name, lastName: request.last_name, address } })),
+    ];
+    return [...new Set(all.map(({ kind, value }) => `${kind}:${value}`))];
+  }
+
   /** A request that names a suppressed person by one of their identifiers. */
   requestSuppressed(request: EnrichmentRequest): boolean {
     if (this.identifiers.size === 0) return false;
-    const addresses: readonly RawAddress[] = request.addresses ?? [];
+    const addresses: readonly RawAddress[] = this.kinds.has('name_address') ? (request.addresses ?? []) : [];
     return (
       this.identifiersVerdict({ emails: request.emails ?? [], phones: request.phones ?? [] }).suppressed ||
       addresses.some((address) => this.identifiersVerdict({ nameAddress: { firstName: request.first_name, lastName: request.last_name, address } }).suppressed)

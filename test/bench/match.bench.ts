@@ -3,7 +3,8 @@
 // BENCH_DATABASE=postgres runs it all on PostgreSQL instead (state and snapshot), in a database of its
 // own on BENCH_DATABASE_URL's server (default the local one), dropped at the end.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,6 +51,20 @@ async function replay(url: string, token: string, lines: readonly QueryLine[]): 
   };
   await Promise.all(Array.from({ length: REPLAY_CONCURRENCY }, worker));
   return tally;
+}
+
+/** The first e-mail of each of the file's first `count` people (read line by line: the file is larger than a string can be). */
+async function firstEmails(file: string, count: number): Promise<string[]> {
+  const emails: string[] = [];
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const text of lines) {
+    if (emails.length >= count) break;
+    if (text.trim() === '') continue;
+    const first = ((JSON.parse(text) as { emails?: string[] }).emails ?? [])[0];
+    if (first !== undefined) emails.push(first);
+  }
+  lines.close();
+  return emails;
 }
 
 async function main(): Promise<void> {
@@ -131,10 +146,7 @@ async function main(): Promise<void> {
 
     // The same production load with SUPPRESSED people on the list: a tenth of them people of the
     // snapshot (their e-mails from people.jsonl), the rest e-mails it does not hold.
-    const realEmails = readFileSync(path.join(source, 'people.jsonl'), 'utf8')
-      .split('\n')
-      .slice(0, Math.floor(SUPPRESSED / 10))
-      .flatMap((text) => (text.trim() === '' ? [] : ((JSON.parse(text) as { emails?: string[] }).emails ?? []).slice(0, 1)));
+    const realEmails = await firstEmails(path.join(source, 'people.jsonl'), Math.floor(SUPPRESSED / 10));
     const hashes = [...realEmails, ...Array.from({ length: SUPPRESSED - realEmails.length }, (_, i) => `suppressed-${i}@bench.example`)].map((email) =>
       createHash('sha256').update(email.trim().toLowerCase()).digest('base64'),
     );
