@@ -123,6 +123,8 @@ export class BatchRun {
   /** By `object/recordId`: the last outcome logged and the record's properties as they now stand. */
   readonly lastOutcome = new Map<string, Outcome>();
   readonly finalProperties = new Map<string, Record<string, CrmValue>>();
+  /** `object/recordId` → the keyed hashes of the identifiers its request carried (saved with its state). */
+  readonly identifiers = new Map<string, readonly string[]>();
   crmCalls = 0;
   released = 0;
   leaseLost = 0;

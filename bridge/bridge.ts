@@ -27,6 +27,7 @@ import { DEFAULT_LOG_VALUES_RETENTION_DAYS } from './retention.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
 import type { PipelineStore } from './store.ts';
 import { KyselyPipelineStore } from './store/kysely-pipeline-store.ts';
+import { type SuppressionList, keyedSuppressionList } from '../core/suppression/list.ts';
 
 /** Builds the connector of one installation; it may read and update the installation's credentials. */
 export type ConnectorFactory = (installation: Installation, installations: Installations) => Promise<CrmConnector>;
@@ -120,6 +121,8 @@ export interface BridgeDeps {
   readonly warn?: (fields: Readonly<Record<string, unknown>>, message: string) => void;
   /** How long the enrichment log keeps the values written and replaced (default 90 days; retention.ts). */
   readonly logValuesRetentionDays?: number;
+  /** Who is never enriched, as the runtime keeps it current; absent: a copy of its own over the store (read when refreshed). */
+  readonly suppressions?: SuppressionList;
 }
 
 export interface Bridge {
@@ -137,6 +140,10 @@ export interface Bridge {
   /** Backfills started from the console: estimate, run, progress, cancel. */
   readonly backfillRuns: BackfillRuns;
   readonly enricherFor: (installation: Installation) => Promise<Enricher>;
+  /** Who is never enriched (the suppression list, as this bridge reads it) and how records' identifiers are hashed. */
+  readonly suppressions: SuppressionList;
+  /** The connector for an installation (its CRM client and credentials): an erasure's blanking. */
+  readonly connectorFor: (installation: Installation) => Promise<CrmConnector>;
   /** Who is signed in to the admin console. */
   readonly consoleSessions: ConsoleSessions;
   /** One record as a CRM user sees it, and the record actions (Enrich now, Undo, Exclude, Include again). */
@@ -164,6 +171,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       ...(deps.now === undefined ? {} : { now: deps.now }),
     });
   };
+  const suppressions = deps.suppressions ?? keyedSuppressionList(deps.store.suppressions, deps.box);
   const pipeline = new Pipeline({
     store: pipelineStore,
     queue: deps.queue,
@@ -171,6 +179,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
     enricherFor,
     onCallbacks: (installation, settled) => deps.connectors.answerCallbacks(installation, installations, settled, { queue: deps.queue }),
     answerBox: deps.box,
+    suppressions,
     ...(deps.now === undefined ? {} : { now: deps.now }),
   });
   const jobs = new JobKinds(deps.queue).work(ENRICH_JOB, (batch, { workerId, signals }) => pipeline.processBatch(batch, workerId, signals));
@@ -206,6 +215,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
     backfills,
     backfillRuns,
     enricherFor,
+    suppressions,
+    connectorFor: (installation) => deps.connectors.connectorFor(installation, installations),
     consoleSessions: new ConsoleSessions(deps.db, deps.now),
     records: new RecordDesk({
       store: pipelineStore,

@@ -8,6 +8,7 @@ import { type ClaimOptions, DEFAULT_MAX_ATTEMPTS, JOB_STATES, type Job, type Job
 import type { JobsTable, PipelineDatabase as Database } from './schema.ts';
 import { JOBS_CHANNEL_SQL, type JobListener } from './job-notifications.ts';
 import { HOST_CLOCK, type LeaseClock } from '../core/storage/database-clock.ts';
+import { ENRICH_JOB } from './enrich-job.ts';
 
 const stateColumn = z.enum(JOB_STATES);
 
@@ -261,11 +262,15 @@ export class KyselyJobQueue implements JobQueue {
     if (ids.length === 0) return done;
     const now = this.clock.now().toISOString();
     for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
-      // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing.
+      // A job asked to run again while it ran goes back to the queue, fresh, instead of finishing. A
+      // finished job keeps its payload only when it is an enrichment's (an object, a record id, flags):
+      // the other kinds carry a CRM's data (a webhook's events with property values), which is not ours
+      // to keep once worked, and would outlive the record's erasure.
       const rows = await this.db
         .updateTable('jobs')
         .set({
           state: sql<string>`CASE WHEN rerun = 1 THEN 'queued' ELSE 'done' END`,
+          payload: sql<string>`CASE WHEN rerun = 1 OR kind = ${ENRICH_JOB} THEN payload ELSE '{}' END`,
           attempts: sql<number>`CASE WHEN rerun = 1 THEN 0 ELSE attempts END`,
           run_at: sql<string>`CASE WHEN rerun = 1 THEN ${now} ELSE run_at END`,
           rerun: 0,

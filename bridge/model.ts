@@ -130,6 +130,8 @@ export interface RecordState {
   readonly dataVersion?: string | null;
   /** The career match's own confidence; null or absent: unknown, or no career match. */
   readonly careerConfidence?: number | null;
+  /** Keyed hashes of the identifiers its request carried (`kind:hex`), for an erasure to find it; absent: unchanged. */
+  readonly identifiers?: readonly string[];
 }
 
 /** Who asked for a record action: the CRM user as the CRM names them (id and e-mail as given). */
@@ -174,6 +176,8 @@ export const SKIP_REASONS = [
   'excluded',
   /** Its last enrichment was undone and its identity has not changed since (only Enrich now enriches it). */
   'undone',
+  /** The person is on the suppression list, or this installation's CRM asked us to forget them (a privacy deletion). */
+  'suppressed',
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 

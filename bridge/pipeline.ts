@@ -35,6 +35,7 @@ import { type CallbackHook, settle } from './pipeline/settle.ts';
 import { writeSkipStatus } from './pipeline/skip-status.ts';
 import { writeBack } from './pipeline/write-back.ts';
 import type { PipelineStore } from './store.ts';
+import type { SuppressionList } from '../core/suppression/list.ts';
 
 export type { SettledCallback } from './pipeline/settle.ts';
 
@@ -55,6 +56,8 @@ export interface PipelineDeps {
   readonly onCallbacks?: CallbackHook;
   /** Seals the answers kept for reuse (the data folder's key); without it no answer is kept or reused. */
   readonly answerBox?: SecretBox;
+  /** Who is never enriched (the suppression list), and how a record's identifiers are hashed to be found by an erasure. */
+  readonly suppressions?: SuppressionList;
 }
 
 export interface BatchSummary {
@@ -216,7 +219,7 @@ export class Pipeline {
       return crmFailure(this.deps, run, object, works, error);
     }
     for (const record of records.values()) run.finalProperties.set(`${object}/${record.id}`, { ...record.properties });
-    const { found: wanted, skips } = await candidates(this.deps.store, run, connector, object, works, records);
+    const { found: wanted, skips } = await candidates(this.deps.store, run, connector, object, works, records, this.deps.suppressions);
     // Skips an admin can act on (no match key, excluded, undone) set the record's status property.
     await writeSkipStatus(this.deps, run, connector, object, skips);
     // One lookup per person: a kept answer for the same normalized request, or one looked up for an

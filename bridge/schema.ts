@@ -188,6 +188,28 @@ export interface ReusableAnswersTable {
   answered_at: string;
 }
 
+/**
+ * Who a record we enriched is, as keyed hashes of the identifiers its request carried (the suppression
+ * list's digests: `kind:hex`), so an erasure by e-mail, phone or name at an address finds it in every
+ * installation without our keeping the identifier. Erased with the record.
+ */
+export interface RecordIdentifiersTable {
+  installation_id: string;
+  object: string;
+  record_id: string;
+  digest: string;
+}
+
+/**
+ * A person an installation's CRM asked us to forget (a privacy deletion): their identifiers' keyed
+ * hashes, so a contact re-created with them is not enriched again there (`skipped:suppressed`).
+ */
+export interface InstallationSuppressionsTable {
+  installation_id: string;
+  digest: string;
+  created_at: string;
+}
+
 /** A record a CRM deleted (or asked us to forget): nothing about it may be saved again. */
 export interface ErasedRecordsTable {
   installation_id: string;
@@ -242,6 +264,8 @@ export type PipelineTables = {
   backfill_runs: BackfillRunsTable;
   reusable_answers: ReusableAnswersTable;
   erased_records: ErasedRecordsTable;
+  record_identifiers: RecordIdentifiersTable;
+  installation_suppressions: InstallationSuppressionsTable;
   inbound_deliveries: InboundDeliveriesTable;
   action_callbacks: ActionCallbacksTable;
   leases: LeasesTable;
@@ -569,6 +593,34 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     async down(db: Kysely<unknown>) {
       await db.schema.dropIndex('enrichment_log_values_at').execute();
       await db.schema.alterTable('enrichment_log').dropColumn('values_purged_at').execute();
+    },
+  },
+  '0024_record_identifiers': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('record_identifiers')
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('object', 'text', (c) => c.notNull())
+        .addColumn('record_id', 'text', (c) => c.notNull())
+        .addColumn('digest', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('record_identifiers_pk', ['installation_id', 'object', 'record_id', 'digest'])
+        .execute();
+      // An erasure looks records up by identifier, across installations.
+      await db.schema.createIndex('record_identifiers_digest').on('record_identifiers').column('digest').execute();
+      await db.schema
+        .createTable('installation_suppressions')
+        .addColumn('installation_id', 'text', (c) => c.notNull())
+        .addColumn('digest', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('installation_suppressions_pk', ['installation_id', 'digest'])
+        .execute();
+      // Finished jobs other than enrichments keep no payload from now on (the queue empties it as such a
+      // job completes): those finished before lose theirs here.
+      await sql`UPDATE jobs SET payload = '{}' WHERE state = 'done' AND kind <> 'enrich'`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('installation_suppressions').execute();
+      await db.schema.dropTable('record_identifiers').execute();
     },
   },
 };

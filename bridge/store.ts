@@ -89,6 +89,8 @@ export interface RecordStateStore {
   moveRecordState(installationId: string, object: string, fromId: string, toId: string): Promise<boolean>;
   /** What CRM users decided about these records (excluded, undone); a record with neither has no entry. */
   recordControls(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordControl>>;
+  /** Which of these identifier digests name a person the installation's CRM asked us to forget. */
+  suppressedForInstallation(installationId: string, digests: readonly string[]): Promise<Set<string>>;
 }
 
 /** The enrichment log: one entry per record per batch, read by the operator, the console and budgets. */
@@ -143,8 +145,14 @@ export interface PipelineStore extends InstallationStore, RecordStateStore, Enri
    * A CRM deletion or privacy request: forgets the record's state, log entries (with the values
    * they logged) and the answer kept for reuse that it was given, and remembers the record's id (only that) so an enrichment already under way cannot
    * save anything about it again. Erased from the database's files too, not only from its tables (afterErasure).
+   * With `suppress` (a privacy deletion), the identifiers the record's enrichment carried are remembered
+   * for the installation first (keyed hashes), so a contact re-created with them is skipped as suppressed.
    */
-  eraseRecord(installationId: string, object: string, recordId: string): Promise<void>;
+  eraseRecord(installationId: string, object: string, recordId: string, options?: { readonly suppress?: boolean }): Promise<void>;
+  /** Every record, in every installation, whose enrichment carried one of these identifier digests (an erasure by person). */
+  recordsWithIdentifiers(digests: readonly string[]): Promise<{ installationId: string; object: string; recordId: string }[]>;
+  /** Remembers, for the installation, a person to forget (by identifier digests). */
+  suppressForInstallation(installationId: string, digests: readonly string[]): Promise<void>;
   /**
    * After an installation's data was deleted (a disconnect: deleteInstallation, then its jobs), makes the
    * database's files hold none of it either (SQLite: the WAL is checkpointed and truncated). eraseRecord

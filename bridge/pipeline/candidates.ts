@@ -12,6 +12,7 @@ import { hasMatchKey, inputHash } from '../input.ts';
 import { exclusion, heldByUndo } from '../record-controls.ts';
 import type { RecordStateStore } from '../store.ts';
 import type { StatusSkip } from './skip-status.ts';
+import type { SuppressionList } from '../../core/suppression/list.ts';
 
 /** The records of a slice worth an enrichment, and the skips whose status is to be written on the record. */
 export async function candidates(
@@ -21,6 +22,7 @@ export async function candidates(
   object: string,
   works: readonly Work[],
   records: ReadonlyMap<string, CrmRecord>,
+  suppressions?: SuppressionList,
 ): Promise<{ found: Candidate[]; skips: StatusSkip[] }> {
   const { installation } = run;
   const ids = works.map((w) => w.recordId);
@@ -61,5 +63,34 @@ export async function candidates(
     }
     found.push({ work, record, hash, request });
   }
-  return { found, skips };
+  return { found: await withoutSuppressed(store, run, object, found, suppressions), skips };
+}
+
+/**
+ * The candidates less those naming a suppressed person: on the suppression list, or forgotten by this
+ * installation's CRM (a privacy deletion). Each one kept carries its identifiers' keyed hashes, saved
+ * with its state so an erasure by person finds it.
+ */
+async function withoutSuppressed(
+  store: RecordStateStore,
+  run: BatchRun,
+  object: string,
+  found: readonly Candidate[],
+  suppressions: SuppressionList | undefined,
+): Promise<Candidate[]> {
+  if (suppressions === undefined) return [...found];
+  const digests = new Map(found.map((c) => [c.work.recordId, suppressions.requestDigests(c.request)]));
+  const forgotten = await store.suppressedForInstallation(run.installation.id, [...digests.values()].flat());
+  const kept: Candidate[] = [];
+  for (const candidate of found) {
+    const own = digests.get(candidate.work.recordId) ?? [];
+    if (suppressions.requestSuppressed(candidate.request) || own.some((digest) => forgotten.has(digest))) {
+      run.log(object, candidate.work, 'skipped:suppressed');
+      run.dispose(candidate.work, { kind: 'complete' });
+      continue;
+    }
+    run.identifiers.set(`${object}/${candidate.work.recordId}`, own);
+    kept.push(candidate);
+  }
+  return kept;
 }

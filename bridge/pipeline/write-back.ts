@@ -145,6 +145,7 @@ function recordWritten(run: BatchRun, object: string, item: PlannedWrite): void 
     written: decision.written,
     dataVersion: outcome.dataVersion,
     careerConfidence: response.career?.confidence ?? null,
+    ...identifiersOf(run, finalKey),
   });
   const logOutcome: Outcome = fields.status === 'enriched' ? 'enriched' : fields.status === 'no_match' ? 'no_match' : 'skipped:below_min_confidence';
   run.log(object, work, logOutcome, {
@@ -168,4 +169,10 @@ function recordRefused(run: BatchRun, object: string, item: PlannedWrite, result
   const retryable = result.reason === 'transient';
   run.log(object, item.work, REFUSAL_OUTCOMES[result.reason], { ...extra, detail: result.message });
   run.dispose(item.work, { kind: 'fail', error: `CRM write ${result.reason}: ${result.message}`, retryable });
+}
+
+/** The identifiers' keyed hashes the candidates step found for the record, when it did. */
+function identifiersOf(run: BatchRun, key: string): { identifiers?: readonly string[] } {
+  const identifiers = run.identifiers.get(key);
+  return identifiers === undefined ? {} : { identifiers };
 }

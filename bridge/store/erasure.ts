@@ -8,6 +8,7 @@ import { lockInstallationErasures } from '../../core/storage/postgres.ts';
 import { checkpointAfterErasure } from '../../core/storage/sqlite.ts';
 import type { PipelineDatabase as Database } from '../schema.ts';
 import { CHUNK, chunks } from './chunks.ts';
+import { identifiersOf, suppressForInstallation } from './record-identifiers-table.ts';
 
 interface RecordKey {
   readonly installationId: string;
@@ -58,17 +59,23 @@ export async function eraseRecord(
   object: string,
   recordId: string,
   warn: ErasureWarning = () => undefined,
+  suppress = false,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await lockInstallationErasures(trx, [installationId]);
+    // A write first: on SQLite it takes the write lock (waiting for it) before anything is read, so
+    // the transaction never has to upgrade a read snapshot another process wrote past (SQLITE_BUSY_SNAPSHOT).
     await trx
       .insertInto('erased_records')
       .values({ installation_id: installationId, object, record_id: recordId, erased_at: new Date().toISOString() })
       .onConflict((oc) => oc.columns(['installation_id', 'object', 'record_id']).doNothing())
       .execute();
+    // A privacy deletion: the person is remembered for the installation (keyed hashes of the identifiers
+    // the record was enriched with), so a contact re-created with them is not enriched there again.
+    if (suppress) await suppressForInstallation(trx, installationId, await identifiersOf(trx, { installationId, object, recordId }));
     // Everything kept about the record: its state, its controls (excluded, undone, by whom), its log and
     // the answers kept for reuse.
-    for (const table of ['record_states', 'record_controls', 'enrichment_log', 'reusable_answers'] as const) {
+    for (const table of ['record_states', 'record_controls', 'enrichment_log', 'reusable_answers', 'record_identifiers'] as const) {
       await trx.deleteFrom(table).where('installation_id', '=', installationId).where('object', '=', object).where('record_id', '=', recordId).execute();
     }
   });

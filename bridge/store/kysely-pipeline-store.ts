@@ -12,6 +12,7 @@ import { type ErasureWarning, afterErasure, eraseRecord, erasedAmong } from './e
 import * as installations from './installations-table.ts';
 import { acquireLease, releaseLease } from './leases-table.ts';
 import * as states from './record-states-table.ts';
+import * as identifiers from './record-identifiers-table.ts';
 import * as answers from './reusable-answers-table.ts';
 
 export class KyselyPipelineStore implements PipelineStore {
@@ -46,6 +47,8 @@ export class KyselyPipelineStore implements PipelineStore {
   async deleteInstallation(id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await states.deleteInstallationStates(trx, id);
+      await trx.deleteFrom('record_identifiers').where('installation_id', '=', id).execute();
+      await trx.deleteFrom('installation_suppressions').where('installation_id', '=', id).execute();
       await log.clearLoggedValues(trx, id);
       return installations.deleteInstallationRow(trx, id);
     });
@@ -95,6 +98,7 @@ export class KyselyPipelineStore implements PipelineStore {
       await answers.upsertAnswers(trx, kept);
       const saved = allStates.filter((state) => !erased(state));
       await states.upsertStates(trx, saved);
+      await identifiers.replaceIdentifiers(trx, saved);
       // A new enrichment ends an undo (and an exclusion lifted in the CRM): the record shows it, and is
       // enriched automatically again.
       await controls.clearControls(trx, saved);
@@ -149,8 +153,20 @@ export class KyselyPipelineStore implements PipelineStore {
     return releaseLease(this.db, key, owner);
   }
 
-  eraseRecord(installationId: string, object: string, recordId: string): Promise<void> {
-    return eraseRecord(this.db, installationId, object, recordId, this.warn);
+  eraseRecord(installationId: string, object: string, recordId: string, options: { readonly suppress?: boolean } = {}): Promise<void> {
+    return eraseRecord(this.db, installationId, object, recordId, this.warn, options.suppress === true);
+  }
+
+  recordsWithIdentifiers(digests: readonly string[]): Promise<identifiers.RecordRef[]> {
+    return identifiers.recordsWithIdentifiers(this.db, digests);
+  }
+
+  suppressedForInstallation(installationId: string, digests: readonly string[]): Promise<Set<string>> {
+    return identifiers.suppressedForInstallation(this.db, installationId, digests);
+  }
+
+  suppressForInstallation(installationId: string, digests: readonly string[]): Promise<void> {
+    return identifiers.suppressForInstallation(this.db, installationId, digests);
   }
 
   afterErasure(installationId: string): Promise<void> {

@@ -161,7 +161,9 @@ export async function applyHubSpotEvents(events: readonly HubSpotEvent[], deps: 
       case 'contact.privacyDeletion':
         await deps.queue.cancel(enrichDedupeKey(installation.id, CONTACT, event.objectId));
         drop(installation, event.objectId);
-        await deps.store.eraseRecord(installation.id, CONTACT, event.objectId);
+        // A privacy deletion is the person's request: a contact re-created with their identifiers is
+        // not enriched in this portal again. A plain deletion forgets the record only.
+        await deps.store.eraseRecord(installation.id, CONTACT, event.objectId, { suppress: event.subscriptionType === 'contact.privacyDeletion' });
         summary.erased += 1;
         break;
       default:

@@ -17,6 +17,7 @@ import { type Config, backendsOf, loadConfig } from '../config.ts';
 import { dataCommands } from './data.ts';
 import { jobsCommands } from './jobs.ts';
 import { suppressCommands } from './suppress.ts';
+import { eraseCommands } from './erase.ts';
 import { SuppressionInputError } from '../../core/suppression/operations.ts';
 import { pipelineCommands } from './pipeline.ts';
 import { backfillCommands } from './backfill.ts';
@@ -261,6 +262,7 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   program.addCommand(dataCommands(withStore));
   program.addCommand(jobsCommands(withQueue));
   program.addCommand(suppressCommands(withStore));
+  for (const command of eraseCommands()) program.addCommand(command);
   for (const command of pipelineCommands()) program.addCommand(command);
   const modules = configuredModules(program);
   program.hook('preAction', (_program, command) => announceBackends(command));

@@ -20,7 +20,7 @@ import { progressReporter } from './data.ts';
 
 type WithStore = <T>(run: (store: Store) => Promise<T>) => Promise<T>;
 
-interface IdentifierFlags {
+export interface IdentifierFlags {
   email?: string;
   phone?: string;
   firstName?: string;
@@ -29,7 +29,7 @@ interface IdentifierFlags {
   zipcode?: string;
 }
 
-function withIdentifierOptions(command: Command): Command {
+export function withIdentifierOptions(command: Command): Command {
   return command
     .option('--email <email>', 'an e-mail address of theirs')
     .option('--phone <phone>', 'a phone number of theirs')
@@ -39,7 +39,7 @@ function withIdentifierOptions(command: Command): Command {
     .option('--zipcode <zip>', "their address's ZIP code");
 }
 
-function identifiersFrom(flags: IdentifierFlags): Identifiers {
+export function identifiersFrom(flags: IdentifierFlags): Identifiers {
   const named = [flags.lastName, flags.address, flags.zipcode].filter((v) => v !== undefined).length;
   if (named > 0 && named < 3) throw new AdminError('a name and address needs --last-name, --address and --zipcode (and --first-name, if known)');
   if (flags.email === undefined && flags.phone === undefined && named === 0) {
@@ -54,7 +54,7 @@ function identifiersFrom(flags: IdentifierFlags): Identifiers {
   };
 }
 
-function actorOf(by: string | undefined): string {
+export function actorOf(by: string | undefined): string {
   if (by !== undefined && by.trim() !== '') return by.trim().slice(0, 100);
   let user = 'unknown';
   try {
@@ -67,22 +67,25 @@ function actorOf(by: string | undefined): string {
 
 /** The list, keyed with the data folder's key, and the active snapshot to find people in (if any is loaded). */
 async function withSuppressor<T>(withStore: WithStore, run: (suppressor: Suppressor) => Promise<T>): Promise<T> {
+  return withStore((store) => withSuppressorOn(store, (suppressor) => run(suppressor)));
+}
+
+/** The same on a store already open; `run` also gets the active snapshot's matcher (null: none loaded). */
+export async function withSuppressorOn<T>(store: Store, run: (suppressor: Suppressor, matcher: SnapshotMatcher | null) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  return withStore(async (store) => {
-    const list = suppressionListOf(store, loadSecretBox({ dataDir: config.dataDir }));
-    await list.refresh();
-    const snapshots = await openSnapshotStorage(config);
-    let opened: OpenedSnapshot | null = null;
-    try {
-      const active = await store.activeSnapshot();
-      opened = active === undefined ? null : await snapshots.open(active.location);
-      const matcher = opened === null || active === undefined ? null : new SnapshotMatcher(opened, active.version);
-      return await run({ store: store.suppressions, list, findSubjects: matcher === null ? null : (request) => matcher.subjectsOf(request) });
-    } finally {
-      opened?.close();
-      await snapshots.close();
-    }
-  });
+  const list = suppressionListOf(store, loadSecretBox({ dataDir: config.dataDir }));
+  await list.refresh();
+  const snapshots = await openSnapshotStorage(config);
+  let opened: OpenedSnapshot | null = null;
+  try {
+    const active = await store.activeSnapshot();
+    opened = active === undefined ? null : await snapshots.open(active.location);
+    const matcher = opened === null || active === undefined ? null : new SnapshotMatcher(opened, active.version);
+    return await run({ store: store.suppressions, list, findSubjects: matcher === null ? null : (request) => matcher.subjectsOf(request) }, matcher);
+  } finally {
+    opened?.close();
+    await snapshots.close();
+  }
 }
 
 function found(people: number, households: number): string {

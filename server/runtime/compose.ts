@@ -121,6 +121,7 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
       log: (fields, message) => logger.info(fields, message),
       warn: (fields, message) => logger.warn(fields, message),
       logValuesRetentionDays: config.logValuesRetentionDays,
+      suppressions,
     });
     // A server or worker under a key that opens no stored credential says so once, now.
     if (serving) await checkSecretKey(box, bridge.pipelineStore, config.dataDir, logger);

@@ -1,0 +1,108 @@
+// A person's erasure across every installation (a deletion request to the operator): the records we
+// enriched for them are found by the keyed hashes of their identifiers (record_identifiers), the
+// properties we wrote there are blanked in each CRM (unless told not to), our state, log entries, kept
+// answers and controls of each are erased and the person remembered for that installation, and the
+// person goes on the suppression list, so neither the service nor any installation answers about them
+// again. What happened is counted per installation; nothing names the person.
+import type { Identifiers } from '../core/suppression/list.ts';
+import { type SuppressOutcome, type Suppressor, SuppressionInputError, suppress } from '../core/suppression/operations.ts';
+import { retryWhileBusy } from '../core/storage/errors.ts';
+import type { CrmConnector } from './connector.ts';
+import type { CrmValue, Installation } from './model.ts';
+import type { PipelineStore } from './store.ts';
+
+export interface PersonErasureDeps {
+  readonly store: PipelineStore;
+  readonly connectorFor: (installation: Installation) => Promise<CrmConnector>;
+  readonly suppressor: Suppressor;
+}
+
+export interface InstallationErasure {
+  readonly installation: Installation;
+  /** Records of the installation enriched for the person, each erased from our state. */
+  readonly records: number;
+  /** Records whose properties we wrote were blanked in the CRM (or were gone from it). */
+  readonly blanked: number;
+  /** Records the CRM refused to blank, or could not be reached for (their state is erased all the same). */
+  readonly notBlanked: number;
+}
+
+export interface PersonErasure {
+  readonly installations: readonly InstallationErasure[];
+  /** The suppression list after the person was added to it. */
+  readonly suppressed: SuppressOutcome;
+}
+
+export async function erasePerson(
+  deps: PersonErasureDeps,
+  identifiers: Identifiers,
+  options: { readonly blankCrm: boolean; readonly actor: string },
+): Promise<PersonErasure> {
+  const digests = deps.suppressor.list.entriesOf(identifiers, 'person').map((entry) => `${entry.kind}:${entry.value}`);
+  if (digests.length === 0)
+    throw new SuppressionInputError('nothing to go by: give a valid e-mail, a phone number, or a last name with a street address and a ZIP code');
+  const records = await deps.store.recordsWithIdentifiers(digests);
+  const byInstallation = new Map<string, Map<string, string[]>>();
+  for (const record of records) {
+    const objects = byInstallation.get(record.installationId) ?? new Map<string, string[]>();
+    objects.set(record.object, [...(objects.get(record.object) ?? []), record.recordId]);
+    byInstallation.set(record.installationId, objects);
+  }
+  const done: InstallationErasure[] = [];
+  for (const [installationId, objects] of byInstallation) {
+    const installation = await deps.store.findInstallation(installationId);
+    if (installation === undefined) continue;
+    let blanked = 0;
+    let notBlanked = 0;
+    let count = 0;
+    for (const [object, ids] of objects) {
+      count += ids.length;
+      if (options.blankCrm) {
+        const result = await blank(deps, installation, object, ids);
+        blanked += result.blanked;
+        notBlanked += result.notBlanked;
+      }
+      // Erased after the blanking: the state says which properties were ours to blank.
+      // A server writing beside the command may hold the database a moment: waited out, not failed.
+      for (const id of ids) await retryWhileBusy(() => deps.store.eraseRecord(installation.id, object, id, { suppress: true }));
+    }
+    done.push({ installation, records: count, blanked, notBlanked });
+  }
+  const suppressed = await retryWhileBusy(() => suppress(deps.suppressor, identifiers, { household: false, actor: options.actor }));
+  return { installations: done, suppressed };
+}
+
+/** Empties, in the CRM, every property we last wrote on these records. */
+async function blank(
+  deps: PersonErasureDeps,
+  installation: Installation,
+  object: string,
+  ids: readonly string[],
+): Promise<{ blanked: number; notBlanked: number }> {
+  const states = await deps.store.recordStates(installation.id, object, ids);
+  let connector: CrmConnector;
+  try {
+    connector = await deps.connectorFor(installation);
+  } catch {
+    // No credentials (a revoked app, a key rotated by hand): our side is erased all the same.
+    return { blanked: 0, notBlanked: states.size };
+  }
+  const empty: CrmValue = connector.emptyValue ?? null;
+  const updates = [...states.values()]
+    .map((state) => ({ id: state.recordId, properties: Object.fromEntries(Object.keys(state.written).map((property) => [property, empty])) }))
+    .filter((update) => Object.keys(update.properties).length > 0);
+  let blanked = 0;
+  let notBlanked = 0;
+  for (let i = 0; i < updates.length; i += connector.maxBatch) {
+    try {
+      for (const result of await connector.write(object, updates.slice(i, i + connector.maxBatch))) {
+        // A record the CRM no longer has holds nothing of ours.
+        if (result.ok || result.reason === 'not_found') blanked += 1;
+        else notBlanked += 1;
+      }
+    } catch {
+      notBlanked += Math.min(connector.maxBatch, updates.length - i);
+    }
+  }
+  return { blanked, notBlanked };
+}
