@@ -138,6 +138,17 @@ describe.each(TEST_DATABASES)('erase on $name', (database) => {
       expect(windfallId).not.toBe('');
       expect(await holding(location, dataDir, windfallId)).not.toEqual([]);
 
+      // The person's access request first: which installations hold what we enriched for her.
+      const before = JSON.parse((await cli(['subject-report', '--email', amanda.email, '--json'], env)).stdout) as {
+        suppressed: boolean;
+        snapshot: string | null;
+        installations: { installation: string; object: string; propertiesWritten: string[] }[];
+      };
+      expect(before.suppressed).toBe(false);
+      expect(before.snapshot).toBeNull();
+      expect(before.installations.map((one) => one.installation).sort()).toEqual([`HubSpot portal ${PORTAL_ID}`, `Salesforce org ${salesforce.orgId}`]);
+      expect(before.installations.every((one) => one.propertiesWritten.length > 0)).toBe(true);
+
       const erased = await cli(['erase', '--email', amanda.email, '--by', 'privacy-desk'], env);
       const lines = erased.stdout.trim().split('\n');
       expect(lines).toEqual(
@@ -161,6 +172,12 @@ describe.each(TEST_DATABASES)('erase on $name', (database) => {
       // Nothing in the database holds what we held on her any more, nor her e-mail.
       expect(await holding(location, dataDir, windfallId)).toEqual([]);
       expect(await holding(location, dataDir, amanda.email)).toEqual([]);
+
+      const after = JSON.parse((await cli(['subject-report', '--email', amanda.email, '--json'], env)).stdout) as {
+        suppressed: boolean;
+        installations: unknown[];
+      };
+      expect(after).toMatchObject({ suppressed: true, installations: [] });
 
       // Created again in HubSpot: skipped as suppressed, nothing written.
       const again = await hubspot.createContact({ firstname: amanda.first_name, lastname: amanda.last_name, email: amanda.email });
