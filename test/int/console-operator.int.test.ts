@@ -3,23 +3,18 @@
 // its recent errors from what the stores hold; revoking a token an installation enriches with asks
 // first, naming the installation, and revokes only once confirmed; "Roll back" is not offered with no
 // earlier snapshot to go back to.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../core/accounts/admin.ts';
 import type { Installation, LogEntry } from '../../bridge/model.ts';
 import { newLogId } from '../../bridge/store.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { csrfToken, sessionCookie } from '../../server/http/console/session.ts';
 import type { Runtime } from '../../server/runtime.ts';
-import { createLogger } from '../../server/logger.ts';
+import { type ConsoleApp, runtimeConsole } from '../support/console-app.ts';
 import { openFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
 
 const PUBLIC_URL = 'http://console.test';
 let runtime: Runtime;
-let server: Server;
+let app: ConsoleApp | undefined;
 let url = '';
 let cookie = '';
 let csrf = '';
@@ -63,30 +58,13 @@ beforeAll(async () => {
       entry(last, 'enriched'),
     ],
   );
-  const app = express();
-  app.use(
-    consoleRouter({
-      publicUrl: PUBLIC_URL,
-      box: runtime.box,
-      bridge: runtime.bridge,
-      store: runtime.opened.store,
-      service: runtime.service,
-      queue: runtime.opened.queue,
-      modules: runtime.modules,
-      log: createLogger('silent'),
-    }),
-  );
-  server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const session = await runtime.bridge.consoleSessions.create({ kind: 'operator' });
-  cookie = sessionCookie(runtime.box, PUBLIC_URL, session.id).split(';')[0] ?? '';
-  csrf = csrfToken(session.id);
+  app = await runtimeConsole(runtime, PUBLIC_URL);
+  url = app.url;
+  ({ cookie, csrf } = await app.signIn({ kind: 'operator' }));
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await app?.close();
   await runtime?.close();
 });
 

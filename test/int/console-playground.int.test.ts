@@ -3,23 +3,18 @@
 // asks the account's sandbox with it in-process, so a persona is answered there too. The console's
 // router on a runtime of its own (SQLite in a temp folder), a signed-in operator, real HTTP. And the
 // header of the pages it sends: the portal and who signed in, never an installation id.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../core/accounts/admin.ts';
 import type { Installation } from '../../bridge/model.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { csrfToken, sessionCookie } from '../../server/http/console/session.ts';
 import { personaRequest } from '../../server/http/console/playground.tsx';
 import type { Runtime } from '../../server/runtime.ts';
-import { createLogger } from '../../server/logger.ts';
+import { type ConsoleApp, runtimeConsole } from '../support/console-app.ts';
 import { openFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
 
 const PUBLIC_URL = 'http://console.test';
 let runtime: Runtime;
-let server: Server;
+let app: ConsoleApp | undefined;
 let url = '';
 let cookie = '';
 let csrf = '';
@@ -37,30 +32,13 @@ beforeAll(async () => {
       settings: {},
     });
   }
-  const app = express();
-  app.use(
-    consoleRouter({
-      publicUrl: PUBLIC_URL,
-      box: runtime.box,
-      bridge: runtime.bridge,
-      store: runtime.opened.store,
-      service: runtime.service,
-      queue: runtime.opened.queue,
-      modules: runtime.modules,
-      log: createLogger('silent'),
-    }),
-  );
-  server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const session = await runtime.bridge.consoleSessions.create({ kind: 'operator' });
-  cookie = sessionCookie(runtime.box, PUBLIC_URL, session.id).split(';')[0] ?? '';
-  csrf = csrfToken(session.id);
+  app = await runtimeConsole(runtime, PUBLIC_URL);
+  url = app.url;
+  ({ cookie, csrf } = await app.signIn({ kind: 'operator' }));
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await app?.close();
   await runtime?.close();
 });
 
@@ -113,9 +91,8 @@ describe('the header on the pages the console sends', () => {
   it('names the portal and the person the CRM signed in, or a one-time link, never an installation id', async () => {
     const installation = installations.production;
     if (installation === undefined) throw new Error('no installation');
-    const session = await runtime.bridge.consoleSessions.create({ kind: 'installation', installationId: installation.id });
     const who = async (person?: string) => {
-      const sealed = sessionCookie(runtime.box, PUBLIC_URL, session.id, person).split(';')[0] ?? '';
+      const { cookie: sealed } = await (app ?? fail()).signIn({ kind: 'installation', installationId: installation.id }, person);
       const page = await (await fetch(`${url}/console/installations/${installation.id}`, { headers: { cookie: sealed } })).text();
       return /<span class="who" id="who">([\s\S]*?)<\/span><form/.exec(page)?.[1]?.replace(/<[^>]+>/g, '');
     };
@@ -123,3 +100,7 @@ describe('the header on the pages the console sends', () => {
     expect(await who()).toBe('Signed in: HubSpot portal 22334455 · one-time link');
   });
 });
+
+function fail(): never {
+  throw new Error('the console is not started');
+}

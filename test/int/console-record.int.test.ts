@@ -3,25 +3,20 @@
 // logged with who asked, and a refusal says why. The console's router on the pipeline harness (real
 // store, queue, service and pipeline; MemoryCrm stands for the CRM), real HTTP, a signed-in admin.
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { rmSync } from 'node:fs';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Installation } from '../../bridge/model.ts';
 import { SecretBox } from '../../core/secrets/secret-box.ts';
 import { PERSONAS } from '../../core/sandbox/personas.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { csrfToken, sessionCookie } from '../../server/http/console/session.ts';
-import { createLogger } from '../../server/logger.ts';
 import { propertyName as p } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
+import { type ConsoleApp, startConsoleApp } from '../support/console-app.ts';
 
 const PUBLIC_URL = 'http://console.test';
 const CONTACT = 'contact';
 let h: PipelineHarness;
 let installation: Installation;
-let server: Server;
+let app: ConsoleApp | undefined;
 let url = '';
 let cookie = '';
 let csrf = '';
@@ -35,30 +30,13 @@ beforeAll(async () => {
   await h.enqueue(installation, { object: CONTACT, recordId: 'c-1', trigger: 'create' });
   await h.drain();
   const box = new SecretBox(randomBytes(32));
-  const app = express();
-  app.use(
-    consoleRouter({
-      publicUrl: PUBLIC_URL,
-      box,
-      bridge: h.bridge,
-      store: h.opened.store,
-      service: h.service,
-      queue: h.opened.queue,
-      modules: [],
-      log: createLogger('silent'),
-    }),
-  );
-  server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const session = await h.bridge.consoleSessions.create({ kind: 'installation', installationId: installation.id });
-  cookie = sessionCookie(box, PUBLIC_URL, session.id, 'alice.admin@example.org').split(';')[0] ?? '';
-  csrf = csrfToken(session.id);
+  app = await startConsoleApp({ publicUrl: PUBLIC_URL, box, bridge: h.bridge, store: h.opened.store, service: h.service, queue: h.opened.queue, modules: [] });
+  url = app.url;
+  ({ cookie, csrf } = await app.signIn({ kind: 'installation', installationId: installation.id }, 'alice.admin@example.org'));
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await app?.close();
   await h?.close();
   if (h !== undefined) rmSync(h.dataDir, { recursive: true, force: true });
 });

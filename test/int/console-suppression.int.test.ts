@@ -2,17 +2,12 @@
 // a signed-in operator, real HTTP: suppressing a person stops this server's production answers about
 // them at once; check and remove say what they found in counts; every change is in the audit trail
 // with who made it; the page never shows an identifier back; a CRM admin never reaches it.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import path from 'node:path';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueToken } from '../../core/accounts/admin.ts';
 import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { csrfToken, sessionCookie } from '../../server/http/console/session.ts';
 import { type Runtime, snapshotsDir } from '../../server/runtime.ts';
-import { createLogger } from '../../server/logger.ts';
+import { type ConsoleApp, runtimeConsole } from '../support/console-app.ts';
 import { openFolderRuntime } from '../support/folder-runtime.ts';
 import { tempDir } from '../support/harness.ts';
 import { SqliteSnapshots } from '../../core/snapshot/storage/sqlite-snapshot.ts';
@@ -22,7 +17,7 @@ import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts
 const PUBLIC_URL = 'http://console.test';
 const EMAIL = 'ann.lee@example.com';
 let runtime: Runtime;
-let server: Server;
+let app: ConsoleApp | undefined;
 let url = '';
 let token = '';
 const closing: (() => void)[] = [];
@@ -56,36 +51,18 @@ beforeAll(async () => {
     target: { kind: 'local', accountName: 'acme' },
     settings: {},
   });
-  const app = express();
-  app.use(
-    consoleRouter({
-      publicUrl: PUBLIC_URL,
-      box: runtime.box,
-      bridge: runtime.bridge,
-      store: runtime.opened.store,
-      service: runtime.service,
-      queue: runtime.opened.queue,
-      modules: runtime.modules,
-      log: createLogger('silent'),
-      suppressions: runtime.suppressions,
-    }),
-  );
-  server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  app = await runtimeConsole(runtime, PUBLIC_URL, { suppressions: runtime.suppressions });
+  url = app.url;
   for (const [who, scope] of [
     [operator, { kind: 'operator' }],
     [admin, { kind: 'installation', installationId: portal.id }],
   ] as const) {
-    const session = await runtime.bridge.consoleSessions.create(scope);
-    who.cookie = sessionCookie(runtime.box, PUBLIC_URL, session.id).split(';')[0] ?? '';
-    who.csrf = csrfToken(session.id);
+    Object.assign(who, await app.signIn(scope));
   }
 });
 
 afterAll(async () => {
-  if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+  await app?.close();
   for (const close of closing) close();
   await runtime?.close();
 });

@@ -4,9 +4,6 @@
 // back than the period; and the console's installation page says what is kept and for how long.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor, Installation, LogEntry } from '../../bridge/model.ts';
 import type { RecordRef } from '../../bridge/record-actions.ts';
@@ -17,8 +14,6 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { SecretBox } from '../../core/secrets/secret-box.ts';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { loadConfig } from '../../server/config.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { sessionCookie } from '../../server/http/console/session.ts';
 import { createLogger } from '../../server/logger.ts';
 import { openRuntime, startWorker } from '../../server/runtime.ts';
 import { TEST_DATABASES, type TestDatabase } from '../support/databases.ts';
@@ -26,6 +21,7 @@ import { tempDir } from '../support/harness.ts';
 import { type Properties, propertyName as p } from '../support/memory-crm.ts';
 import { type PipelineHarness, startPipeline } from '../support/pipeline-harness.ts';
 import { until } from '../support/processes.ts';
+import { startConsoleApp } from '../support/console-app.ts';
 
 let database: TestDatabase | undefined;
 
@@ -195,26 +191,10 @@ describe("the console's installation page", () => {
     const inst = await h.install({ settings: { reenrichAfterDays: 45 } });
     const box = new SecretBox(randomBytes(32));
     const publicUrl = 'http://console.test';
-    const app = express();
-    app.use(
-      consoleRouter({
-        publicUrl,
-        box,
-        bridge: h.bridge,
-        store: h.opened.store,
-        service: h.service,
-        queue: h.opened.queue,
-        modules: [],
-        log: createLogger('silent'),
-      }),
-    );
-    const server = await new Promise<Server>((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const session = await h.bridge.consoleSessions.create({ kind: 'installation', installationId: inst.id });
-    const cookie = sessionCookie(box, publicUrl, session.id, 'alice.admin@example.org').split(';')[0] ?? '';
-    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/console/installations/${inst.id}`, { headers: { cookie } });
+    const app = await startConsoleApp({ publicUrl, box, bridge: h.bridge, store: h.opened.store, service: h.service, queue: h.opened.queue, modules: [] });
+    cleanups.push(() => app.close());
+    const { cookie } = await app.signIn({ kind: 'installation', installationId: inst.id }, 'alice.admin@example.org');
+    const response = await fetch(`${app.url}/console/installations/${inst.id}`, { headers: { cookie } });
     expect(response.status).toBe(200);
     const page = await response.text();
     const kept = /<dl class="card" id="kept">(.*?)<\/dl>/s.exec(page)?.[1] ?? '';

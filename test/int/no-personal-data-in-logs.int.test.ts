@@ -2,9 +2,6 @@
 // quotes reach no log line (the real logger, into a captured stream), no enrichment log entry, no job's
 // last error and no console page; what stays is the code (SQLSTATE, the CRM's category and codes).
 import { rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../core/accounts/admin.ts';
@@ -14,8 +11,6 @@ import { connectPortal } from '../../connectors/hubspot/install.ts';
 import { HUBSPOT_PATHS } from '../../connectors/hubspot/version.ts';
 import { enrichJob } from '../../bridge/enrich-job.ts';
 import { loadConfig } from '../../server/config.ts';
-import { consoleRouter } from '../../server/http/console/routes.ts';
-import { sessionCookie } from '../../server/http/console/session.ts';
 import { type Logger, createLogger } from '../../server/logger.ts';
 import { openRuntime, startWorker } from '../../server/runtime.ts';
 import { TEST_DATABASE_URL, freshPostgresSchema } from '../support/databases.ts';
@@ -23,6 +18,7 @@ import { startFakeHubSpot, staticCredentials } from '../support/fake-hubspot.ts'
 import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
+import { runtimeConsole } from '../support/console-app.ts';
 
 /** The personal data each test plants; it must appear nowhere in what is captured. */
 const MARKER = 'jane.marker@example.org';
@@ -150,26 +146,10 @@ describe('a CRM error body', () => {
     for (const job of jobs) expect(job.last_error ?? '').not.toContain(MARKER);
 
     // The console's overview, log and entry pages, as an operator sees them.
-    const app = express();
-    app.use(
-      consoleRouter({
-        publicUrl: PUBLIC_URL,
-        box: runtime.box,
-        bridge: runtime.bridge,
-        store: runtime.opened.store,
-        service: runtime.service,
-        queue: runtime.opened.queue,
-        modules: runtime.modules,
-        log: logger,
-      }),
-    );
-    const server = await new Promise<Server>((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
-    cleanups.push(() => new Promise((resolve) => void server.close(() => resolve())));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const session = await runtime.bridge.consoleSessions.create({ kind: 'operator' });
-    const cookie = sessionCookie(runtime.box, PUBLIC_URL, session.id).split(';')[0] ?? '';
+    const app = await runtimeConsole(runtime, PUBLIC_URL, { log: logger });
+    cleanups.push(() => app.close());
+    const url = app.url;
+    const { cookie } = await app.signIn({ kind: 'operator' });
     const base = `/console/installations/${encodeURIComponent(installation.id)}`;
     const pages: string[] = [];
     for (const path of [base, `${base}/log`, `${base}/log?outcome=failed`, `${base}/log/${encodeURIComponent(entry.id)}`]) {
