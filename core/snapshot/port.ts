@@ -133,8 +133,25 @@ export interface SnapshotWriter {
   abort(): Promise<void>;
 }
 
+/** One e-mail or phone of a snapshot's person, as the load stored it, with whose it is. */
+export interface ContactRow {
+  readonly p: number;
+  readonly personId: string;
+  /** The person's household (its windfall id), or null. */
+  readonly householdId: string | null;
+  /** The normalized e-mail, or the phone in E.164. */
+  readonly value: string;
+}
+
+/** A scan of a snapshot's people's e-mails or phones: the suppression list's way to find a hashed entry's person. */
+export type ContactKind = 'email' | 'phone';
+
 /** Where snapshots live. A location is a file name in the snapshots folder, or a schema name. */
 export interface SnapshotStorage {
+  /** The highest person number of a loaded snapshot (people are numbered from 1), 0 for none. */
+  lastPerson(location: string): Promise<number>;
+  /** The e-mails or phones of people numbered after `afterP` up to `toP`, with their ids, by person. */
+  contacts(location: string, kind: ContactKind, afterP: number, toP: number): Promise<ContactRow[]>;
   /** For messages: "the folder …" or "PostgreSQL". */
   readonly description: string;
   /** The location a snapshot with this registry id is written to. */

@@ -111,6 +111,16 @@ export class SuppressionList {
     this.timer = null;
   }
 
+  /** Whether the list holds any identifier of this kind (a scan for it is worth its time). */
+  holdsKind(kind: IdentifierKind): boolean {
+    return this.kinds.has(kind);
+  }
+
+  /** The scope an identifier's keyed hash is listed with, if it is. */
+  scopeOf(kind: IdentifierKind, digest: string): SuppressionScope | undefined {
+    return this.identifiers.get(`${kind}:${digest}`);
+  }
+
   /** The keyed hash stored for a platform hash of this kind. */
   digest(kind: IdentifierKind, hash: PlatformHash): string {
     return this.keyed(digestInput(kind, hash));

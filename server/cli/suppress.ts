@@ -5,9 +5,10 @@ import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
 import { AdminError } from '../../core/accounts/admin.ts';
 import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
-import type { OpenedSnapshot } from '../../core/snapshot/port.ts';
+import type { OpenedSnapshot, SnapshotStorage } from '../../core/snapshot/port.ts';
 import { loadSecretBox } from '../../core/secrets/secret-box.ts';
 import { importList } from '../../core/suppression/import.ts';
+import { resolveInSnapshot } from '../../core/suppression/resolve.ts';
 import type { Identifiers } from '../../core/suppression/list.ts';
 import { type Suppressor, check, suppress, unsuppress } from '../../core/suppression/operations.ts';
 import type { Store } from '../../core/storage/port.ts';
@@ -65,13 +66,23 @@ export function actorOf(by: string | undefined): string {
   return `cli:${user}`;
 }
 
+/** The active snapshot: where it is, for a scan of it. */
+interface ActiveSnapshot {
+  readonly storage: SnapshotStorage;
+  readonly location: string;
+  readonly version: string;
+}
+
 /** The list, keyed with the data folder's key, and the active snapshot to find people in (if any is loaded). */
-async function withSuppressor<T>(withStore: WithStore, run: (suppressor: Suppressor) => Promise<T>): Promise<T> {
-  return withStore((store) => withSuppressorOn(store, (suppressor) => run(suppressor)));
+async function withSuppressor<T>(withStore: WithStore, run: (suppressor: Suppressor, snapshot: ActiveSnapshot | null) => Promise<T>): Promise<T> {
+  return withStore((store) => withSuppressorOn(store, (suppressor, _matcher, snapshot) => run(suppressor, snapshot)));
 }
 
 /** The same on a store already open; `run` also gets the active snapshot's matcher (null: none loaded). */
-export async function withSuppressorOn<T>(store: Store, run: (suppressor: Suppressor, matcher: SnapshotMatcher | null) => Promise<T>): Promise<T> {
+export async function withSuppressorOn<T>(
+  store: Store,
+  run: (suppressor: Suppressor, matcher: SnapshotMatcher | null, snapshot: ActiveSnapshot | null) => Promise<T>,
+): Promise<T> {
   const config = loadConfig();
   const list = suppressionListOf(store, loadSecretBox({ dataDir: config.dataDir }));
   await list.refresh();
@@ -81,7 +92,11 @@ export async function withSuppressorOn<T>(store: Store, run: (suppressor: Suppre
     const active = await store.activeSnapshot();
     opened = active === undefined ? null : await snapshots.open(active.location);
     const matcher = opened === null || active === undefined ? null : new SnapshotMatcher(opened, active.version);
-    return await run({ store: store.suppressions, list, findSubjects: matcher === null ? null : (request) => matcher.subjectsOf(request) }, matcher);
+    return await run(
+      { store: store.suppressions, list, findSubjects: matcher === null ? null : (request) => matcher.subjectsOf(request) },
+      matcher,
+      active === undefined || opened === null ? null : { storage: snapshots, location: active.location, version: active.version },
+    );
   } finally {
     opened?.close();
     await snapshots.close();
@@ -122,7 +137,7 @@ export function suppressCommands(withStore: WithStore): Command {
     .option('--household', "every line's whole household")
     .option('--by <who>', 'who asks, for the audit trail (default: cli:<user>)')
     .action(async (file: string, flags: { hashed?: 'email' | 'phone'; household?: boolean; by?: string }) => {
-      await withSuppressor(withStore, async (suppressor) => {
+      await withSuppressor(withStore, async (suppressor, snapshot) => {
         const progress = progressReporter('import', (n) => `${(n / 1024).toFixed(0)} KiB`);
         const result = await importList(suppressor, file, {
           ...(flags.hashed === undefined ? {} : { hashed: flags.hashed }),
@@ -136,6 +151,16 @@ export function suppressCommands(withStore: WithStore): Command {
           `imported ${plural(result.lines, 'line')}: ${plural(result.added, 'new entry', 'new entries')}, ${plural(result.bad, 'bad line')} skipped` +
             (flags.hashed === undefined ? `; ${plural(result.people, 'person', 'people')} found in the active snapshot` : ''),
         );
+        // Hashes cannot be looked up in the snapshot: it is read through once for the people they name.
+        if (flags.hashed !== undefined && snapshot !== null) {
+          const scan = progressReporter('find', (n) => n.toLocaleString('en-US'));
+          const resolved = await resolveInSnapshot(suppressor.store, suppressor.list, snapshot, {
+            actor: actorOf(flags.by),
+            onProgress: (p) => scan.update(p.people, p.of, `${p.kind}s`),
+          });
+          scan.stop();
+          console.log(`${plural(resolved.people, 'person', 'people')} of the active snapshot found under listed e-mails and phones`);
+        }
       });
     });
 

@@ -74,7 +74,8 @@ describe('suppress CLI', () => {
     const list = path.join(tempDir(), 'drop-phone.csv');
     writeFileSync(list, `ID,Hash\nwi-1,${platformHash('4045550199')}\nwi-2,zzz\n`);
     const imported = await cli(['suppress', 'import', list, '--hashed', 'phone'], env);
-    expect(imported.stdout).toBe('imported 2 lines: 1 new entry, 1 bad line skipped\n');
+    // The snapshot is read through for the people listed e-mails and phones name: Ann (by e-mail, earlier) and Cy.
+    expect(imported.stdout).toBe('imported 2 lines: 1 new entry, 1 bad line skipped\n2 people of the active snapshot found under listed e-mails and phones\n');
     expect(imported.stderr).toContain('skipped line 3: no SHA-256 hash');
     await until(
       'the server to refuse the hashed phone',
@@ -88,9 +89,10 @@ describe('suppress CLI', () => {
     );
 
     const [count, audit] = await Promise.all([cli(['suppress', 'count'], env), cli(['suppress', 'audit'], env)]);
-    expect(count.stdout).toBe('3 entries: 1 e-mail, 1 phone, 0 names at addresses, 1 person, 0 households (0 entries with the whole household)\n');
+    expect(count.stdout).toBe('4 entries: 1 e-mail, 1 phone, 0 names at addresses, 2 people, 0 households (0 entries with the whole household)\n');
     const auditLines = audit.stdout.trim().split('\n');
     expect(auditLines).toEqual([
+      expect.stringMatching(/ resolve +1 entry +cli:\S+ +snapshot week-1$/),
       expect.stringMatching(/ import +1 entry +cli:\S+ +2 lines, 1 bad, hashed phones$/),
       expect.stringMatching(/ add +2 entries +privacy-desk$/),
     ]);

@@ -15,6 +15,7 @@ import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { currentPeriod } from '../../core/limits/quota-period.ts';
 import { platformHash } from '../../core/suppression/identifiers.ts';
 import { importList } from '../../core/suppression/import.ts';
+import { resolveInSnapshot } from '../../core/suppression/resolve.ts';
 import { SuppressionList } from '../../core/suppression/list.ts';
 import { type Suppressor, check, suppress, unsuppress } from '../../core/suppression/operations.ts';
 import type { KyselyStore } from '../../core/storage/kysely-store.ts';
@@ -58,6 +59,8 @@ interface Setup {
   readonly sandboxToken: string;
   readonly tokenId: string;
   readonly world: ReturnType<typeof world>;
+  /** Where the snapshot loaded last lives. */
+  location(): string;
   /** Loads a snapshot of `people` and points the service at it. */
   load(version: string, data?: ReturnType<typeof world>): Promise<Awaited<ReturnType<typeof loadSnapshot>>>;
 }
@@ -78,6 +81,7 @@ async function setup(database: (typeof TEST_DATABASES)[number]): Promise<Setup> 
   const { token, record } = await issueToken(store, 'acme', 'production');
   const { token: sandboxToken } = await issueToken(store, 'acme', 'sandbox');
   let matcher: SnapshotMatcher | null = null;
+  let location = '';
   const suppressor: Suppressor = {
     store: store.suppressions,
     list,
@@ -88,13 +92,14 @@ async function setup(database: (typeof TEST_DATABASES)[number]): Promise<Setup> 
     const result = await loadSnapshot(store, snapshots.storage, writeSnapshot(path.join(snapshots.root, `source-${version}`), { version, ...files }), {
       suppressions: list,
     });
-    const reader = await snapshots.storage.open(snapshots.storage.locationFor(result.id));
+    location = snapshots.storage.locationFor(result.id);
+    const reader = await snapshots.storage.open(location);
     opened.push(reader);
     matcher = new SnapshotMatcher(reader, version);
     service.productionMatcher = matcher;
     return result;
   };
-  return { snapshots, store, box, list, service, suppressor, token, sandboxToken, tokenId: record.id, world: data, load };
+  return { snapshots, store, box, list, service, suppressor, token, sandboxToken, tokenId: record.id, world: data, load, location: () => location };
 }
 
 async function ask(s: Setup, body: Record<string, unknown>, environment: 'production' | 'sandbox' = 'production') {
@@ -236,6 +241,38 @@ describe.each(TEST_DATABASES)('the suppression list on $name', (database) => {
     const next = await s.load('two');
     expect(next.suppressed.people).toBe(1);
     expect((await ask(s, byPhoneAndName)).response).toEqual(NO_MATCH);
+  });
+
+  it("a hashed list's people are found in the active snapshot by reading it through: their other identifiers stop leading to them at once", async () => {
+    const s = await setup(database);
+    await s.load('one');
+    const file = path.join(tempDir(), 'drop-phone.csv');
+    // Ann's phone, as DROP sends it (its last ten digits, hashed), with her whole household asked for.
+    writeFileSync(file, `ID,Hash,household\nwi-1,${platformHash('4045550101')},yes\n`);
+    await importList(s.suppressor, file, { hashed: 'phone', household: false, actor: 'test' });
+    expect((await ask(s, byEmail)).response).toMatchObject({ household_matched: true });
+    const progress: number[] = [];
+    const resolved = await resolveInSnapshot(
+      s.store.suppressions,
+      s.list,
+      { storage: s.snapshots.storage, location: s.location(), version: 'one' },
+      {
+        actor: 'test',
+        onProgress: (p) => progress.push(p.people),
+      },
+    );
+    expect(resolved).toEqual({ people: 1, added: 2 });
+    expect(progress.at(-1)).toBe(3);
+    // Her e-mail, and Bob's (the household was asked for), no longer lead anywhere.
+    for (const body of [byEmail, byNameAndAddress, { emails: ['bob.lee@example.com'] }]) expect((await ask(s, body)).response).toEqual(NO_MATCH);
+    expect((await ask(s, { emails: ['cy.park@example.com'] })).response).toMatchObject({ household_matched: true });
+    // A second scan finds her again and adds nothing.
+    expect(
+      await resolveInSnapshot(s.store.suppressions, s.list, { storage: s.snapshots.storage, location: s.location(), version: 'one' }, { actor: 'test' }),
+    ).toEqual({
+      people: 1,
+      added: 0,
+    });
   });
 
   it('an imported list in clear (CSV and JSON Lines) suppresses each line, naming bad lines by number only', async () => {

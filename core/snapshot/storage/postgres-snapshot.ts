@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { postgresPool } from '../../storage/postgres.ts';
 import { PostgresListener, SNAPSHOTS_CHANNEL_SQL } from '../../storage/postgres-listener.ts';
-import type { OpenedSnapshot, SnapshotStorage, SnapshotWriter } from '../port.ts';
+import type { ContactKind, ContactRow, OpenedSnapshot, SnapshotStorage, SnapshotWriter } from '../port.ts';
 import { PostgresSnapshotSource, READ_STATEMENT_TIMEOUT_MS } from './postgres-snapshot-reader.ts';
 import { PostgresSnapshotWriter } from './postgres-snapshot-writer.ts';
 import { inSchema, quoteIdent } from './schema.ts';
@@ -53,6 +53,24 @@ export class PostgresSnapshots implements SnapshotStorage {
       await pool.end();
       throw error;
     }
+  }
+
+  async lastPerson(location: string): Promise<number> {
+    const { rows } = await this.pool.query<{ last: number | null }>(inSchema('SELECT max(p) AS last FROM S.people', location));
+    return rows[0]?.last ?? 0;
+  }
+
+  async contacts(location: string, kind: ContactKind, afterP: number, toP: number): Promise<ContactRow[]> {
+    const table = kind === 'email' ? 'emails' : 'phones';
+    const { rows } = await this.pool.query<ContactRow>(
+      inSchema(
+        `SELECT c.p AS p, p.person_id AS "personId", h.windfall_id AS "householdId", c.${kind} AS value FROM S.${table} c ` +
+          'JOIN S.people p ON p.p = c.p LEFT JOIN S.households h ON h.hh = p.hh WHERE c.p > $1 AND c.p <= $2 ORDER BY c.p',
+        location,
+      ),
+      [afterP, toP],
+    );
+    return rows;
   }
 
   locationFor(id: string): string {

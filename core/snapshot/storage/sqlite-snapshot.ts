@@ -8,6 +8,8 @@ import { ensurePrivateFile } from '../../storage/data-folder.ts';
 import {
   type AddressHit,
   BLOCK_LIMIT,
+  type ContactKind,
+  type ContactRow,
   type HouseholdRow,
   NAME_LOOKUP_LIMIT,
   type NameHits,
@@ -205,6 +207,34 @@ export class SqliteSnapshots implements SnapshotStorage {
   open(location: string): Promise<OpenedSnapshot> {
     const reader = new SqliteSnapshotReader(path.join(this.dir, location));
     return Promise.resolve({ kind: 'immediate', reader, close: () => reader.close() });
+  }
+
+  lastPerson(location: string): Promise<number> {
+    return Promise.resolve(this.readOnly(location, (db) => db.prepare<[], { last: number | null }>('SELECT max(p) AS last FROM people').get()?.last ?? 0));
+  }
+
+  contacts(location: string, kind: ContactKind, afterP: number, toP: number): Promise<ContactRow[]> {
+    const table = kind === 'email' ? 'emails' : 'phones';
+    return Promise.resolve(
+      this.readOnly(location, (db) =>
+        db
+          .prepare<[number, number], ContactRow>(
+            `SELECT c.p AS p, p.person_id AS personId, h.windfall_id AS householdId, c.${kind} AS value FROM ${table} c ` +
+              'JOIN people p ON p.p = c.p LEFT JOIN households h ON h.hh = p.hh WHERE c.p > ? AND c.p <= ? ORDER BY c.p',
+          )
+          .all(afterP, toP),
+      ),
+    );
+  }
+
+  /** `read` on a connection of its own to the snapshot's file, read-only, closed after. */
+  private readOnly<T>(location: string, read: (db: BetterSqlite3.Database) => T): T {
+    const db = new Database(path.join(this.dir, location), { readonly: true, fileMustExist: true });
+    try {
+      return read(db);
+    } finally {
+      db.close();
+    }
   }
 
   remove(location: string): Promise<void> {
