@@ -88,3 +88,9 @@ function reduce(error: unknown, depth: number): LoggableError {
 export function loggableError(error: unknown): LoggableError {
   return reduce(error, 0);
 }
+
+/** What a command prints when it ends on an error it did not expect: the reduced error's stack (or type and message). */
+export function loggableErrorText(error: unknown): string {
+  const reduced = loggableError(error);
+  return reduced.stack ?? `${reduced.type}: ${reduced.message}`;
+}

@@ -31,6 +31,7 @@ import { openConfiguredStorage } from '../runtime/storage.ts';
 import { refusalOf } from '../refusals.ts';
 import { crmCommands } from './crm.ts';
 import { ConsoleLinkRefused, consoleCommand } from './console.ts';
+import { loggableErrorText } from '../../core/observe/loggable-errors.ts';
 
 interface SettingsFlags {
   careerIntelligence?: boolean;
@@ -298,6 +299,8 @@ program.parseAsync(process.argv).catch((error: unknown) => {
   // A mistake, or a place not ready for the command (the database missing), is one line with its fix.
   const refusal = isUserError(error) ? error.message : refusalOf(error, configuredDatabaseUrl());
   if (refusal !== null) console.error(`enrichbridge: ${refusal}`);
-  else console.error(error);
+  // Anything else is a fault of ours: its stack, without what the error object carries (a database
+  // error's detail holds row values).
+  else console.error(loggableErrorText(error));
   process.exitCode = 1;
 });

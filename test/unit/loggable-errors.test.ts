@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HubSpotApiError } from '../../connectors/hubspot/api.ts';
 import { hubspotErrorBody } from '../../connectors/hubspot/refusals.ts';
-import { loggableError, loggableMessage, maskPersonalText } from '../../core/observe/loggable-errors.ts';
+import { loggableError, loggableErrorText, loggableMessage, maskPersonalText } from '../../core/observe/loggable-errors.ts';
 
 const MARKER = 'jane.marker@example.org';
 
@@ -64,6 +64,19 @@ describe('what of an error may be logged', () => {
       message: 'database error SQLITE_CONSTRAINT_UNIQUE (table people, column email)',
     });
     expect(JSON.stringify(logged)).not.toContain('jane.marker');
+  });
+
+  it("a command's unexpected error is printed as its stack, without what a database error's detail holds", () => {
+    // As pg raises a unique violation: the message names the constraint, the detail quotes the row.
+    const violation = Object.assign(new Error('duplicate key value violates unique constraint "people_email_key"'), {
+      code: '23505',
+      constraint: 'people_email_key',
+      table: 'people',
+      detail: `Key (email)=(${MARKER}) already exists.`,
+    });
+    const printed = loggableErrorText(violation);
+    expect(printed).toMatch(/^Error: database error 23505 \(constraint people_email_key, table people\)\n\s+at /);
+    expect(printed).not.toContain('jane.marker');
   });
 
   it('a JSON parser error does not quote the text it could not read, and a thrown string is masked', () => {
