@@ -94,6 +94,25 @@ export default tseslint.config(
     },
   },
   {
+    // Tests load SQLite through core/storage/better-sqlite3.ts, which picks the binding each Node.js line
+    // runs (12 on Node 20, 13 on 22 and 24): the package itself fails to load on 22 and 24.
+    files: ['test/**/*.ts', 'test/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'better-sqlite3',
+              allowTypeImports: true,
+              message: 'import Database from core/storage/better-sqlite3.ts (the binding of this Node.js line).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // core knows no CRM, no bridge and no HTTP layer.
     files: ['core/**/*.ts'],
     rules: {

@@ -1,7 +1,7 @@
 // What of an error may be logged or kept (core/observe/loggable-errors.ts): no personal data. A database
 // error by its code and names, a CRM error by its status, codes and correlation id, any other message
 // with its e-mail addresses and phone numbers masked; nothing else an error object carries.
-import Database from 'better-sqlite3';
+import Database from '../../core/storage/better-sqlite3.ts';
 import { describe, expect, it } from 'vitest';
 import { HubSpotApiError } from '../../connectors/hubspot/api.ts';
 import { hubspotErrorBody } from '../../connectors/hubspot/refusals.ts';
