@@ -32,22 +32,37 @@ export function ensurePrivateFile(file: string): void {
 
 /**
  * Makes `dir` 0700 and every folder below it 0700 and every file 0600 (symbolic links are not
- * followed). Returns the paths it changed, relative to `dir` ('.' for the folder itself).
+ * followed). Returns the paths it changed, relative to `dir` ('.' for the folder itself). `list` reads a
+ * folder's names (a test's way to list a file that is gone by the time it is looked at).
  */
-export function securePrivateFolder(dir: string): string[] {
+export function securePrivateFolder(dir: string, options: { readonly list?: (folder: string) => string[] } = {}): string[] {
+  const list = options.list ?? ((folder: string) => readdirSync(folder));
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const changed: string[] = [];
+  // Another process may remove a file while this one walks (SQLite deletes the -wal and -shm files
+  // as the last connection closes): a file gone between the listing and its turn is skipped.
   const walk = (current: string) => {
-    const stat = lstatSync(current);
+    const stat = lstatSync(current, { throwIfNoEntry: false });
+    if (stat === undefined) return;
     if (stat.isDirectory()) {
-      if (tighten(current, PRIVATE_DIR_MODE, stat.mode)) changed.push(path.relative(dir, current) || '.');
-      for (const name of readdirSync(current)) walk(path.join(current, name));
+      if (goneMeanwhile(() => tighten(current, PRIVATE_DIR_MODE, stat.mode))) changed.push(path.relative(dir, current) || '.');
+      for (const name of goneMeanwhile(() => list(current)) || []) walk(path.join(current, name));
     } else if (stat.isFile() && !LEFT_ALONE.has(path.basename(current))) {
-      if (tighten(current, PRIVATE_FILE_MODE, stat.mode)) changed.push(path.relative(dir, current));
+      if (goneMeanwhile(() => tighten(current, PRIVATE_FILE_MODE, stat.mode))) changed.push(path.relative(dir, current));
     }
   };
   walk(dir);
   return changed;
+}
+
+/** `work`'s result, or false when the file it works on was removed meanwhile (ENOENT). */
+function goneMeanwhile<T>(work: () => T): T | false {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** Removes the permission bits beyond `mode`; true when there were any. */
