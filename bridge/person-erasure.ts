@@ -5,7 +5,7 @@
 // person goes on the suppression list, so neither the service nor any installation answers about them
 // again. What happened is counted per installation; nothing names the person.
 import type { Identifiers } from '../core/suppression/list.ts';
-import { type SuppressOutcome, type Suppressor, SuppressionInputError, suppress } from '../core/suppression/operations.ts';
+import { type SuppressOutcome, type Suppressor, personDigests, suppress } from '../core/suppression/operations.ts';
 import { retryWhileBusy } from '../core/storage/errors.ts';
 import type { CrmConnector } from './connector.ts';
 import type { CrmValue, Installation } from './model.ts';
@@ -38,9 +38,7 @@ export async function erasePerson(
   identifiers: Identifiers,
   options: { readonly blankCrm: boolean; readonly actor: string },
 ): Promise<PersonErasure> {
-  const digests = deps.suppressor.list.entriesOf(identifiers, 'person').map((entry) => `${entry.kind}:${entry.value}`);
-  if (digests.length === 0)
-    throw new SuppressionInputError('nothing to go by: give a valid e-mail, a phone number, or a last name with a street address and a ZIP code');
+  const digests = personDigests(deps.suppressor.list, identifiers);
   const records = await deps.store.recordsWithIdentifiers(digests);
   const byInstallation = new Map<string, Map<string, string[]>>();
   for (const record of records) {

@@ -7,8 +7,7 @@ import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { z } from 'zod';
 import { type IdentifierKind, parsePlatformHash } from './identifiers.ts';
-import type { Identifiers } from './list.ts';
-import { type Suppressor, entriesFor, SuppressionInputError } from './operations.ts';
+import { type Suppressor, SuppressionInputError, entriesFor, identifiersFromFields } from './operations.ts';
 import type { SuppressionEntry } from './store.ts';
 
 /** Lines added to the list a transaction (and resolved against the snapshot between two). */
@@ -59,22 +58,6 @@ type Line = z.infer<typeof LineSchema>;
 
 function wantsHousehold(value: Line['household']): boolean {
   return value === true || value === 'true' || value === 'yes' || value === '1' || value === 'y';
-}
-
-function identifiersOf(line: Line): Identifiers {
-  const present = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
-  const email = present(line.email);
-  const phone = present(line.phone);
-  const last = present(line.last_name);
-  const street = present(line.address);
-  const zipcode = present(line.zipcode) ?? present(line.zip);
-  return {
-    ...(email === undefined ? {} : { emails: [email] }),
-    ...(phone === undefined ? {} : { phones: [phone] }),
-    ...(last === undefined || street === undefined || zipcode === undefined
-      ? {}
-      : { nameAddress: { firstName: present(line.first_name) ?? null, lastName: last, address: { address: street, zipcode } } }),
-  };
 }
 
 /** The rows of the file as objects: JSON Lines (.jsonl, .ndjson), else CSV with a header row. */
@@ -147,7 +130,8 @@ export async function importList(suppressor: Suppressor, file: string, options: 
       else pending.push({ kind: options.hashed, value: suppressor.list.digest(options.hashed, hash), scope });
     } else {
       try {
-        const { entries, subjects } = await entriesFor(suppressor, identifiersOf(line), scope);
+        const identifiers = identifiersFromFields({ ...line, firstName: line.first_name, lastName: line.last_name, zipcode: line.zipcode ?? line.zip });
+        const { entries, subjects } = await entriesFor(suppressor, identifiers, scope);
         pending.push(...entries);
         for (const subject of subjects) if (subject.person !== null) people.add(subject.person);
       } catch (error) {

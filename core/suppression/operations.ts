@@ -30,6 +30,37 @@ export class SuppressionInputError extends Error {
 
 const NOTHING_TO_GO_BY = 'nothing to go by: give a valid e-mail, a phone number, or a last name with a street address (number and street) and a ZIP code';
 
+/** A person's identifiers from the fields a form or a list line names them by (blank fields left out). */
+export function identifiersFromFields(fields: {
+  readonly email?: string | undefined;
+  readonly phone?: string | undefined;
+  readonly firstName?: string | undefined;
+  readonly lastName?: string | undefined;
+  readonly address?: string | undefined;
+  readonly zipcode?: string | undefined;
+}): Identifiers {
+  const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
+  const email = given(fields.email);
+  const phone = given(fields.phone);
+  const lastName = given(fields.lastName);
+  const address = given(fields.address);
+  const zipcode = given(fields.zipcode);
+  return {
+    ...(email === undefined ? {} : { emails: [email] }),
+    ...(phone === undefined ? {} : { phones: [phone] }),
+    ...(lastName === undefined || address === undefined || zipcode === undefined
+      ? {}
+      : { nameAddress: { firstName: given(fields.firstName) ?? null, lastName, address: { address, zipcode } } }),
+  };
+}
+
+/** The keyed hashes (`kind:hex`) a person's records are found by; refused when the identifiers give none. */
+export function personDigests(list: SuppressionList, identifiers: Identifiers): string[] {
+  const digests = list.entriesOf(identifiers, 'person').map((entry) => `${entry.kind}:${entry.value}`);
+  if (digests.length === 0) throw new SuppressionInputError(NOTHING_TO_GO_BY);
+  return digests;
+}
+
 /** The request that asks the snapshot about these identifiers. */
 export function requestOf(identifiers: Identifiers): EnrichmentRequest {
   const nameAddress = identifiers.nameAddress;

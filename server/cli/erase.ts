@@ -4,8 +4,7 @@
 // installations hold our data on them). The records are found by the keyed hashes of the identifiers
 // they were enriched with; nothing printed names another person.
 import { Command } from 'commander';
-import { AdminError } from '../../core/accounts/admin.ts';
-import { requestOf } from '../../core/suppression/operations.ts';
+import { personDigests, requestOf } from '../../core/suppression/operations.ts';
 import { erasePerson } from '../../bridge/person-erasure.ts';
 import { accountName } from '../http/console/format.ts';
 import { plural } from '../plural.ts';
@@ -56,9 +55,7 @@ export function eraseCommands(): Command[] {
       const identifiers = identifiersFrom(flags);
       await withRuntime((bridge, opened) =>
         withSuppressorOn(opened.store, async (suppressor, matcher) => {
-          const digests = suppressor.list.entriesOf(identifiers, 'person').map((entry) => `${entry.kind}:${entry.value}`);
-          if (digests.length === 0)
-            throw new AdminError('nothing to go by: give a valid e-mail, a phone number, or a last name with a street address and a ZIP code');
+          const digests = personDigests(suppressor.list, identifiers);
           const listed = (await suppressor.store.find(suppressor.list.entriesOf(identifiers, 'person'))).length > 0;
           // The snapshot's own answer, before any suppression: what we hold, which is what the person asks about.
           const answer = matcher === null ? null : await matcher.match(requestOf(identifiers), { career: true });

@@ -1,30 +1,14 @@
 // The operator's suppression routes: the page, and one form posted to add, check or remove a person.
 // Changes reach this process's service at once and every other instance within its poll; the page
 // that answers says what was done in counts, and the audit trail records who did it.
-import { keyedSuppressionList, type Identifiers, type SuppressionList } from '../../../core/suppression/list.ts';
-import { type Suppressor, SuppressionInputError, check, suppress, unsuppress } from '../../../core/suppression/operations.ts';
+import { keyedSuppressionList, type SuppressionList } from '../../../core/suppression/list.ts';
+import { type Suppressor, SuppressionInputError, check, identifiersFromFields, suppress, unsuppress } from '../../../core/suppression/operations.ts';
 import type { SessionResponse } from './guards.ts';
 import type { ConsoleKit } from './kit.ts';
 import { formErrors } from './form-errors.ts';
 import { stringFields } from './query.ts';
-import { type SuppressionForm, SuppressionFormSchema, consoleActor, suppressionPage } from './suppression.tsx';
+import { SuppressionFormSchema, consoleActor, suppressionPage } from './suppression.tsx';
 import { plural } from '../../plural.ts';
-
-function identifiersOf(form: SuppressionForm): Identifiers {
-  const given = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
-  const email = given(form.email);
-  const phone = given(form.phone);
-  const lastName = given(form.lastName);
-  const address = given(form.address);
-  const zipcode = given(form.zipcode);
-  return {
-    ...(email === undefined ? {} : { emails: [email] }),
-    ...(phone === undefined ? {} : { phones: [phone] }),
-    ...(lastName === undefined || address === undefined || zipcode === undefined
-      ? {}
-      : { nameAddress: { firstName: given(form.firstName) ?? null, lastName, address: { address, zipcode } } }),
-  };
-}
 
 export function mountSuppressionRoutes(kit: ConsoleKit, suppressions?: SuppressionList): void {
   const { router, context, page } = kit;
@@ -56,7 +40,7 @@ export function mountSuppressionRoutes(kit: ConsoleKit, suppressions?: Suppressi
       await show(res, 400, null, formErrors(parsed.error));
       return;
     }
-    const identifiers = identifiersOf(parsed.data);
+    const identifiers = identifiersFromFields(parsed.data);
     const household = parsed.data.household === 'on';
     const actor = consoleActor(res.locals.session.person);
     try {
