@@ -12,7 +12,7 @@ import type { Job, JobQueue } from './job-queue.ts';
 import type { SecretBox } from '../core/secrets/secret-box.ts';
 import type { Store } from '../core/storage/port.ts';
 import type { PipelineDatabase as Database } from './schema.ts';
-import type { CrmConnector } from './connector.ts';
+import type { CrmConnector, CrmRecord } from './connector.ts';
 import { InstallationError, Installations } from './installations.ts';
 import type { Installation } from './model.ts';
 import { BackfillProgress } from './backfill.ts';
@@ -23,6 +23,7 @@ import { RequestAnswers } from './request-answers.ts';
 import { JobKinds, settledBy } from './job-kinds.ts';
 import { Pipeline, type SettledCallback } from './pipeline.ts';
 import { RecordDesk } from './record-actions.ts';
+import { type ForgottenRecords, forgetRecords } from './person-erasure.ts';
 import { DEFAULT_LOG_VALUES_RETENTION_DAYS } from './retention.ts';
 import { ENRICH_JOB } from './enrich-job.ts';
 import type { PipelineStore } from './store.ts';
@@ -43,6 +44,8 @@ export type ConnectorJobHandler = (
     deliveries: InboundDeliveries;
     /** A line for the operator's log (counts and ids only). */
     log: (fields: Readonly<Record<string, unknown>>, message: string) => void;
+    /** Forgets records whose person the CRM asks us to forget (person-erasure.ts forgetRecords, with the installation's connector). */
+    forget: (object: string, records: readonly CrmRecord[]) => Promise<ForgottenRecords>;
   },
 ) => Promise<void>;
 
@@ -201,7 +204,20 @@ export function createBridge(deps: BridgeDeps): Bridge {
     jobs.work(
       kind,
       settledBy(kind, { store: pipelineStore, queue: deps.queue }, (installation, batch) =>
-        handler(installation, batch, { installations, store: pipelineStore, queue: deps.queue, deliveries, log: deps.log ?? (() => undefined) }),
+        handler(installation, batch, {
+          installations,
+          store: pipelineStore,
+          queue: deps.queue,
+          deliveries,
+          log: deps.log ?? (() => undefined),
+          forget: async (object, records) =>
+            forgetRecords(
+              { store: pipelineStore, connector: await deps.connectors.connectorFor(installation, installations), suppressions },
+              installation,
+              object,
+              records,
+            ),
+        }),
       ),
     );
   }

@@ -68,6 +68,13 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+/**
+ * What the CRM itself says the person asked of those who hold their data, as read with the record
+ * (Salesforce's Individual: "Forget this Individual", "Don't Process", "Don't Profile"): forget them
+ * (erase what we hold and never enrich them again in this installation), or leave them unprocessed.
+ */
+export type PrivacyRequest = 'forget' | 'do_not_process';
+
 export interface CrmConnector {
   /** Records per read and per write call (HubSpot 100, Salesforce 200). */
   readonly maxBatch: number;
@@ -91,4 +98,6 @@ export interface CrmConnector {
    * same value (sameCrmValue).
    */
   holdsWritten?(property: string, current: CrmValue | undefined, written: CrmValue): boolean;
+  /** The person's privacy request the record carries (read with it); absent or null: none. */
+  privacyRequest?(object: string, record: CrmRecord): PrivacyRequest | null;
 }

@@ -3,11 +3,12 @@
 // properties we wrote there are blanked in each CRM (unless told not to), our state, log entries, kept
 // answers and controls of each are erased and the person remembered for that installation, and the
 // person goes on the suppression list, so neither the service nor any installation answers about them
-// again. What happened is counted per installation; nothing names the person.
-import type { Identifiers } from '../core/suppression/list.ts';
+// again. What happened is counted per installation; nothing names the person. The same for records
+// whose person the CRM itself asks us to forget (forgetRecords), for that installation alone.
+import type { Identifiers, SuppressionList } from '../core/suppression/list.ts';
 import { type SuppressOutcome, type Suppressor, personDigests, suppress } from '../core/suppression/operations.ts';
 import { retryWhileBusy } from '../core/storage/errors.ts';
-import type { CrmConnector } from './connector.ts';
+import type { CrmConnector, CrmRecord } from './connector.ts';
 import type { CrmValue, Installation } from './model.ts';
 import type { PipelineStore } from './store.ts';
 
@@ -70,21 +71,31 @@ export async function erasePerson(
   return { installations: done, suppressed };
 }
 
-/** Empties, in the CRM, every property we last wrote on these records. */
+/** Empties, in the CRM, every property we last wrote on these records (none: nothing to blank, nothing sent). */
 async function blank(
   deps: PersonErasureDeps,
   installation: Installation,
   object: string,
   ids: readonly string[],
 ): Promise<{ blanked: number; notBlanked: number }> {
-  const states = await deps.store.recordStates(installation.id, object, ids);
   let connector: CrmConnector;
   try {
     connector = await deps.connectorFor(installation);
   } catch {
     // No credentials (a revoked app, a key rotated by hand): our side is erased all the same.
-    return { blanked: 0, notBlanked: states.size };
+    return { blanked: 0, notBlanked: (await deps.store.recordStates(installation.id, object, ids)).size };
   }
+  return blankWritten(deps.store, connector, installation, object, ids);
+}
+
+async function blankWritten(
+  store: PipelineStore,
+  connector: CrmConnector,
+  installation: Installation,
+  object: string,
+  ids: readonly string[],
+): Promise<{ blanked: number; notBlanked: number }> {
+  const states = await store.recordStates(installation.id, object, ids);
   const empty: CrmValue = connector.emptyValue ?? null;
   const updates = [...states.values()]
     .map((state) => ({ id: state.recordId, properties: Object.fromEntries(Object.keys(state.written).map((property) => [property, empty])) }))
@@ -103,4 +114,39 @@ async function blank(
     }
   }
   return { blanked, notBlanked };
+}
+
+export interface ForgetDeps {
+  readonly store: PipelineStore;
+  readonly connector: CrmConnector;
+  /** How identifiers are hashed (the suppression list's key); absent: only what the records' enrichments carried is remembered. */
+  readonly suppressions?: SuppressionList | undefined;
+}
+
+/** What forgetting some records did: each erased; `blanked` of them had properties of ours emptied in the CRM (or were gone). */
+export interface ForgottenRecords {
+  readonly records: number;
+  readonly blanked: number;
+  readonly notBlanked: number;
+}
+
+/**
+ * Records whose person the CRM itself asks us to forget (Salesforce: the Individual's "Forget this
+ * Individual"). The person is remembered for the installation under the keyed hashes of the identifiers
+ * each record carries now as well as those its enrichment carried (a record enriched before identifiers
+ * were kept has only the former), so a record re-created with them is skipped as suppressed; the
+ * properties we wrote there are blanked in the CRM; then our state, log entries, kept answers and
+ * controls of each are erased. Run again on the same records, it sends nothing and changes nothing.
+ */
+export async function forgetRecords(deps: ForgetDeps, installation: Installation, object: string, records: readonly CrmRecord[]): Promise<ForgottenRecords> {
+  if (records.length === 0) return { records: 0, blanked: 0, notBlanked: 0 };
+  if (deps.suppressions !== undefined) {
+    const list = deps.suppressions;
+    const digests = records.flatMap((record) => list.requestDigests({ ...deps.connector.toRequest(object, record), id: record.id }));
+    if (digests.length > 0) await retryWhileBusy(() => deps.store.suppressForInstallation(installation.id, [...new Set(digests)]));
+  }
+  const ids = records.map((record) => record.id);
+  const { blanked, notBlanked } = await blankWritten(deps.store, deps.connector, installation, object, ids);
+  for (const id of ids) await retryWhileBusy(() => deps.store.eraseRecord(installation.id, object, id, { suppress: true }));
+  return { records: ids.length, blanked, notBlanked };
 }

@@ -4,19 +4,22 @@
 // a CRM user asked for Enrich now), when it has no match key (a name alone never matches, so no unit is
 // spent on it), or when it was enriched within the re-enrichment age with the same normalized input
 // (unless the job is forced). The request's hash is that normalized input, environment included.
+// A record whose person asked, in the CRM itself, to be forgotten (forgetRecords) is skipped as
+// suppressed, and one whose person asked not to be processed or profiled is skipped as excluded.
 // Skips that say something an admin can act on (no match key, excluded, undone) are returned to have
 // the record's status property written (skip-status.ts); the others are logged here.
 import { type BatchRun, type Candidate, DAY_MS, type Work } from '../batch-run.ts';
 import type { CrmConnector, CrmRecord } from '../connector.ts';
 import { hasMatchKey, inputHash } from '../input.ts';
 import { exclusion, heldByUndo } from '../record-controls.ts';
-import type { RecordStateStore } from '../store.ts';
+import { forgetRecords } from '../person-erasure.ts';
+import type { PipelineStore } from '../store.ts';
 import type { StatusSkip } from './skip-status.ts';
 import type { SuppressionList } from '../../core/suppression/list.ts';
 
 /** The records of a slice worth an enrichment, and the skips whose status is to be written on the record. */
 export async function candidates(
-  store: RecordStateStore,
+  store: PipelineStore,
   run: BatchRun,
   connector: CrmConnector,
   object: string,
@@ -31,11 +34,21 @@ export async function candidates(
   const now = run.now();
   const found: Candidate[] = [];
   const skips: StatusSkip[] = [];
+  const forgotten: { work: Work; record: CrmRecord }[] = [];
   for (const work of works) {
     const record = records.get(work.recordId);
     if (record === undefined) {
       run.log(object, work, 'skipped:record_deleted');
       run.dispose(work, { kind: 'complete' });
+      continue;
+    }
+    const privacy = connector.privacyRequest?.(object, record) ?? null;
+    if (privacy === 'forget') {
+      forgotten.push({ work, record });
+      continue;
+    }
+    if (privacy === 'do_not_process') {
+      skips.push({ work, record, reason: 'excluded', detail: "the person's privacy preferences in the CRM say not to process or profile them" });
       continue;
     }
     const control = controls.get(work.recordId);
@@ -63,7 +76,31 @@ export async function candidates(
     }
     found.push({ work, record, hash, request });
   }
+  await forget(store, run, connector, object, forgotten, suppressions);
   return { found: await withoutSuppressed(store, run, object, found, suppressions), skips };
+}
+
+/** Forgets the records whose person asked the CRM to forget them (forgetRecords), and completes their jobs. */
+async function forget(
+  store: PipelineStore,
+  run: BatchRun,
+  connector: CrmConnector,
+  object: string,
+  forgotten: readonly { work: Work; record: CrmRecord }[],
+  suppressions: SuppressionList | undefined,
+): Promise<void> {
+  if (forgotten.length === 0) return;
+  const done = await forgetRecords(
+    { store, connector, suppressions },
+    run.installation,
+    object,
+    forgotten.map((f) => f.record),
+  );
+  run.crmCalls += Math.ceil((done.blanked + done.notBlanked) / connector.maxBatch);
+  for (const { work } of forgotten) {
+    run.log(object, work, 'skipped:suppressed', { detail: "forgotten at the person's request (the CRM's privacy record)" });
+    run.dispose(work, { kind: 'complete' });
+  }
 }
 
 /**
@@ -72,7 +109,7 @@ export async function candidates(
  * with its state so an erasure by person finds it.
  */
 async function withoutSuppressed(
-  store: RecordStateStore,
+  store: PipelineStore,
   run: BatchRun,
   object: string,
   found: readonly Candidate[],

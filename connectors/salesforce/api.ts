@@ -210,6 +210,10 @@ export interface SalesforceAnswer {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** The Individual's "Forget this Individual", and when it last changed, as a Contact or Lead reaches them. */
+const FORGET_FIELD = 'Individual.ShouldForget';
+const CHANGED_FIELD = 'Individual.LastModifiedDate';
+
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const path = (rest: string) => `/services/data/v${SALESFORCE_API_VERSION}${rest}`;
@@ -403,18 +407,60 @@ export class SalesforceApi {
       .find({ Id: { $in: [...ids] } }, fields.includes('Id') ? [...fields] : ['Id', ...fields])
       .toSOQL();
     const byId = new Map<string, Record<string, unknown>>();
+    for await (const records of this.queryPages(object, soql, options)) {
+      for (const record of records) {
+        if (typeof record['Id'] === 'string') byId.set(toSalesforceId18(record['Id']) ?? record['Id'], record);
+      }
+    }
+    // Both sides canonical (18 characters, case restored): an upper-cased 18-character id still matches.
+    return (id) => byId.get(toSalesforceId18(id) ?? id) ?? null;
+  }
+
+  /** A SOQL query's records, a page (up to 2,000) per call. */
+  private async *queryPages(object: string, soql: string, options: CallOptions): AsyncGenerator<Record<string, unknown>[]> {
     let url: string | null = path(`/query?q=${encodeURIComponent(soql)}`);
     while (url !== null) {
       const { body } = await this.send(`query ${object}`, { method: 'GET', url }, options);
       const parsed = QueryResultSchema.safeParse(body);
       if (!parsed.success) throw new CrmError('transient', `Salesforce query ${object}: an answer that is not a query result`);
-      for (const record of parsed.data.records) {
-        if (typeof record['Id'] === 'string') byId.set(toSalesforceId18(record['Id']) ?? record['Id'], record);
-      }
+      yield parsed.data.records;
       url = parsed.data.done || parsed.data.nextRecordsUrl === undefined ? null : parsed.data.nextRecordsUrl;
     }
-    // Both sides canonical (18 characters, case restored): an upper-cased 18-character id still matches.
-    return (id) => byId.get(toSalesforceId18(id) ?? id) ?? null;
+  }
+
+  /**
+   * The records whose Individual (Data Protection and Privacy) asks to forget the person, changed at or
+   * after `since` (all when null), oldest change first, with `fields` and the change's time
+   * (`Individual.LastModifiedDate`): a page per call. An org without Data Protection and Privacy, or an
+   * integration user who cannot read Individual, is refused with INVALID_FIELD (a SalesforceApiError).
+   * Docs: https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_individual.htm
+   */
+  async *forgetRequests(
+    object: string,
+    fields: readonly string[],
+    since: Date | null,
+    options: CallOptions = {},
+  ): AsyncGenerator<{ readonly id: string; readonly fields: Record<string, CrmValue>; readonly changedAt: string | null }[]> {
+    checkNames(object, [], fields);
+    const { SfDate } = await loadJsforce();
+    const conditions: Record<string, unknown> = { [FORGET_FIELD]: true };
+    if (since !== null) conditions[CHANGED_FIELD] = { $gte: SfDate.toDateTimeLiteral(since) };
+    const selected = [...new Set(['Id', CHANGED_FIELD, ...fields])];
+    const soql = await (
+      await soqlBuilder()
+    )
+      .sobject(object)
+      .find(conditions, selected)
+      .sort({ [CHANGED_FIELD]: 1 })
+      .toSOQL();
+    for await (const records of this.queryPages(object, soql, options)) {
+      yield records.flatMap((record) => {
+        const id = typeof record['Id'] === 'string' ? toSalesforceId18(record['Id']) : null;
+        if (id === null) return [];
+        const changedAt = pick(record, [CHANGED_FIELD])[CHANGED_FIELD];
+        return [{ id, fields: pick(record, fields), changedAt: typeof changedAt === 'string' ? changedAt : null }];
+      });
+    }
   }
 
   /**

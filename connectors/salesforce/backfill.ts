@@ -184,7 +184,7 @@ export function salesforceBackfill(options: { readonly allowAnyHost: boolean }):
       if (!isSalesforceObject(object)) throw new InstallationError(`a Salesforce backfill reads Contacts or Leads, not ${object}`);
       const whereNotEnriched = flags[WHERE_NOT_ENRICHED] === true;
       const api = salesforceApiFor(installation, installations, { allowAnyHost: options.allowAnyHost });
-      const connector = new SalesforceConnector(api);
+      const connector = new SalesforceConnector(api, { privacyFlags: false }); // a plan counts; the pipeline reads the flags
       let requeried = false;
       const source = salesforceRecordSource({
         api,

@@ -1,7 +1,8 @@
 // The Salesforce CrmConnector: Contacts and Leads read and written 200 at a time through the paced
-// REST client, mapped to requests and to `WF_*__c` fields.
+// REST client, mapped to requests and to `WF_*__c` fields. Each read carries the person's privacy
+// flags (their Individual's; privacy.ts) where the org lets us read them.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { CallOptions, CrmConnector, CrmRecord, FieldValue, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, PrivacyRequest, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
 import type { Installations } from '../../bridge/installations.ts';
 import type { CrmValue, Installation } from '../../bridge/model.ts';
 import { SALESFORCE_BATCH_LIMIT, SalesforceApi } from './api.ts';
@@ -17,6 +18,7 @@ import {
   salesforceFields,
 } from './fields.ts';
 import { salesforceRecordToRequest } from './mapping.ts';
+import { PRIVACY_FIELDS, individualAccess, isInvalidField, privacyRequestOf } from './privacy.ts';
 
 export const SALESFORCE_PROVIDER = 'salesforce';
 
@@ -34,11 +36,21 @@ export function readFields(object: SalesforceObject): string[] {
   ];
 }
 
+export interface SalesforceReadOptions {
+  /** Whose org's Individual readability is remembered (privacy.ts); absent, each read finds out. */
+  readonly installationId?: string;
+  /** false: records are read without the privacy flags (a backfill's plan counts records, it enriches none). Default true. */
+  readonly privacyFlags?: boolean;
+}
+
 export class SalesforceConnector implements CrmConnector {
   readonly maxBatch = SALESFORCE_BATCH_LIMIT;
   readonly defaultObjects = SALESFORCE_OBJECTS;
 
-  constructor(readonly api: SalesforceApi) {}
+  constructor(
+    readonly api: SalesforceApi,
+    private readonly options: SalesforceReadOptions = {},
+  ) {}
 
   private object(object: string): SalesforceObject {
     if (!isSalesforceObject(object)) throw new Error(`the Salesforce connector enriches Contacts and Leads, not ${object}`);
@@ -46,7 +58,21 @@ export class SalesforceConnector implements CrmConnector {
   }
 
   async read(object: string, ids: readonly string[], options: CallOptions = {}): Promise<Map<string, CrmRecord>> {
-    const found = await this.api.retrieve(this.object(object), ids, readFields(this.object(object)), options);
+    const fields = readFields(this.object(object));
+    const { installationId, privacyFlags = true } = this.options;
+    let found: Map<string, Record<string, CrmValue> | null>;
+    if (privacyFlags && (installationId === undefined || individualAccess.readable(installationId))) {
+      try {
+        found = await this.api.retrieve(object, ids, [...fields, ...PRIVACY_FIELDS], options);
+      } catch (error) {
+        if (!isInvalidField(error)) throw error;
+        // Our own fields read alone: if they fail too, that error is the one to see (metadata not deployed).
+        found = await this.api.retrieve(object, ids, fields, options);
+        if (installationId !== undefined) individualAccess.markUnreadable(installationId);
+      }
+    } else {
+      found = await this.api.retrieve(object, ids, fields, options);
+    }
     const records = new Map<string, CrmRecord>();
     for (const [id, fields] of found) {
       if (fields === null) continue; // deleted, or a Lead converted since: gone
@@ -72,6 +98,11 @@ export class SalesforceConnector implements CrmConnector {
   /** Whether a field still holds what we wrote, as Salesforce reads it back (an unchecked box empty, a DateTime in its own format). */
   holdsWritten(property: string, current: CrmValue | undefined, written: CrmValue): boolean {
     return sameSalesforceValue(property, current, written);
+  }
+
+  /** The person's privacy request, from the Individual flags the read carried. */
+  privacyRequest(_object: string, record: CrmRecord): PrivacyRequest | null {
+    return privacyRequestOf(record.properties);
   }
 
   propertyFor(_object: string, key: string): string | null {
@@ -101,5 +132,5 @@ export function salesforceApiFor(installation: Installation, installations: Inst
 
 export function salesforceConnectorFactory(options: SalesforceConnectorOptions = {}) {
   return (installation: Installation, installations: Installations): Promise<SalesforceConnector> =>
-    Promise.resolve(new SalesforceConnector(salesforceApiFor(installation, installations, options)));
+    Promise.resolve(new SalesforceConnector(salesforceApiFor(installation, installations, options), { installationId: installation.id }));
 }

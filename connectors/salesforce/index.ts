@@ -3,7 +3,9 @@ import type { CrmModule } from '../../bridge/crm-module.ts';
 import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
 import { salesforceConsoleSignIn } from './console-signin.ts';
-import { SALESFORCE_PROVIDER, salesforceConnectorFactory } from './connector.ts';
+import { SALESFORCE_PROVIDER, salesforceApiFor, salesforceConnectorFactory } from './connector.ts';
+import { CrmError } from '../../bridge/connector.ts';
+import { PRIVACY_SWEEP_EVERY_MS, SALESFORCE_PRIVACY_JOB, individualAccess, isInvalidField, privacySweepJob, sweepForgetRequests } from './privacy.ts';
 import { SALESFORCE_OBJECTS, salesforceFieldFor } from './fields.ts';
 import { SalesforceCredentialsSchema } from './auth.ts';
 import { NO_SALESFORCE_APP, type SalesforceAppSettings } from './install.ts';
@@ -30,6 +32,32 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
     routes: (context) => salesforceRoutes(app, outbound, context),
     commands: (context) => salesforceCommands(app, context),
     backfill: salesforceBackfill({ allowAnyHost: app.allowAnyHost }),
+    jobs: {
+      // The records whose person the org flagged "Forget this Individual" since the last sweep, forgotten.
+      [SALESFORCE_PRIVACY_JOB]: async (installation, _jobs, { installations, deliveries, forget, log }) => {
+        const readableBefore = individualAccess.readable(installation.id);
+        try {
+          const api = salesforceApiFor(installation, installations, { allowAnyHost: app.allowAnyHost });
+          const sweep = await sweepForgetRequests(installation, { api, deliveries, forget });
+          if (sweep.unavailable && readableBefore) {
+            log(
+              { installation: installation.id },
+              'salesforce privacy flags unavailable: the org has no Data Protection and Privacy, or the integration user cannot read Individual',
+            );
+          } else if (sweep.read > 0) {
+            log(
+              { installation: installation.id, forgotten: sweep.read, blanked: sweep.blanked, notBlanked: sweep.notBlanked },
+              'salesforce privacy requests honoured',
+            );
+          }
+        } catch (error) {
+          // Credentials refused: the enrichment jobs say so (and the console); the sweep waits for the next hour.
+          if (!(error instanceof CrmError && error.kind === 'auth') && !isInvalidField(error)) throw error;
+          log({ installation: installation.id, reason: error instanceof Error ? error.message : String(error) }, 'salesforce privacy sweep not run');
+        }
+      },
+    },
+    recurring: [{ everyMs: PRIVACY_SWEEP_EVERY_MS, job: (installation) => privacySweepJob(installation.id) }],
     propertyFor: salesforceFieldFor,
     // An org's admin (Modify All Data or Customize Application) signs in to the console through the same app.
     consoleSignIn: salesforceConsoleSignIn(app),

@@ -177,12 +177,12 @@ describe('Salesforce end to end: the server process and a fake org', () => {
       WF_Career_Matched__c: true,
     });
 
-    // The Contact was read with its Account's name (SOQL), the Lead through collections retrieve.
+    // The Contact was read with its Account's name, both with their Individual's privacy flags: SOQL, one call each.
     const contactRead = fake.requests.find((r) => r.path === `${V}/query` && (r.query['q'] ?? '').includes(contact.id));
-    expect(contactRead?.query['q']).toMatch(/^SELECT Id, .*\bAccount\.Name\b.* FROM Contact WHERE Id IN \(/);
+    expect(contactRead?.query['q']).toMatch(/^SELECT Id, .*\bAccount\.Name\b.*\bIndividual\.ShouldForget\b.* FROM Contact WHERE Id IN \(/);
     expect(contactRead?.status).toBe(200);
-    const leadRead = fake.requests.find((r) => r.method === 'POST' && r.path === `${V}/composite/sobjects/Lead`);
-    expect(leadRead?.body).toMatchObject({ ids: [lead.id] });
+    const leadRead = fake.requests.find((r) => r.path === `${V}/query` && (r.query['q'] ?? '').includes(lead.id));
+    expect(leadRead?.query['q']).toMatch(/^SELECT Id, .*\bIndividual\.HasOptedOutProcessing\b.* FROM Lead WHERE Id IN \(/);
 
     // Every call the server made (and the connect probe) was ours: our token and Sforce-Call-Options.
     expect(fake.requests.length).toBeGreaterThanOrEqual(5);
@@ -284,7 +284,7 @@ describe('Salesforce end to end: the server process and a fake org', () => {
   // Last: it pauses the installation (and resumes it).
   it("pauses the installation on REQUEST_LIMIT_EXCEEDED, reporting the org's API usage, and enriches once resumed", async () => {
     const robert = persona('Robert Smith');
-    fake.failNext(1, 'REQUEST_LIMIT_EXCEEDED', { path: `${V}/composite/sobjects/Lead` });
+    fake.failNext(1, 'REQUEST_LIMIT_EXCEEDED', { path: `${V}/query`, soql: / FROM Lead WHERE Id IN / });
     const lead = await fake.createLead(leadOf(robert));
     expect(fake.deliveriesOf(lead.id)[0]).toMatchObject({ status: 200, acked: true });
 

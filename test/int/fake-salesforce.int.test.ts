@@ -8,6 +8,7 @@ import { SalesforceApi } from '../../connectors/salesforce/api.ts';
 import { SalesforceConnector, readFields } from '../../connectors/salesforce/connector.ts';
 import { OUTBOUND_ACK_XML, parseOutboundMessage, soapFault } from '../../connectors/salesforce/outbound-xml.ts';
 import { toSalesforceId18 } from '../../connectors/salesforce/ids.ts';
+import { PRIVACY_FIELDS } from '../../connectors/salesforce/privacy.ts';
 import { type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { persona } from '../support/requests.ts';
 import { caught } from '../support/harness.ts';
@@ -74,7 +75,7 @@ describe('the Salesforce fake, through SalesforceApi', () => {
     expect(toSalesforceId18(fake.orgId)).toBe(fake.orgId);
   });
 
-  it('reads Contacts with Account.Name through SOQL (paged) and Leads through collections retrieve; deleted and converted are gone', async () => {
+  it('reads Contacts with Account.Name and Leads, each with their Individual’s privacy flags, through SOQL (paged); deleted and converted are gone', async () => {
     const account = fake.createAccount('Magnolia Crossing Logistics');
     const contacts = await fake.createRecords(
       'Contact',
@@ -109,9 +110,12 @@ describe('the Salesforce fake, through SalesforceApi', () => {
     const leads = await connector.read('Lead', [lead.id, converted.id]);
     expect([...leads.keys()]).toEqual([lead.id]);
     expect(leads.get(lead.id)?.properties).toMatchObject({ Email: daniel.email, Company: 'Bluebonnet' });
-    const retrieve = fake.requests.at(-1);
-    expect(retrieve).toMatchObject({ method: 'POST', path: '/services/data/v62.0/composite/sobjects/Lead', status: 200 });
-    expect(retrieve?.body).toEqual({ ids: [lead.id, converted.id], fields: [...readFields('Lead'), 'IsConverted'] });
+    // With the Individual's privacy flags (a relationship path), a Lead is read by SOQL too: one call.
+    const leadRead = fake.requests.at(-1);
+    expect(leadRead).toMatchObject({ method: 'GET', path: '/services/data/v62.0/query', status: 200 });
+    expect(leadRead?.query['q']).toBe(
+      `SELECT Id, ${[...readFields('Lead'), ...PRIVACY_FIELDS, 'IsConverted'].join(', ')} FROM Lead WHERE Id IN ('${lead.id}', '${converted.id}')`,
+    );
   });
 
   it('updates with per-record SaveResults: success, ENTITY_IS_DELETED, CANNOT_UPDATE_CONVERTED_LEAD, a value too long', async () => {

@@ -173,7 +173,7 @@ function apiWith() {
       return Promise.resolve();
     },
   });
-  return { api, sleeps, connector: new SalesforceConnector(api) };
+  return { api, sleeps, connector: new SalesforceConnector(api, { privacyFlags: false }) };
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -23,7 +23,7 @@ export const FAKE_ENRICHED_AT_FIELD = 'WF_Enriched_At__c';
 const REPO = path.resolve(import.meta.dirname, '../..');
 const METADATA = path.join(REPO, 'manifests/salesforce/force-app/main/default');
 
-export type FakeObject = 'Contact' | 'Lead' | 'Account';
+export type FakeObject = 'Contact' | 'Lead' | 'Account' | 'Individual';
 export type FakeValue = string | number | boolean | null;
 
 export type FakeFieldType = 'Id' | 'Text' | 'TextArea' | 'Email' | 'Phone' | 'Reference' | 'Checkbox' | 'Number' | 'Date' | 'DateTime' | 'Picklist' | 'Url';
@@ -111,6 +111,8 @@ export type FakeSalesforceFault = 'UNAVAILABLE' | 'INVALID_SESSION_ID' | 'REQUES
 export interface FaultOptions {
   /** Only requests whose path starts with this string (or matches this pattern); default: any REST request. */
   readonly path?: string | RegExp;
+  /** Only queries whose SOQL matches this pattern (a read of one object, not the privacy sweep's). */
+  readonly soql?: RegExp;
   readonly method?: string;
 }
 
@@ -138,6 +140,11 @@ export interface FakeSalesforceOptions {
   /** The host EnterpriseUrl and PartnerUrl name (the parser wants https, as Salesforce sends). */
   readonly soapHost?: string;
   readonly deliveryTimeoutMs?: number;
+  /**
+   * Whether Data Protection and Privacy is on (default): Contacts and Leads then have IndividualId and the
+   * Individual relationship; off, a query naming them fails with INVALID_FIELD, as in an org without it.
+   */
+  readonly dataProtection?: boolean;
   /** The External Client App's consumer key (and secret, if it requires one) the token endpoint accepts; default: any. */
   readonly clientId?: string;
   readonly clientSecret?: string;
@@ -179,6 +186,11 @@ export interface FakeSalesforce {
   /** Converts a Lead: IsConverted, a new Contact with the Lead's values (our fields mapped), a new Account. */
   convertLead(id: string, options?: CreateOptions): Promise<FakeRecord>;
   deleteRecord(id: string): void;
+  /**
+   * Sets values on a Contact's or Lead's Individual (made, named as the person, and linked when it has
+   * none), as an admin recording a privacy request would: `{ ShouldForget: true }`. No outbound message.
+   */
+  setIndividual(recordId: string, values: Record<string, FakeValue>): FakeRecord;
   record(id: string): FakeRecord;
   /** The outbound message the flow would send for these records, each with a fresh notification id. */
   envelope(
@@ -205,7 +217,7 @@ export interface FakeSalesforce {
 // ---------------------------------------------------------------------------------------------------
 // Ids: written here again rather than imported, so the fake and connectors/salesforce check each other.
 
-export const KEY_PREFIXES: Readonly<Record<FakeObject, string>> = { Contact: '003', Lead: '00Q', Account: '001' };
+export const KEY_PREFIXES: Readonly<Record<FakeObject, string>> = { Contact: '003', Lead: '00Q', Account: '001', Individual: '0PK' };
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SUFFIX = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
 
@@ -260,6 +272,7 @@ const STANDARD_FIELDS: Readonly<Record<FakeObject, readonly FakeField[]>> = {
     text('MailingPostalCode', 20),
     text('MailingCountry', 80),
     reference('AccountId', 'Account', 'Account'),
+    reference('IndividualId', 'Individual', 'Individual'),
     readOnly('CreatedDate', 'DateTime'),
     readOnly('LastModifiedDate', 'DateTime'),
   ],
@@ -281,10 +294,24 @@ const STANDARD_FIELDS: Readonly<Record<FakeObject, readonly FakeField[]>> = {
     readOnly('IsConverted', 'Checkbox'),
     reference('ConvertedContactId', 'Contact', 'ConvertedContact', false),
     reference('ConvertedAccountId', 'Account', 'ConvertedAccount', false),
+    reference('IndividualId', 'Individual', 'Individual'),
     readOnly('CreatedDate', 'DateTime'),
     readOnly('LastModifiedDate', 'DateTime'),
   ],
   Account: [readOnly('Id', 'Id'), text('Name', 255), readOnly('CreatedDate', 'DateTime'), readOnly('LastModifiedDate', 'DateTime')],
+  // Data Protection and Privacy: a person's privacy preferences, which Contacts and Leads point to (IndividualId).
+  // Docs: https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_individual.htm
+  Individual: [
+    readOnly('Id', 'Id'),
+    text('FirstName', 40),
+    text('LastName', 80),
+    { name: 'ShouldForget', type: 'Checkbox', updatable: true },
+    { name: 'HasOptedOutProcessing', type: 'Checkbox', updatable: true },
+    { name: 'HasOptedOutProfiling', type: 'Checkbox', updatable: true },
+    { name: 'HasOptedOutSolicit', type: 'Checkbox', updatable: true },
+    readOnly('CreatedDate', 'DateTime'),
+    readOnly('LastModifiedDate', 'DateTime'),
+  ],
 };
 
 const xml = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => ['value', 'fields', 'outboundMessages'].includes(name) });
@@ -354,6 +381,26 @@ const MAINTENANCE_PAGE =
   '<html><head><title>Service Unavailable</title></head><body><h1>Service Unavailable</h1><p>The server is temporarily unable to service your request. Please try again later.</p></body></html>';
 
 /** `2026-05-04T14:10:00.000+0000`: how Salesforce's REST API answers a DateTime. */
+/** Whether a value read compares to a SOQL literal as Salesforce would (DateTimes as instants). */
+function compares(value: unknown, op: string, literal: string): boolean {
+  let wanted: unknown;
+  if (/^(true|false)$/i.test(literal)) wanted = literal.toLowerCase() === 'true';
+  else if (/^null$/i.test(literal)) wanted = null;
+  else if (literal.startsWith("'")) wanted = literal.slice(1, -1);
+  else wanted = Date.parse(literal.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  const actual = typeof wanted === 'number' && typeof value === 'string' ? Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2')) : (value ?? null);
+  switch (op) {
+    case '=':
+      return actual === wanted;
+    case '!=':
+      return actual !== wanted;
+    default: {
+      if (typeof actual !== 'number' || typeof wanted !== 'number') return false;
+      return op === '>=' ? actual >= wanted : op === '<=' ? actual <= wanted : op === '>' ? actual > wanted : actual < wanted;
+    }
+  }
+}
+
 function salesforceDateTime(date: Date): string {
   return date.toISOString().replace('Z', '+0000');
 }
@@ -438,7 +485,11 @@ const RetrieveBodySchema = z.object({ ids: z.array(z.string()).min(1).max(2000),
 const UpdateBodySchema = z.object({ allOrNone: z.boolean().optional(), records: z.array(z.record(z.string(), z.unknown())).min(1) });
 const AttributesSchema = z.object({ type: z.string() }).loose();
 
-const SOQL = /^\s*SELECT\s+(.+?)\s+FROM\s+([A-Za-z][A-Za-z0-9_]*)(?:\s+WHERE\s+(.+?))?(?:\s+LIMIT\s+(\d+))?\s*$/is;
+const SOQL =
+  /^\s*SELECT\s+(.+?)\s+FROM\s+([A-Za-z][A-Za-z0-9_]*)(?:\s+WHERE\s+(.+?))?(?:\s+ORDER\s+BY\s+([A-Za-z0-9_.]+)(?:\s+(ASC|DESC))?)?(?:\s+LIMIT\s+(\d+))?\s*$/is;
+/** A comparison of a field (or `Relationship.Field`) with a literal: true, false, null, a quoted string, or a DateTime. */
+const WHERE_COMPARE =
+  /^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)?)\s*(=|!=|>=|<=|>|<)\s*(true|false|null|'[^']*'|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))$/i;
 const WHERE_IN = /^Id\s+IN\s*\(\s*('[0-9A-Za-z]{15,18}'(?:\s*,\s*'[0-9A-Za-z]{15,18}')*)\s*\)$/is;
 const WHERE_EQ = /^Id\s*=\s*'([0-9A-Za-z]{15,18})'$/is;
 
@@ -518,9 +569,12 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   let outboundUrl = options.outboundUrl ?? null;
 
   const schema = new Map<FakeObject, Map<string, FakeField>>();
-  for (const object of ['Contact', 'Lead', 'Account'] as const) {
-    const custom = object === 'Account' ? [] : deployedFields(object);
-    schema.set(object, new Map([...STANDARD_FIELDS[object], ...custom].map((f) => [f.name.toLowerCase(), f])));
+  const dataProtection = options.dataProtection ?? true;
+  for (const object of ['Contact', 'Lead', 'Account', 'Individual'] as const) {
+    if (object === 'Individual' && !dataProtection) continue;
+    const custom = object === 'Contact' || object === 'Lead' ? deployedFields(object) : [];
+    const standard = STANDARD_FIELDS[object].filter((f) => dataProtection || f.references !== 'Individual');
+    schema.set(object, new Map([...standard, ...custom].map((f) => [f.name.toLowerCase(), f])));
   }
   const outboundFields = { Contact: outboundMessageFields('Contact'), Lead: outboundMessageFields('Lead') };
 
@@ -561,7 +615,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   }
 
   function objectName(raw: string): FakeObject {
-    const object = (['Contact', 'Lead', 'Account'] as const).find((o) => o.toLowerCase() === raw.toLowerCase());
+    const object = (['Contact', 'Lead', 'Account', 'Individual'] as const).find((o) => o.toLowerCase() === raw.toLowerCase() && schema.has(o));
     if (object === undefined) throw new ApiError(404, 'NOT_FOUND', `The requested resource does not exist: sObject type '${raw}' is not supported.`);
     return object;
   }
@@ -619,28 +673,53 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     });
   }
 
+  /** A field's (or a parent's field's) value on a record, as a query reads it. */
+  function valueAt(record: FakeRecord, fieldPath: string): unknown {
+    const out: Record<string, unknown> = {};
+    readInto(out, record, fieldPath);
+    const [first = '', second] = fieldPath.split('.');
+    const top = Object.entries(out).find(([name]) => name.toLowerCase() === first.toLowerCase())?.[1];
+    if (second === undefined) return top;
+    return isRecord(top) ? Object.entries(top).find(([name]) => name.toLowerCase() === second.toLowerCase())?.[1] : null;
+  }
+
   // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
   function query(soql: string, token: string): unknown {
     const m = SOQL.exec(soql);
     if (m === null) throw new ApiError(400, 'MALFORMED_QUERY', `unexpected token in: ${soql.slice(0, 200)}`);
-    const [, select = '', from = '', where, limit] = m;
+    const [, select = '', from = '', where, orderBy, direction, limit] = m;
     if (from.toLowerCase() === 'userpermissionaccess') return permissionAccess(select, where, token);
     const object = objectName(from);
     const selected = select.split(',').map((f) => f.trim());
     if (selected.some((f) => !FIELD_PATH.test(f))) throw new ApiError(400, 'MALFORMED_QUERY', `unexpected token in the field list: ${select.slice(0, 200)}`);
     if (new Set(selected.map((f) => f.toLowerCase())).size !== selected.length) throw new ApiError(400, 'MALFORMED_QUERY', 'duplicate field selected');
     let ids: string[] | null = null;
-    if (where !== undefined) {
-      const inList = WHERE_IN.exec(where.trim());
-      const equal = WHERE_EQ.exec(where.trim());
+    const comparisons: { path: string; op: string; literal: string }[] = [];
+    // Conditions joined by AND: Id IN ('…') or Id = '…', and comparisons with a literal.
+    for (const condition of where === undefined ? [] : where.trim().split(/\s+AND\s+/i)) {
+      const inList = WHERE_IN.exec(condition);
+      const equal = WHERE_EQ.exec(condition);
+      const compare = WHERE_COMPARE.exec(condition);
       if (inList?.[1] !== undefined) ids = inList[1].split(',').map((s) => s.trim().slice(1, -1));
       else if (equal?.[1] !== undefined) ids = [equal[1]];
-      else throw new ApiError(400, 'MALFORMED_QUERY', `this fake reads only WHERE Id IN ('…') or Id = '…', not: ${where.slice(0, 200)}`);
+      else if (compare !== null) comparisons.push({ path: compare[1] ?? '', op: compare[2] ?? '=', literal: compare[3] ?? '' });
+      else
+        throw new ApiError(
+          400,
+          'MALFORMED_QUERY',
+          `this fake reads only Id IN ('…'), Id = '…' and comparisons with a literal, not: ${condition.slice(0, 200)}`,
+        );
     }
     let matched = [...records.values()].filter((r) => r.object === object && !r.deleted);
     if (ids !== null) {
       const wanted = new Set(ids.map((id) => find(id, object)?.id).filter((id) => id !== undefined));
       matched = matched.filter((r) => wanted.has(r.id));
+    }
+    for (const { path: fieldPath, op, literal } of comparisons) matched = matched.filter((r) => compares(valueAt(r, fieldPath), op, literal));
+    if (orderBy !== undefined) {
+      const sign = direction?.toUpperCase() === 'DESC' ? -1 : 1;
+      const key = (r: FakeRecord) => String(valueAt(r, orderBy) ?? '');
+      matched = [...matched].sort((a, b) => sign * key(a).localeCompare(key(b)));
     }
     if (limit !== undefined) matched = matched.slice(0, Number(limit));
     const rows = matched.map((record) => {
@@ -924,7 +1003,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       (f) =>
         f.remaining > 0 &&
         (f.options.method === undefined || f.options.method.toUpperCase() === method) &&
-        (f.options.path === undefined || (typeof f.options.path === 'string' ? url.pathname.startsWith(f.options.path) : f.options.path.test(url.pathname))),
+        (f.options.path === undefined || (typeof f.options.path === 'string' ? url.pathname.startsWith(f.options.path) : f.options.path.test(url.pathname))) &&
+        (f.options.soql === undefined || f.options.soql.test(url.searchParams.get('q') ?? '')),
     );
     if (fault !== undefined) {
       fault.remaining -= 1;
@@ -968,7 +1048,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   function envelope(list: readonly FakeRecord[], overrides: { organizationId?: string; notificationIds?: readonly string[] } = {}) {
     if (list.length === 0 || list.length > 100) throw new Error(`an outbound message carries 1 to 100 notifications, not ${list.length}`);
     const object = list[0]?.object;
-    if (object === undefined || object === 'Account' || list.some((r) => r.object !== object))
+    if (object === undefined || (object !== 'Contact' && object !== 'Lead') || list.some((r) => r.object !== object))
       throw new Error('one outbound message is for Contacts or for Leads');
     const org = overrides.organizationId ?? orgId;
     const notifications = list.map((record, i) => ({ id: overrides.notificationIds?.[i] ?? newId('04l'), object, recordId: record.id }));
@@ -1126,6 +1206,22 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       outboundUrl = next;
     },
     createAccount: (name) => insert('Account', { Name: name }),
+    setIndividual(recordId, values) {
+      const person = record(recordId);
+      if (!schema.has('Individual')) throw new Error('this fake org has no Data Protection and Privacy (dataProtection: false)');
+      const linked = typeof person.fields['IndividualId'] === 'string' ? find(person.fields['IndividualId'], 'Individual') : undefined;
+      const individual = linked ?? insert('Individual', { FirstName: person.fields['FirstName'] ?? null, LastName: person.fields['LastName'] ?? null });
+      person.fields['IndividualId'] = individual.id;
+      for (const [name, value] of Object.entries(values)) {
+        const field = fieldOf('Individual', name);
+        if (field === undefined) throw new Error(`Individual has no field ${name}`);
+        const stored = storedValue(field, value, 'Individual');
+        if (isSaveError(stored)) throw new Error(stored.message);
+        individual.fields[field.name] = stored;
+      }
+      individual.fields['LastModifiedDate'] = salesforceDateTime(new Date());
+      return individual;
+    },
     createContact: async (fields, createOptions = {}) => only(await create('Contact', [fields], createOptions)),
     createLead: async (fields, createOptions = {}) => only(await create('Lead', [{ Status: 'Open - Not Contacted', ...fields }], createOptions)),
     createRecords: (object, list, createOptions = {}) =>

@@ -8,10 +8,10 @@ import { defaultConnectors } from '../../server/runtime.ts';
 const quiet: CrmModule = { provider: 'memcrm', name: 'MemCRM', objects: ['contact'], connector: () => Promise.reject(new Error('unused')) };
 
 describe('CRM modules', () => {
-  it('the build ships HubSpot and Salesforce, with HubSpot’s own job kinds, registered from their modules only', () => {
+  it('the build ships HubSpot and Salesforce, with their own job kinds, registered from their modules only', () => {
     const registry = defaultConnectors();
     expect(registry.providers().sort()).toEqual(['hubspot', 'salesforce']);
-    expect([...registry.jobHandlers.keys()].sort()).toEqual(['hubspot-callback', 'hubspot.events', 'hubspot.journal']);
+    expect([...registry.jobHandlers.keys()].sort()).toEqual(['hubspot-callback', 'hubspot.events', 'hubspot.journal', 'salesforce.privacy']);
     expect(hubspotModule().objects).toEqual(['contact']);
     expect(salesforceModule().objects).toEqual(['Contact', 'Lead']);
   });
