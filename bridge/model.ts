@@ -61,6 +61,12 @@ export const InstallationSettingsSchema = z
       .default(null),
     /** The share of the token's rate the scheduled refresh may take at most. */
     refreshShare: z.number().min(0.01).max(1).default(0.2),
+    /**
+     * The share of the CRM account's daily API allowance enrichbridge may use (Salesforce: the org's
+     * rolling 24-hour allowance, which its other integrations share). At it, enrichment waits (paused
+     * for the CRM's limit) and tries again hourly until the org's usage is back under.
+     */
+    crmApiShare: z.number().min(0.01).max(1).default(0.5),
   })
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;

@@ -15,6 +15,7 @@ import { type CallOptions, CrmError, CrmTimeoutError, type RecordUpdate, type Wr
 import type { CrmValue } from '../../bridge/model.ts';
 import { type SalesforceSession, checkInstanceUrl, observedTransport } from './auth.ts';
 import { SALESFORCE_API_VERSION } from './version.ts';
+import { type ApiBudget, budgetMessage, orgUsage } from './api-budget.ts';
 
 /** The REST API version every call names in its path (set explicitly: jsforce would use 50.0). */
 export { SALESFORCE_API_VERSION };
@@ -202,6 +203,8 @@ export interface SalesforceApiOptions {
   readonly timeoutMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly now?: () => Date;
+  /** The share of the org's daily API allowance these calls may take (api-budget.ts); absent: no limit but Salesforce's. */
+  readonly budget?: ApiBudget;
 }
 
 /** A successful answer: the parsed body (JSON, or CSV rows) and the response headers (lower-case names). */
@@ -255,7 +258,26 @@ export class SalesforceApi {
    */
   async send(what: string, request: HttpRequest, options: CallOptions = {}): Promise<SalesforceAnswer> {
     const { signal } = options;
-    return abortable(this.sendPaced(what, request, signal), signal);
+    const { budget, orgId } = this.options;
+    if (budget === undefined) return abortable(this.sendPaced(what, request, signal), signal);
+    this.withinBudget(what, budget);
+    orgUsage.begin(orgId);
+    try {
+      return await abortable(this.sendPaced(what, request, signal), signal);
+    } finally {
+      orgUsage.end(orgId);
+    }
+  }
+
+  /**
+   * Refuses a call that would take the org past enrichbridge's share of its allowance (a limit_exhausted
+   * CrmError: the installation waits an hour). The usage is what the org's answers said last
+   * (Sforce-Limit-Info, on every one); /limits is not asked, as it needs View Setup and Configuration,
+   * which the integration user otherwise does without, and costs a call of its own.
+   */
+  private withinBudget(what: string, budget: ApiBudget): void {
+    const spent = orgUsage.exhausted(this.options.orgId, budget, this.now().getTime());
+    if (spent !== null) throw new CrmError('limit_exhausted', budgetMessage(what, spent, budget), new Date(this.now().getTime() + REQUEST_LIMIT_PAUSE_MS));
   }
 
   private async sendPaced(what: string, request: HttpRequest, signal: AbortSignal | undefined): Promise<SalesforceAnswer> {
@@ -280,7 +302,11 @@ export class SalesforceApi {
         // (jsforce's, a second later, then closes the socket of a request still waiting for headers).
         const transport = observedTransport(conn._transport, timeoutMs + 1_000, (r) => {
           seen.response = r;
-          this.usage = parseLimitInfo(r.headers['sforce-limit-info']) ?? this.usage;
+          const reported = parseLimitInfo(r.headers['sforce-limit-info']);
+          if (reported !== null) {
+            this.usage = reported;
+            orgUsage.observe(this.options.orgId, reported, this.now().getTime());
+          }
         });
         this.calls += 1;
         const body = await this.limiter.schedule(() => {

@@ -117,6 +117,11 @@ export class SalesforceConnector implements CrmConnector {
 export interface SalesforceConnectorOptions {
   /** Tests and local fakes only: accept an instance URL on any host. */
   readonly allowAnyHost?: boolean;
+  /**
+   * false: the calls are not held to the installation's share of the org's API allowance (a privacy
+   * request is a duty, not an enrichment). Default true.
+   */
+  readonly withinApiShare?: boolean;
 }
 
 /** The REST client of an installation, with its token source. */
@@ -127,6 +132,8 @@ export function salesforceApiFor(installation: Installation, installations: Inst
     session: () => tokens.session(),
     refreshSession: (refused) => tokens.refreshAfterRefusal(refused),
     allowAnyHost: options.allowAnyHost ?? false,
+    // A share of 1 holds nothing back: Salesforce's own REQUEST_LIMIT_EXCEEDED is the limit then.
+    ...(options.withinApiShare === false || installation.settings.crmApiShare >= 1 ? {} : { budget: { share: installation.settings.crmApiShare } }),
   });
 }
 

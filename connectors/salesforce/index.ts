@@ -37,7 +37,7 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
       [SALESFORCE_PRIVACY_JOB]: async (installation, _jobs, { installations, deliveries, forget, log }) => {
         const readableBefore = individualAccess.readable(installation.id);
         try {
-          const api = salesforceApiFor(installation, installations, { allowAnyHost: app.allowAnyHost });
+          const api = salesforceApiFor(installation, installations, { allowAnyHost: app.allowAnyHost, withinApiShare: false });
           const sweep = await sweepForgetRequests(installation, { api, deliveries, forget });
           if (sweep.unavailable && readableBefore) {
             log(

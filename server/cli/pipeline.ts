@@ -79,6 +79,7 @@ function describeInstallation(i: Installation, accountName: string | null): stri
     `excluded fields    ${s.excludedFields.length === 0 ? 'none' : s.excludedFields.join(', ')}`,
     `monthly budget     ${s.monthlyBudget === null ? 'none' : `${s.monthlyBudget} units (UTC calendar month)`}`,
     `scheduled refresh  ${s.refreshAfterDays === null ? 'off' : `records enriched over ${s.refreshAfterDays} days ago, at most ${Math.round(s.refreshShare * 100)} % of the token's rate`}`,
+    `crm api share      ${Math.round(s.crmApiShare * 100)} % of the CRM's daily API allowance (Salesforce)`,
     `reuse answers      ${s.reuseAnswers ? 'on (a duplicate of a record looked up within the re-enrichment age costs no unit)' : 'off'}`,
     `connected          ${i.createdAt}`,
   ].join('\n');
@@ -165,6 +166,7 @@ export function pipelineCommands(): Command[] {
       new Option('--refresh-after-days <days>', 're-enrich in the background records enriched longer ago than this, or off').choices(['30', '60', '90', 'off']),
     )
     .option('--refresh-share <x>', "the share of the token's rate the scheduled refresh may take (default 0.2)", ratio)
+    .option('--crm-api-share <x>', "the share of the CRM's daily API allowance enrichbridge may use (Salesforce; default 0.5; 1: no share held back)", ratio)
     .option('--monthly-budget <units>', "units this installation may spend per UTC calendar month, or 'none'", (value: string) =>
       value === 'none' ? null : wholeNumber(1, 1_000_000_000)(value),
     )
@@ -182,6 +184,7 @@ export function pipelineCommands(): Command[] {
           monthlyBudget?: number | null;
           refreshAfterDays?: string;
           refreshShare?: number;
+          crmApiShare?: number;
         },
       ) => {
         await withRuntime(async ({ installations: all }, { store }) => {
@@ -198,6 +201,7 @@ export function pipelineCommands(): Command[] {
               ? {}
               : { refreshAfterDays: flags.refreshAfterDays === 'off' ? null : (Number(flags.refreshAfterDays) as 30 | 60 | 90) }),
             ...(flags.refreshShare === undefined ? {} : { refreshShare: Math.max(0.01, flags.refreshShare) }),
+            ...(flags.crmApiShare === undefined ? {} : { crmApiShare: Math.max(0.01, flags.crmApiShare) }),
           });
           console.log(describeInstallation(updated, await accountNameOf(store, updated)));
         });

@@ -237,7 +237,9 @@ describe('enrichbridge installations', () => {
 
   it('changes settings, pauses and resumes one installation, leaving the other alone', async () => {
     const { env, bridge, enriched, idle } = await setUp();
-    expect((await cli(['installations', 'settings', enriched.id, '--overwrite-mode', 'fill_empty'], env)).stdout).toMatch(/^overwrite mode\s+fill_empty$/m);
+    const changed = (await cli(['installations', 'settings', enriched.id, '--overwrite-mode', 'fill_empty', '--crm-api-share', '0.3'], env)).stdout;
+    expect(changed).toMatch(/^overwrite mode\s+fill_empty$/m);
+    expect(changed).toMatch(/^crm api share\s+30 % of the CRM's daily API allowance \(Salesforce\)$/m);
 
     expect((await cli(['installations', 'pause', enriched.id], env)).stdout).toBe(`paused ${enriched.id}\n`);
     // Two reads of the paused installation, side by side.

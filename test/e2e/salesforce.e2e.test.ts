@@ -284,6 +284,8 @@ describe('Salesforce end to end: the server process and a fake org', () => {
   // Last: it pauses the installation (and resumes it).
   it("pauses the installation on REQUEST_LIMIT_EXCEEDED, reporting the org's API usage, and enriches once resumed", async () => {
     const robert = persona('Robert Smith');
+    // The whole allowance is the installation's to use (no share held back): Salesforce's own refusal is the limit.
+    await opened().bridge.installations.updateSettings(installationId, { crmApiShare: 1 });
     fake.failNext(1, 'REQUEST_LIMIT_EXCEEDED', { path: `${V}/query`, soql: / FROM Lead WHERE Id IN / });
     const lead = await fake.createLead(leadOf(robert));
     expect(fake.deliveriesOf(lead.id)[0]).toMatchObject({ status: 200, acked: true });

@@ -49,6 +49,14 @@ export const SettingsFormSchema = z.object({
     .string()
     .trim()
     .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, 'a number from 0 to 1, such as 0.6'),
+  /** Salesforce only: the percentage of the org's daily API allowance enrichbridge may use. */
+  crmApiShare: z
+    .string()
+    .trim()
+    .regex(/^\d{1,3}$/, 'a whole percentage, 1 to 100')
+    .transform(Number)
+    .refine((percent) => percent >= 1 && percent <= 100, 'from 1 to 100 %')
+    .optional(),
   objects: many,
   fields: many,
 });
@@ -82,6 +90,7 @@ export function readSettingsForm(
       monthlyBudget: form.monthlyBudget,
       refreshAfterDays: form.refreshAfterDays === undefined || form.refreshAfterDays === 'off' ? null : (Number(form.refreshAfterDays) as 30 | 60 | 90),
       refreshShare: current.refreshShare,
+      crmApiShare: form.crmApiShare === undefined ? current.crmApiShare : form.crmApiShare / 100,
       overwriteMode: form.overwriteMode,
       reenrichAfterDays: form.reenrichAfterDays,
       minConfidence: Number(form.minConfidence),
@@ -208,6 +217,15 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
             {`Oldest first, at most ${Math.round(values.refreshShare * 100)} % of the token's rate, only within the budget; an unchanged answer writes nothing.`}
           </span>
         </p>
+        {module?.provider === 'salesforce' ? (
+          <Field
+            name="crmApiShare"
+            id="crmApiShare"
+            label="Share of the org's daily API allowance enrichbridge may use (%; the org's other integrations share the rest; at it, enrichment waits an hour and tries again)"
+            error={errors.crmApiShare}
+            input={(field) => <input type="text" inputmode="numeric" {...field} value={String(Math.round(values.crmApiShare * 100))} />}
+          />
+        ) : null}
         <Field
           name="reenrichAfterDays"
           id="reenrichAfterDays"
