@@ -2,8 +2,9 @@
 // Lead, the lead conversion mapping, the permission set, the record-triggered flows and their outbound
 // messages, the External Client App, the record component's metadata (the Named and External Credential
 // it calls enrichbridge through, its permission set, the Apex classes' and the Lightning Web Component's
-// meta files), package.xml and sfdx-project.json. The Apex and component sources themselves are written by
-// hand (RECORD_COMPONENT_SOURCES). `npm run manifests:salesforce`
+// meta files), the packaged after-insert triggers' meta files and the permission set their callouts need,
+// package.xml and sfdx-project.json. The Apex, trigger and component sources themselves are written by
+// hand (HAND_WRITTEN_SOURCES). `npm run manifests:salesforce`
 // writes them; `npm run manifests:salesforce -- --check` only reports (exit 1) when a file is out of date.
 // Element order inside each file follows the Metadata API WSDL (fullName first, then alphabetical),
 // because the Metadata API validates elements in sequence.
@@ -57,7 +58,14 @@ const SEND_ACTION = 'Send_To_Enrichbridge';
 /** The record component: a Lightning Web Component on Contact and Lead record pages and its Apex controller. */
 export const RECORD_COMPONENT = 'enrichbridgeRecord';
 export const RECORD_CONTROLLER = 'EnrichbridgeRecordController';
-export const APEX_CLASSES = [RECORD_CONTROLLER, `${RECORD_CONTROLLER}Test`] as const;
+/**
+ * The Queueable the after-insert triggers on Contact and Lead hand new record ids to; it posts them to the
+ * trigger route through the same Named Credential as the controller, so an org enters one secret.
+ */
+export const RECORD_SENDER = 'EnrichbridgeRecordSender';
+export const APEX_CLASSES = [RECORD_CONTROLLER, `${RECORD_CONTROLLER}Test`, RECORD_SENDER, `${RECORD_SENDER}Test`] as const;
+/** The after-insert triggers, one per object, as the record-triggered flows are. */
+export const APEX_TRIGGERS: Record<SalesforceObject, string> = { Contact: 'EnrichbridgeContactCreated', Lead: 'EnrichbridgeLeadCreated' };
 /**
  * The controller calls `callout:<this>/…`; the Named Credential's External Credential of the same name
  * holds the org's own secret (an authentication parameter of its principal, entered by the admin in Setup,
@@ -71,6 +79,11 @@ export const RECORD_SECRET_PARAMETER = 'OrgSecret';
 export const RECORD_SECRET_HEADER = SALESFORCE_RECORD_SECRET_HEADER;
 /** Who may use the component: its controller and the credential's principal. */
 export const RECORD_PERMISSION_SET = 'Enrichbridge_Record_User';
+/**
+ * Whose new records the triggers send: a Queueable runs as the user who saved the record, and a callout
+ * through the Named Credential needs that user to hold the External Credential's principal.
+ */
+export const SENDER_PERMISSION_SET = 'Enrichbridge_Record_Sender';
 
 export const fieldFile = (object: SalesforceObject, name: string): string => `${SOURCE_DIR}/objects/${object}/fields/${name}.field-meta.xml`;
 export const PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${PERMISSION_SET_NAME}.permissionset-meta.xml`;
@@ -86,12 +99,17 @@ export const RECORD_COMPONENT_META_FILE = `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}
 export const EXTERNAL_CREDENTIAL_FILE = `${SOURCE_DIR}/externalCredentials/${RECORD_CREDENTIAL}.externalCredential-meta.xml`;
 export const NAMED_CREDENTIAL_FILE = `${SOURCE_DIR}/namedCredentials/${RECORD_CREDENTIAL}.namedCredential-meta.xml`;
 export const RECORD_PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${RECORD_PERMISSION_SET}.permissionset-meta.xml`;
+export const SENDER_PERMISSION_SET_FILE = `${SOURCE_DIR}/permissionsets/${SENDER_PERMISSION_SET}.permissionset-meta.xml`;
+export const apexTriggerFile = (object: SalesforceObject): string => `${SOURCE_DIR}/triggers/${APEX_TRIGGERS[object]}.trigger`;
+export const apexTriggerMetaFile = (object: SalesforceObject): string => `${apexTriggerFile(object)}-meta.xml`;
 /** Written by hand, deployed with the generated files: the Apex classes and the component's template and script. */
 export const RECORD_COMPONENT_SOURCES = [
   ...APEX_CLASSES.map((name) => `${SOURCE_DIR}/classes/${name}.cls`),
   `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}/${RECORD_COMPONENT}.html`,
   `${SOURCE_DIR}/lwc/${RECORD_COMPONENT}/${RECORD_COMPONENT}.js`,
 ] as const;
+/** Every source written by hand and deployed beside the generated files: the record component's, and the triggers. */
+export const HAND_WRITTEN_SOURCES: readonly string[] = [...RECORD_COMPONENT_SOURCES, ...SALESFORCE_OBJECTS.map((object) => apexTriggerFile(object))];
 /** The secret's header as the External Credential writes it: a formula over the principal's parameter. */
 export const recordSecretFormula = (): string => `{!$Credential.${RECORD_CREDENTIAL}.${RECORD_SECRET_PARAMETER}}`;
 
@@ -271,6 +289,11 @@ export function renderApexClassMeta(): string {
   return metadataXml('ApexClass', { apiVersion: SALESFORCE_API_VERSION, status: 'Active' });
 }
 
+/** An Apex trigger's meta file. */
+export function renderApexTriggerMeta(): string {
+  return metadataXml('ApexTrigger', { apiVersion: SALESFORCE_API_VERSION, status: 'Active' });
+}
+
 /** The record component: exposed on Contact and Lead record pages in the Lightning App Builder. */
 export function renderRecordComponentMeta(): string {
   return metadataXml('LightningComponentBundle', {
@@ -291,7 +314,7 @@ export function renderRecordComponentMeta(): string {
 export function renderExternalCredential(): string {
   return metadataXml('ExternalCredential', {
     authenticationProtocol: 'Custom',
-    description: `The org's own enrichbridge secret, sent as ${RECORD_SECRET_HEADER} by the record component's calls. Enter it in the principal ${RECORD_PRINCIPAL} as the authentication parameter ${RECORD_SECRET_PARAMETER}.`,
+    description: `The org's own enrichbridge secret, sent as ${RECORD_SECRET_HEADER} by the record component's calls and the new-record triggers' callouts. Enter it in the principal ${RECORD_PRINCIPAL} as the authentication parameter ${RECORD_SECRET_PARAMETER}.`,
     externalCredentialParameters: [
       { parameterGroup: RECORD_PRINCIPAL, parameterName: RECORD_PRINCIPAL, parameterType: 'NamedPrincipal', sequenceNumber: 1 },
       {
@@ -312,7 +335,7 @@ export function renderNamedCredential(): string {
     allowMergeFieldsInBody: false,
     allowMergeFieldsInHeader: true,
     calloutStatus: 'Enabled',
-    description: "enrichbridge's per-record API, for the record component (EnrichbridgeRecordController).",
+    description: `enrichbridge's per-record API and trigger route, for the record component (${RECORD_CONTROLLER}) and the new-record triggers (${RECORD_SENDER}).`,
     generateAuthorizationHeader: false,
     label: 'Enrichbridge record component',
     namedCredentialParameters: [
@@ -343,10 +366,32 @@ export function renderRecordPermissionSet(): string {
   });
 }
 
+/**
+ * Whose new Contacts and Leads the triggers send: the credential's principal and reading the stored
+ * credential, nothing else (the trigger and its Queueable run in system mode and need no class access).
+ */
+export function renderSenderPermissionSet(): string {
+  return metadataXml('PermissionSet', {
+    description: `Lets the new-record triggers send this user's new Contacts and Leads to enrichbridge: the ${RECORD_CREDENTIAL} credential their callout goes through. Assign it to every user (integration users too) whose new records should be enriched.`,
+    externalCredentialPrincipalAccesses: { enabled: true, externalCredentialPrincipal: `${RECORD_CREDENTIAL}-${RECORD_PRINCIPAL}` },
+    label: 'Enrichbridge new-record sender',
+    objectPermissions: {
+      allowCreate: false,
+      allowDelete: false,
+      allowEdit: false,
+      allowRead: true,
+      modifyAllRecords: false,
+      object: 'UserExternalCredential',
+      viewAllRecords: false,
+    },
+  });
+}
+
 /** package.xml's members by metadata type, each list sorted, types in name order. */
 export function packageMembers(): ReadonlyMap<string, readonly string[]> {
   const members = new Map<string, string[]>([
     ['ApexClass', [...APEX_CLASSES]],
+    ['ApexTrigger', SALESFORCE_OBJECTS.map((object) => APEX_TRIGGERS[object])],
     ['CustomField', salesforceFields().map((field) => `${field.object}.${field.name}`)],
     ['ExternalClientApplication', [ECA_NAME]],
     ['ExternalCredential', [RECORD_CREDENTIAL]],
@@ -354,7 +399,7 @@ export function packageMembers(): ReadonlyMap<string, readonly string[]> {
     ['Flow', SALESFORCE_OBJECTS.map((object) => FLOW_NAMES[object])],
     ['LightningComponentBundle', [RECORD_COMPONENT]],
     ['NamedCredential', [RECORD_CREDENTIAL]],
-    ['PermissionSet', [PERMISSION_SET_NAME, RECORD_PERMISSION_SET]],
+    ['PermissionSet', [PERMISSION_SET_NAME, RECORD_PERMISSION_SET, SENDER_PERMISSION_SET]],
     ['Settings', ['LeadConvert']],
     // The object's Workflow as well as the outbound messages in it: `sf project deploy start --manifest`
     // refuses child members whose parent is not listed (what source-deploy-retrieve derives, checked in its test).
@@ -398,10 +443,12 @@ export function generatedManifests(): ReadonlyMap<string, string> {
   files.set(ECA_FILE, renderEca());
   files.set(ECA_OAUTH_FILE, renderEcaOauth());
   for (const name of APEX_CLASSES) files.set(apexClassMetaFile(name), renderApexClassMeta());
+  for (const object of SALESFORCE_OBJECTS) files.set(apexTriggerMetaFile(object), renderApexTriggerMeta());
   files.set(RECORD_COMPONENT_META_FILE, renderRecordComponentMeta());
   files.set(EXTERNAL_CREDENTIAL_FILE, renderExternalCredential());
   files.set(NAMED_CREDENTIAL_FILE, renderNamedCredential());
   files.set(RECORD_PERMISSION_SET_FILE, renderRecordPermissionSet());
+  files.set(SENDER_PERMISSION_SET_FILE, renderSenderPermissionSet());
   return files;
 }
 

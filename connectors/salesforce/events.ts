@@ -1,5 +1,7 @@
-// The JSON trigger for Apex and Flow HTTP callouts (`POST /webhooks/salesforce/events`): the body
-// `{orgId, object, ids}` checked with zod, and its HMAC signature with the installation's secret.
+// The JSON callouts from Salesforce: the signed one for Apex and Flow (`POST /webhooks/salesforce/events`),
+// its body `{orgId, object, ids}` checked with zod and its HMAC signature with the installation's secret;
+// and the packaged trigger's (`POST /webhooks/salesforce/trigger`), `{deliveryId, orgId, object, ids}`,
+// whose caller is known by the org's record credential (record-routes.ts), not by a signature.
 //
 // Outbound messages cannot be signed (docs/reference/crm-platforms.md, section 7); this route can, so it is:
 //   X-Enrichbridge-Timestamp: unix seconds
@@ -43,20 +45,39 @@ export const EVENTS_MAX_IDS = 200;
 /** 200 ids of 18 characters are about 4.5 KB of JSON; anything much larger is not ours. */
 export const EVENTS_MAX_BODY_BYTES = 64 * 1024;
 
+/** The org, the object and up to 200 of its record ids: what the JSON callouts (signed, and the packaged trigger's) share. */
+const recordsShape = {
+  orgId: OrganizationIdSchema,
+  object: z.enum(['Contact', 'Lead']),
+  /** Canonical 18-character ids, each once, in the order sent. */
+  ids: z.array(SalesforceIdSchema).min(1).max(EVENTS_MAX_IDS),
+};
+
+/** A Lead id under Contact (or the reverse) would be read from the wrong object: refused whole. */
+const idsOfTheObject = {
+  check: (body: { readonly object: 'Contact' | 'Lead'; readonly ids: readonly string[] }): boolean =>
+    body.ids.every((id) => recordIdMatchesObject(body.object, id)),
+  params: { message: 'every id must carry the key prefix of the object (Contact 003…, Lead 00Q…)', path: ['ids'] },
+};
+
 export const SalesforceEventsSchema = z
-  .strictObject({
-    orgId: OrganizationIdSchema,
-    object: z.enum(['Contact', 'Lead']),
-    /** Canonical 18-character ids, each once, in the order sent. */
-    ids: z.array(SalesforceIdSchema).min(1).max(EVENTS_MAX_IDS),
-  })
-  .refine((body) => body.ids.every((id) => recordIdMatchesObject(body.object, id)), {
-    message: 'every id must carry the key prefix of the object (Contact 003…, Lead 00Q…)',
-    path: ['ids'],
-  })
+  .strictObject(recordsShape)
+  .refine(idsOfTheObject.check, idsOfTheObject.params)
   .transform((body) => ({ ...body, ids: [...new Set(body.ids)] }));
 
 export type SalesforceEvents = z.output<typeof SalesforceEventsSchema>;
+
+/**
+ * The packaged trigger's callout (SALESFORCE_TRIGGER_ROUTE): the records, and the id the Queueable gave
+ * this callout when it cut the ids into chunks. A retry of the callout carries the same id, so it is
+ * recognised and queues nothing twice (deliveries remember it like an outbound message's notification id).
+ */
+export const SalesforceTriggerCalloutSchema = z
+  .strictObject({ deliveryId: z.uuid(), ...recordsShape })
+  .refine(idsOfTheObject.check, idsOfTheObject.params)
+  .transform((body) => ({ ...body, deliveryId: body.deliveryId.toLowerCase(), ids: [...new Set(body.ids)] }));
+
+export type SalesforceTriggerCallout = z.output<typeof SalesforceTriggerCalloutSchema>;
 
 export type { HeaderValue, RawBody };
 
@@ -119,15 +140,12 @@ export function verifyEvents(input: VerifyEventsInput): EventsSignatureCheck {
   return constantTimeEqual(hmac(input.secret, timestamp, input.rawBody).toString('hex'), hex.toLowerCase()) ? { ok: true } : fail('mismatch');
 }
 
-export type ParsedEvents =
-  | { readonly ok: true; readonly events: SalesforceEvents }
-  | { readonly ok: false; readonly reason: 'too_large' | 'invalid_json' | 'invalid_body'; readonly message: string };
+export type BodyFailure = { readonly ok: false; readonly reason: 'too_large' | 'invalid_json' | 'invalid_body'; readonly message: string };
 
-/**
- * Reads a verified body (verify first: it signs these exact bytes). Ids come back canonical, 18
- * characters, without repeats. Whether `orgId` is the installation's is the caller's check. Never throws.
- */
-export function parseEvents(rawBody: RawBody): ParsedEvents {
+export type ParsedEvents = { readonly ok: true; readonly events: SalesforceEvents } | BodyFailure;
+
+/** A JSON body of at most EVENTS_MAX_BODY_BYTES, read with `schema`. Never throws. */
+function parseJsonBody<T extends z.ZodType>(rawBody: RawBody, schema: T): { readonly ok: true; readonly value: z.output<T> } | BodyFailure {
   const bytes = rawBytes(rawBody);
   if (bytes.length > EVENTS_MAX_BODY_BYTES) return { ok: false, reason: 'too_large', message: `The body is larger than ${EVENTS_MAX_BODY_BYTES} bytes.` };
   let json: unknown;
@@ -136,6 +154,26 @@ export function parseEvents(rawBody: RawBody): ParsedEvents {
   } catch {
     return { ok: false, reason: 'invalid_json', message: 'The body is not UTF-8 JSON.' };
   }
-  const parsed = SalesforceEventsSchema.safeParse(json);
-  return parsed.success ? { ok: true, events: parsed.data } : { ok: false, reason: 'invalid_body', message: describeIssues(parsed.error) };
+  const parsed = schema.safeParse(json);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, reason: 'invalid_body', message: describeIssues(parsed.error) };
+}
+
+/**
+ * Reads a verified body (verify first: it signs these exact bytes). Ids come back canonical, 18
+ * characters, without repeats. Whether `orgId` is the installation's is the caller's check. Never throws.
+ */
+export function parseEvents(rawBody: RawBody): ParsedEvents {
+  const parsed = parseJsonBody(rawBody, SalesforceEventsSchema);
+  return parsed.ok ? { ok: true, events: parsed.value } : parsed;
+}
+
+export type ParsedTriggerCallout = { readonly ok: true; readonly callout: SalesforceTriggerCallout } | BodyFailure;
+
+/**
+ * Reads the trigger's callout once its credential holds. Ids come back canonical and without repeats,
+ * the delivery id in lower case. Whether `orgId` is the credential's org is the caller's check. Never throws.
+ */
+export function parseTriggerCallout(rawBody: RawBody): ParsedTriggerCallout {
+  const parsed = parseJsonBody(rawBody, SalesforceTriggerCalloutSchema);
+  return parsed.ok ? { ok: true, callout: parsed.value } : parsed;
 }

@@ -7,6 +7,9 @@
 //   queued once (deliveries remember them), only when the installation enriches on create.
 // - Signed JSON callouts (Apex, Flow): the HMAC over the raw body with the installation's secret
 //   (events.ts), then the ids queued.
+// - The packaged trigger's callouts (EnrichbridgeRecordSender): the org's record credential from the
+//   Named Credential checked first, then the body, then each callout's delivery id queued once, only
+//   when the installation enriches on create, as outbound messages are.
 import type { JobQueue, NewJob } from '../../bridge/job-queue.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import type { Headers, RawBody } from '../kit/signature.ts';
@@ -16,7 +19,8 @@ import type { Installations } from '../../bridge/installations.ts';
 import type { Installation } from '../../bridge/model.ts';
 import type { PipelineStore } from '../../bridge/store.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
-import { parseEvents, verifyEvents } from './events.ts';
+import { parseEvents, parseTriggerCallout, verifyEvents } from './events.ts';
+import { installationForRecordCredential } from './record-routes.ts';
 import { toSalesforceId18 } from './ids.ts';
 import {
   OUTBOUND_ACK_XML,
@@ -152,5 +156,52 @@ export async function acceptEvents(body: Buffer & RawBody, headers: Headers, dep
   } catch (error) {
     deps.onError(error, 'salesforce events could not be queued');
     return json(503, { message: 'could not queue the records; retry' });
+  }
+}
+
+/** The ledger key of a trigger callout's delivery id: one org's ids never meet another's. */
+export function triggerDeliveryKey(orgId18: string, deliveryId: string): string {
+  return `salesforce:trigger:${orgId18}:${deliveryId.toLowerCase()}`;
+}
+
+/** How the trigger's callout was answered, for the Queueable's log: `reason` on every refusal. */
+const refusedCallout = (status: number, reason: string, message: string): IntakeAnswer => json(status, { ok: false, reason, message });
+
+/**
+ * The packaged trigger's callout: `{deliveryId, orgId, object, ids}` with the org's record credential in
+ * its header. The credential is checked before the body is parsed (a refusal costs one lookup and a hash),
+ * then the org the body names must be the credential's (one org's secret never queues another's records).
+ * Queued only where outbound messages would be: an installation that is not disabled and enriches on create.
+ */
+export async function acceptTriggerCallout(body: Buffer, headers: Headers, deps: SalesforceIntakeDeps): Promise<IntakeAnswer> {
+  let installation: Installation | undefined;
+  try {
+    installation = await installationForRecordCredential(headers, deps);
+  } catch (error) {
+    deps.onError(error, 'salesforce trigger callout: the installation could not be read');
+    return refusedCallout(503, 'unavailable', 'could not read the installation; retry');
+  }
+  if (installation === undefined) {
+    return refusedCallout(401, 'unauthorised', "the External Credential's OrgSecret is missing or is not this org's record credential");
+  }
+  const parsed = parseTriggerCallout(body);
+  if (!parsed.ok) return refusedCallout(parsed.reason === 'too_large' ? 413 : 400, parsed.reason, parsed.message);
+  const { deliveryId, orgId, object, ids } = parsed.callout;
+  if (orgId !== installation.externalAccountId) return refusedCallout(403, 'other_org', "this org's credential does not send another org's records");
+  if (installation.status === 'disabled' || !installation.settings.enrichOnCreate) {
+    return json(200, { ok: true, queued: 0, duplicates: 0, skipped: installation.status === 'disabled' ? 'disabled' : 'enrich_on_create_off' });
+  }
+  try {
+    const key = triggerDeliveryKey(orgId, deliveryId);
+    if (!(await deps.deliveries.unseen(SALESFORCE_PROVIDER, [key])).has(key)) return json(200, { ok: true, queued: 0, duplicates: ids.length, repeated: true });
+    const target = installation.id;
+    // Queued before remembered: a crash between the two means a retry queues again (harmless).
+    const queued = await deps.queue.enqueueMany(ids.map((recordId) => enrichJob(target, { object, recordId, trigger: 'create' })));
+    await deps.deliveries.remember(SALESFORCE_PROVIDER, [key]);
+    if (queued.created > 0) deps.wake();
+    return json(200, { ok: true, queued: queued.created, duplicates: queued.duplicates });
+  } catch (error) {
+    deps.onError(error, 'salesforce trigger callout could not be queued');
+    return refusedCallout(503, 'unavailable', 'could not queue the records; retry');
   }
 }

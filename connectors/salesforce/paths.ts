@@ -16,6 +16,12 @@ export const SALESFORCE_OUTBOUND_MESSAGE_ROUTE = '/webhooks/salesforce/outbound-
 export const salesforceOutboundMessagePath = (secret: string): string => `${SALESFORCE_OUTBOUND_MESSAGE_ROUTE}/${secret}`;
 /** The signed JSON variant (`{orgId, object, ids[]}`) for Apex or Flow HTTP callouts. */
 export const SALESFORCE_EVENTS_ROUTE = '/webhooks/salesforce/events';
+/**
+ * The packaged Apex trigger's callout (EnrichbridgeRecordSender, after insert on Contact and Lead):
+ * `{deliveryId, orgId, object, ids[]}` through the Named Credential Enrichbridge_Record, so the org's
+ * record credential arrives in SALESFORCE_RECORD_SECRET_HEADER and no per-org secret sits in the URL.
+ */
+export const SALESFORCE_TRIGGER_ROUTE = '/webhooks/salesforce/trigger';
 
 // Re-exported so a module that needs the routes and the version imports one file.
 export { SALESFORCE_API_VERSION } from './version.ts';

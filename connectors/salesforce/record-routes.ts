@@ -12,7 +12,9 @@ import type { CrmRouteContext } from '../../bridge/crm-module.ts';
 import { type CrmRequest, type CrmRoute, type HttpResult, jsonResult } from '../../bridge/http.ts';
 import type { Installation } from '../../bridge/model.ts';
 import { type ActionResult, RECORD_UNAVAILABLE, actorForLog } from '../../bridge/record-actions.ts';
-import { constantTimeEqual, singleHeader } from '../kit/signature.ts';
+import type { Installations } from '../../bridge/installations.ts';
+import type { PipelineStore } from '../../bridge/store.ts';
+import { type Headers, constantTimeEqual, singleHeader } from '../kit/signature.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
 import { recordIdMatchesObject, toSalesforceId18 } from './ids.ts';
 import { SALESFORCE_RECORD_ACTIONS, SALESFORCE_RECORD_ROUTE, SALESFORCE_RECORD_SECRET_HEADER } from './paths.ts';
@@ -28,6 +30,28 @@ export function parseRecordCredential(value: string): { installationId: string; 
   const dot = value.lastIndexOf('.');
   if (dot <= 0 || dot === value.length - 1) return null;
   return { installationId: value.slice(0, dot), secret: value.slice(dot + 1) };
+}
+
+/** Where a record credential is checked: the installation it names and that installation's secrets. */
+export interface RecordCredentialDeps {
+  readonly store: Pick<PipelineStore, 'findInstallation'>;
+  readonly installations: Pick<Installations, 'secrets'>;
+}
+
+/**
+ * The Salesforce installation whose record credential the request carries in SALESFORCE_RECORD_SECRET_HEADER,
+ * or undefined for a missing, malformed or wrong one (the caller refuses all three alike). Costs one
+ * lookup by id and a hash compare: it comes before anything else a caller does with the request.
+ */
+export async function installationForRecordCredential(headers: Headers, deps: RecordCredentialDeps): Promise<Installation | undefined> {
+  const header = singleHeader(headers, SALESFORCE_RECORD_SECRET_HEADER);
+  const credential = header === null ? null : parseRecordCredential(header);
+  if (credential === null) return undefined;
+  const installation = await deps.store.findInstallation(credential.installationId);
+  // The installation id is no secret (the console and the log show it); the secret part is, compared in constant time.
+  if (installation?.provider !== SALESFORCE_PROVIDER) return undefined;
+  const expected = (await deps.installations.secrets(installation.id)).recordSecret;
+  return expected !== undefined && constantTimeEqual(expected, credential.secret) ? installation : undefined;
 }
 
 /** Who asks: the org, the Salesforce user and the user's e-mail, as the controller sends them (query or body). */
@@ -59,15 +83,8 @@ export function recordRoutes(context: CrmRouteContext): CrmRoute[] {
       ok: false as const,
       answer: refusal(401, 'unauthorised', `${SALESFORCE_RECORD_SECRET_HEADER} is missing or is not this org's secret`),
     };
-    const header = singleHeader(request.headers, SALESFORCE_RECORD_SECRET_HEADER);
-    const credential = header === null ? null : parseRecordCredential(header);
-    if (credential === null) return unauthorised;
-    const installation = await bridge.pipelineStore.findInstallation(credential.installationId);
-    // The installation id is no secret (the console and the log show it); the secret part is, compared in constant time.
-    if (installation?.provider !== SALESFORCE_PROVIDER) return unauthorised;
-    const expected = (await bridge.installations.secrets(installation.id)).recordSecret;
-    if (expected === undefined || !constantTimeEqual(expected, credential.secret)) return unauthorised;
-    return { ok: true, installation };
+    const installation = await installationForRecordCredential(request.headers, { store: bridge.pipelineStore, installations: bridge.installations });
+    return installation === undefined ? unauthorised : { ok: true, installation };
   }
 
   /** The record and who asks, once the credential and the org are checked; the refusal otherwise. */

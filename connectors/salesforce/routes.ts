@@ -1,7 +1,8 @@
 // Salesforce's routes table: the OAuth install an admin goes through, the Outbound Messages (SOAP) of
-// the record-triggered flows on Contact and Lead creation, and the signed JSON variant for Apex or Flow
-// callouts, each answering as data. What to accept is decided by intake.ts; here, what a refusal costs
-// is kept small (a limit per source address) and the install's pages are written.
+// the record-triggered flows on Contact and Lead creation, the packaged Apex trigger's callout, and the
+// signed JSON variant for Apex or Flow callouts, each answering as data. What to accept is decided by
+// intake.ts; here, what a refusal costs is kept small (a limit per source address) and the install's
+// pages are written.
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import type { CrmRouteContext } from '../../bridge/crm-module.ts';
 import { InstallationError } from '../../bridge/installations.ts';
@@ -24,7 +25,7 @@ import {
   salesforceAppConfig,
   verifyOAuthState,
 } from './install.ts';
-import { type IntakeAnswer, type SalesforceIntakeDeps, acceptEvents, acceptOutboundMessage } from './intake.ts';
+import { type IntakeAnswer, type SalesforceIntakeDeps, acceptEvents, acceptOutboundMessage, acceptTriggerCallout } from './intake.ts';
 import { recordRoutes } from './record-routes.ts';
 import { OUTBOUND_CONTENT_TYPE, OUTBOUND_MESSAGE_MAX_BYTES, SOAP_FAULT_HTTP_STATUS, soapFault } from './outbound-xml.ts';
 import {
@@ -32,6 +33,7 @@ import {
   SALESFORCE_OAUTH_CALLBACK_ROUTE,
   SALESFORCE_OAUTH_INSTALL_ROUTE,
   SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
+  SALESFORCE_TRIGGER_ROUTE,
   salesforceOutboundMessagePath,
 } from './paths.ts';
 
@@ -58,7 +60,7 @@ const answerOf = (answer: IntakeAnswer): HttpResult => ({ status: answer.status,
 
 /** Salesforce's routes table. */
 export function salesforceRoutes(app: SalesforceAppSettings, outbound: OutboundSettings, context: CrmRouteContext): CrmRoute[] {
-  return [...installRoutes(app, context), ...outboundRoutes(outbound, context), eventsRoute(context), ...recordRoutes(context)];
+  return [...installRoutes(app, context), ...outboundRoutes(outbound, context), eventsRoute(context), triggerRoute(context), ...recordRoutes(context)];
 }
 
 function intakeDeps(context: CrmRouteContext): SalesforceIntakeDeps {
@@ -148,6 +150,26 @@ function eventsRoute(context: CrmRouteContext): CrmRoute {
     path: SALESFORCE_EVENTS_ROUTE,
     body: { limit: EVENTS_MAX_BODY_BYTES + 1024, refuse: (fault) => jsonResult(fault.status, { message: fault.message }) },
     handle: async (request) => answerOf(await acceptEvents(request.body, request.headers, intake)),
+  };
+}
+
+/**
+ * The packaged trigger's callout. Its refusals stay cheap without a limit per address: the credential is
+ * checked (one lookup by id, one hash) before the body is parsed, and the callouts of every subscriber
+ * org leave from Salesforce's shared addresses, which a limit would let one misconfigured org block.
+ */
+function triggerRoute(context: CrmRouteContext): CrmRoute {
+  const intake = intakeDeps(context);
+  return {
+    method: 'POST',
+    path: SALESFORCE_TRIGGER_ROUTE,
+    body: {
+      limit: EVENTS_MAX_BODY_BYTES + 1024,
+      refuse: (fault) => jsonResult(fault.status, { ok: false, reason: 'body_unreadable', message: fault.message }),
+    },
+    // A refusal is not logged here: a flood of wrong credentials must not become a flood of log lines,
+    // and the org's own Queueable logs the status and reason it was answered with.
+    handle: async (request) => answerOf(await acceptTriggerCallout(request.body, request.headers, intake)),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   EVENTS_SIGNATURE_HEADER,
   EVENTS_TIMESTAMP_HEADER,
   parseEvents,
+  parseTriggerCallout,
   signEvents,
   verifyEvents,
 } from '../../connectors/salesforce/events.ts';
@@ -193,5 +194,41 @@ describe('parseEvents', () => {
     expect(parseEvents('{"orgId":')).toMatchObject({ ok: false, reason: 'invalid_json' });
     expect(parseEvents(Buffer.from([0xff, 0xfe, 0x7b, 0x7d]))).toMatchObject({ ok: false, reason: 'invalid_json' });
     expect(parseEvents(' '.repeat(EVENTS_MAX_BODY_BYTES + 1))).toMatchObject({ ok: false, reason: 'too_large' });
+  });
+});
+
+describe('parseTriggerCallout', () => {
+  const DELIVERY = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
+  const callout = (overrides: Record<string, unknown> = {}) =>
+    JSON.stringify({ deliveryId: DELIVERY, orgId: '00D8a000001FkQz', object: 'Contact', ids: ['0038a00000Rk4Vb', '0038a00000Rk4VbAAJ'], ...overrides });
+
+  it('reads the Queueable’s body: ids canonical and once each, the delivery id in lower case', () => {
+    expect(parseTriggerCallout(callout({ deliveryId: DELIVERY.toUpperCase() }))).toEqual({
+      ok: true,
+      callout: { deliveryId: DELIVERY, orgId: '00D8a000001FkQzEAK', object: 'Contact', ids: ['0038a00000Rk4VbAAJ'] },
+    });
+  });
+
+  it('takes 200 ids and refuses 201', () => {
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `0038a00000Rm${String(i).padStart(3, '0')}`);
+    const full = parseTriggerCallout(callout({ ids: ids(200) }));
+    expect(full.ok && full.callout.ids.length).toBe(200);
+    expect(parseTriggerCallout(callout({ ids: ids(201) }))).toMatchObject({ ok: false, reason: 'invalid_body' });
+  });
+
+  it.each([
+    ['no delivery id', { deliveryId: undefined }],
+    ['a delivery id that is not a UUID', { deliveryId: 'retry-1' }],
+    ['a Lead id under Contact', { ids: ['00Q8a00000Jd5ZpEAJ'] }],
+    ['an unknown object', { object: 'Account', ids: ['0018a00000Vx3LmAAJ'] }],
+    ['an extra key', { secret: 'x' }],
+    ['no ids', { ids: [] }],
+  ])('refuses %s', (_name, overrides) => {
+    expect(parseTriggerCallout(callout(overrides))).toMatchObject({ ok: false, reason: 'invalid_body' });
+  });
+
+  it('refuses what is not JSON, and bodies over the limit, without throwing', () => {
+    expect(parseTriggerCallout('{"deliveryId":')).toMatchObject({ ok: false, reason: 'invalid_json' });
+    expect(parseTriggerCallout(' '.repeat(EVENTS_MAX_BODY_BYTES + 1))).toMatchObject({ ok: false, reason: 'too_large' });
   });
 });

@@ -2,9 +2,12 @@
 // XML file parses; the field files are the generated definitions and nothing else; package.xml lists
 // exactly the components present; the permission set grants every field; the outbound messages carry
 // Id and the identity fields to the outbound-message route; the flows call them; the lead mapping
-// pairs fields of the same type; the External Client App holds no secret.
+// pairs fields of the same type; the External Client App holds no secret; the packaged after-insert
+// triggers parse, fire when the flows do, and call the trigger route through the Named Credential.
 import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ApexErrorListener, ApexParserFactory } from '@apexdevtools/apex-parser';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -15,9 +18,25 @@ import {
   salesforceFields,
   type SalesforceFieldDefinition,
 } from '../../connectors/salesforce/fields.ts';
-import { SALESFORCE_API_VERSION, SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_OUTBOUND_MESSAGE_ROUTE } from '../../connectors/salesforce/paths.ts';
+import { EVENTS_MAX_IDS } from '../../connectors/salesforce/events.ts';
+import {
+  SALESFORCE_API_VERSION,
+  SALESFORCE_OAUTH_CALLBACK_ROUTE,
+  SALESFORCE_OUTBOUND_MESSAGE_ROUTE,
+  SALESFORCE_RECORD_SECRET_HEADER,
+  SALESFORCE_TRIGGER_ROUTE,
+} from '../../connectors/salesforce/paths.ts';
 import {
   APEX_CLASSES,
+  APEX_TRIGGERS,
+  HAND_WRITTEN_SOURCES,
+  RECORD_PRINCIPAL,
+  RECORD_SENDER,
+  SENDER_PERMISSION_SET,
+  SENDER_PERMISSION_SET_FILE,
+  apexClassMetaFile,
+  apexTriggerFile,
+  apexTriggerMetaFile,
   ECA_FILE,
   ECA_NAME,
   ECA_OAUTH_FILE,
@@ -33,7 +52,6 @@ import {
   OUTBOUND_SECRET_PLACEHOLDER,
   PUBLIC_BASE_PLACEHOLDER,
   RECORD_COMPONENT,
-  RECORD_COMPONENT_SOURCES,
   RECORD_CREDENTIAL,
   RECORD_PERMISSION_SET,
   SALESFORCE_MANIFEST_DIR,
@@ -260,12 +278,12 @@ describe('manifests/salesforce files', () => {
     expect(staleFieldFiles()).toEqual([]);
   });
 
-  it('hold exactly the generated files and the record component sources in force-app/ and manifest/, beside the project file, README and .gitignore', () => {
+  it('hold exactly the generated files and the hand-written sources (record component, triggers) in force-app/ and manifest/, beside the project file, README and .gitignore', () => {
     // Other folders (apex/, the optional callout for the events route) are not generated and not deployed by
     // package.xml; the component's jest tests (__tests__/) are kept from a deploy by .forceignore.
     const deployed = allFiles.filter((file) => (file.startsWith('force-app/') || file.startsWith('manifest/')) && !file.includes('/__tests__/'));
     const generated = [...generatedManifests().keys()];
-    expect(deployed).toEqual([...generated.filter((file) => file !== SFDX_PROJECT), ...RECORD_COMPONENT_SOURCES].sort());
+    expect(deployed).toEqual([...generated.filter((file) => file !== SFDX_PROJECT), ...HAND_WRITTEN_SOURCES].sort());
     for (const file of [SFDX_PROJECT, 'README.md', '.gitignore', '.forceignore']) expect(allFiles).toContain(file);
     expect(read('.forceignore').split('\n')).toContain('**/__tests__/**');
   });
@@ -344,7 +362,7 @@ describe('manifest/package.xml', () => {
         add('LightningComponentBundle', bundle[1] ?? '');
         continue;
       }
-      if ((RECORD_COMPONENT_SOURCES as readonly string[]).includes(file)) continue;
+      if (HAND_WRITTEN_SOURCES.includes(file)) continue;
       const field = /^objects\/(\w+)\/fields\/(\w+)\.field-meta\.xml$/.exec(rest);
       const single = /^(\w+)\/([\w.]+?)\.([\w]+)-meta\.xml$/.exec(rest);
       if (field !== null) add('CustomField', `${field[1]}.${field[2]}`);
@@ -354,6 +372,7 @@ describe('manifest/package.xml', () => {
       else if (single?.[1] === 'extlClntAppOauthSettings') add('ExtlClntAppOauthSettings', single[2] ?? '');
       else if (single?.[1] === 'settings') add('Settings', single[2] ?? '');
       else if (single?.[1] === 'classes' && single[3] === 'cls') add('ApexClass', single[2] ?? '');
+      else if (single?.[1] === 'triggers' && single[3] === 'trigger') add('ApexTrigger', single[2] ?? '');
       else if (single?.[1] === 'namedCredentials') add('NamedCredential', single[2] ?? '');
       else if (single?.[1] === 'externalCredentials') add('ExternalCredential', single[2] ?? '');
       else if (single?.[1] === 'workflows') {
@@ -367,7 +386,7 @@ describe('manifest/package.xml', () => {
     return members;
   }
 
-  it('lists exactly the fields, permission sets, flows, outbound messages, settings, External Client App and record component present', () => {
+  it('lists exactly the fields, permission sets, flows, outbound messages, settings, External Client App, record component and triggers present', () => {
     const onDisk = membersOnDisk();
     expect([...listed.keys()].sort()).toEqual([...onDisk.keys()].sort());
     for (const [type, members] of onDisk) expect(listed.get(type), type).toEqual(members);
@@ -394,8 +413,9 @@ describe('manifest/package.xml', () => {
   it('is what packageMembers() says, each type once', () => {
     expect(new Set(pkg.types.map((t) => t.name)).size).toBe(pkg.types.length);
     expect(listed).toEqual(new Map([...packageMembers()].map(([type, members]) => [type, [...members]])));
-    expect(listed.get('PermissionSet')).toEqual([PERMISSION_SET_NAME, RECORD_PERMISSION_SET]);
-    expect(listed.get('ApexClass')).toEqual([...APEX_CLASSES]);
+    expect(listed.get('PermissionSet')).toEqual([PERMISSION_SET_NAME, SENDER_PERMISSION_SET, RECORD_PERMISSION_SET]);
+    expect(listed.get('ApexClass')).toEqual([...APEX_CLASSES].sort());
+    expect(listed.get('ApexTrigger')).toEqual(['EnrichbridgeContactCreated', 'EnrichbridgeLeadCreated']);
     expect(listed.get('LightningComponentBundle')).toEqual([RECORD_COMPONENT]);
     expect(listed.get('NamedCredential')).toEqual([RECORD_CREDENTIAL]);
     expect(listed.get('ExternalCredential')).toEqual([RECORD_CREDENTIAL]);
@@ -551,6 +571,113 @@ describe('manifests/salesforce/README.md', () => {
   it('names every outbound message field', () => {
     for (const object of SALESFORCE_OBJECTS) {
       for (const field of ['Id', ...SALESFORCE_IDENTITY_FIELDS[object]]) expect(readme, field).toContain(`\`${field}\``);
+    }
+  });
+});
+
+/** Every syntax error of an Apex class (`compilationUnit`) or trigger (`triggerUnit`), lexer and parser both. */
+function apexSyntaxErrors(source: string, unit: 'class' | 'trigger'): string[] {
+  const errors: string[] = [];
+  class Collect extends ApexErrorListener {
+    apexSyntaxError(line: number, column: number, message: string): void {
+      errors.push(`${line}:${column} ${message}`);
+    }
+  }
+  const { parser } = ApexParserFactory.createLexerAndParser(source, new Collect());
+  if (unit === 'trigger') parser.triggerUnit();
+  else parser.compilationUnit();
+  return errors;
+}
+
+describe('the new-record triggers and their Queueable', () => {
+  const sender = read(`${SOURCE_DIR}/classes/${RECORD_SENDER}.cls`);
+  const senderTest = read(`${SOURCE_DIR}/classes/${RECORD_SENDER}Test.cls`);
+
+  it('parse without a syntax error (@apexdevtools/apex-parser), and the parser does report a broken trigger', () => {
+    for (const object of SALESFORCE_OBJECTS) expect(apexSyntaxErrors(read(apexTriggerFile(object)), 'trigger'), object).toEqual([]);
+    expect(apexSyntaxErrors(sender, 'class')).toEqual([]);
+    expect(apexSyntaxErrors(senderTest, 'class')).toEqual([]);
+    expect(apexSyntaxErrors('trigger Broken on Contact (after insert) { Foo.bar( }', 'trigger').length).toBeGreaterThan(0);
+    // A class is not a trigger: the unit is checked, not only the braces.
+    expect(apexSyntaxErrors(sender, 'trigger').length).toBeGreaterThan(0);
+  });
+
+  for (const object of SALESFORCE_OBJECTS) {
+    it(`${object}: fires after insert only, as its flow does, and hands the records and ${ENRICHED_AT_FIELD} to the Queueable`, () => {
+      const trigger = read(apexTriggerFile(object));
+      const declaration = /trigger\s+(\w+)\s+on\s+(\w+)\s*\(([^)]*)\)/.exec(trigger);
+      expect(declaration?.slice(1, 4)).toEqual([APEX_TRIGGERS[object], object, 'after insert']);
+      expect(trigger).toContain(`${RECORD_SENDER}.onInsert('${object}', Trigger.new, ${object}.${ENRICHED_AT_FIELD});`);
+      // The flow it stands beside fires on create with the same filter.
+      expect(parseRoot(flowFile(object), 'Flow', FlowFile).start).toMatchObject({ recordTriggerType: 'Create', triggerType: 'RecordAfterSave' });
+      expect(allFiles).toContain(apexTriggerMetaFile(object));
+    });
+  }
+
+  it('posts to the trigger route through the Named Credential, at most as many ids per callout as the route takes, with a timeout', () => {
+    expect(sender).toContain(`'callout:${RECORD_CREDENTIAL}${SALESFORCE_TRIGGER_ROUTE}'`);
+    expect(sender).toMatch(/implements Queueable, Database\.AllowsCallouts/);
+    expect(Number(/CHUNK_SIZE = (\d+);/.exec(sender)?.[1])).toBe(EVENTS_MAX_IDS);
+    expect(sender).toMatch(/req\.setTimeout\(TIMEOUT_MS\)/);
+    for (const field of ['deliveryId', 'orgId', 'object', 'ids']) expect(sender).toContain(`'${field}' =>`);
+    expect(sender).toContain('UUID.randomUUID()');
+    expect(sender).toContain('Limits.getLimitQueueableJobs()');
+    expect(sender).toContain('Test.isRunningTest() && !sendInTests');
+  });
+
+  it('holds no secret: the header comes from the External Credential, never from Apex or custom metadata', () => {
+    for (const source of [sender, senderTest, ...SALESFORCE_OBJECTS.map((object) => read(apexTriggerFile(object)))]) {
+      expect(source).not.toMatch(new RegExp(`setHeader\\('${SALESFORCE_RECORD_SECRET_HEADER}'`, 'i'));
+      expect(source).not.toContain('Crypto.');
+      expect(source).not.toContain('__mdt');
+    }
+  });
+
+  it('ship an HttpCalloutMock test of one record, a 200-record insert in one callout, and a refusal that leaves the save alone', () => {
+    expect(senderTest).toMatch(/^@IsTest/);
+    expect(senderTest).toContain('implements HttpCalloutMock');
+    expect(senderTest).toMatch(
+      /i < 200;[\s\S]*insert people;[\s\S]*System\.assertEquals\(1, mock\.received\.size\(\)\);[\s\S]*System\.assertEquals\(200, sent\.size\(\)\);/,
+    );
+    expect(senderTest).toContain('answering(401, \'{"ok":false,"reason":"unauthorised"');
+    expect(senderTest).toContain('sendsNothingInATestThatSetNoMock');
+  });
+
+  it('is granted to record creators by a permission set of the principal alone; the classes and triggers have their meta files', () => {
+    const set = z
+      .object({
+        PermissionSet: z
+          .object({
+            '@_xmlns': z.string(),
+            description: z.string(),
+            externalCredentialPrincipalAccesses: z.object({ enabled: z.literal('true'), externalCredentialPrincipal: z.string() }).strict(),
+            label: z.string(),
+            objectPermissions: z.object({ object: z.literal('UserExternalCredential'), allowRead: z.literal('true') }).loose(),
+          })
+          .strict(),
+      })
+      .parse(parser.parse(read(SENDER_PERMISSION_SET_FILE))).PermissionSet;
+    expect(set.externalCredentialPrincipalAccesses.externalCredentialPrincipal).toBe(`${RECORD_CREDENTIAL}-${RECORD_PRINCIPAL}`);
+    for (const name of [RECORD_SENDER, `${RECORD_SENDER}Test`]) expect(allFiles).toContain(apexClassMetaFile(name));
+  });
+
+  it('resolve to ApexClass and ApexTrigger by source-deploy-retrieve’s registry: folder and suffix', () => {
+    const registry = z
+      .object({ types: z.record(z.string(), z.object({ name: z.string(), directoryName: z.string(), suffix: z.string().optional() }).loose()) })
+      .parse(createRequire(import.meta.url)('@salesforce/source-deploy-retrieve/lib/src/registry/metadataRegistry.json'));
+    const typeOf = (name: string) => Object.values(registry.types).find((type) => type.name === name);
+    const files: [string, string][] = [
+      ['ApexClass', apexClassMetaFile(RECORD_SENDER)],
+      ['ApexClass', apexClassMetaFile(`${RECORD_SENDER}Test`)],
+      ...SALESFORCE_OBJECTS.map((object): [string, string] => ['ApexTrigger', apexTriggerMetaFile(object)]),
+      ['PermissionSet', SENDER_PERMISSION_SET_FILE],
+    ];
+    for (const [name, file] of files) {
+      const type = typeOf(name);
+      expect(type, name).toBeDefined();
+      expect(file.startsWith(`${SOURCE_DIR}/${type?.directoryName}/`), file).toBe(true);
+      expect(file.endsWith(`.${type?.suffix}-meta.xml`), file).toBe(true);
+      expect(generatedManifests().has(file), file).toBe(true);
     }
   });
 });

@@ -1,0 +1,236 @@
+// POST /webhooks/salesforce/trigger, the packaged Apex trigger's callout, over real HTTP on the server's
+// app and runtime with a worker, against the stateful fake org. Records are created in the fake without
+// their outbound message, then posted as EnrichbridgeRecordSender posts them: `{deliveryId, orgId, object,
+// ids}` with the org's record credential in X-Enrichbridge-Org-Secret, as the Named Credential adds it.
+// Each test is named after the rule it checks, and looks at the jobs table to see what was queued.
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAccount } from '../../core/accounts/admin.ts';
+import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
+import type { Worker } from '../../bridge/worker.ts';
+import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
+import { SALESFORCE_RECORD_SECRET_HEADER, SALESFORCE_TRIGGER_ROUTE } from '../../connectors/salesforce/paths.ts';
+import { recordCredential } from '../../connectors/salesforce/record-routes.ts';
+import { createApp } from '../../server/http/app.ts';
+import { crmRouter } from '../../server/http/crm-routes.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/logger.ts';
+import { type Runtime, openRuntime, routeContext, startWorker } from '../../server/runtime.ts';
+import { type FakeRecord, type FakeSalesforce, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { tempDir } from '../support/harness.ts';
+import { until } from '../support/processes.ts';
+import { persona } from '../support/requests.ts';
+
+const logger = createLogger('silent');
+/** A connected org other than the fake's. */
+const OTHER_ORG_ID = fakeId18('00D3t000004WbXy');
+
+let fake: FakeSalesforce;
+let runtime: Runtime;
+let worker: Worker;
+let server: Server;
+let origin: string;
+let dataDir: string;
+let installationId: string;
+let credential: string;
+let otherCredential: string;
+
+beforeAll(async () => {
+  fake = await startFakeSalesforce();
+  dataDir = tempDir('enrichbridge-salesforce-trigger-');
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
+  runtime = await openRuntime(config, logger);
+  worker = startWorker(runtime, logger, 2);
+  const app = createApp({
+    service: runtime.service,
+    logger,
+    trustProxy: false,
+    requireHttps: false,
+    routers: [crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker.wake() }))],
+  });
+  server = createServer((req, res) => {
+    app(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`; // a TCP listener always reports an AddressInfo
+
+  await createAccount(runtime.opened.store, 'trigger', { careerIntelligence: true });
+  const { installations } = runtime.bridge;
+  const connect = (orgId: string) =>
+    installations.create({
+      provider: SALESFORCE_PROVIDER,
+      externalAccountId: orgId,
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: 'trigger' },
+      crmCredentials: {
+        kind: 'static',
+        instanceUrl: fake.url,
+        accessToken: fake.accessToken,
+        refreshToken: null,
+        issuedAt: null,
+        expiresAt: null,
+        clientId: null,
+        clientSecret: null,
+        loginUrl: 'https://test.salesforce.com',
+        orgId,
+        userId: null,
+        jwt: null,
+      },
+    });
+  const installation = await connect(fake.orgId);
+  const other = await connect(OTHER_ORG_ID);
+  installationId = installation.id;
+  credential = recordCredential(installation.id, await installations.recordSecret(installation.id));
+  otherCredential = recordCredential(other.id, await installations.recordSecret(other.id));
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+  await worker?.stop();
+  await runtime?.close();
+  await fake?.close();
+  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Callout {
+  readonly deliveryId: string;
+  readonly orgId: string;
+  readonly object: string;
+  readonly ids: readonly string[];
+}
+
+/** The trigger's callout as EnrichbridgeRecordSender sends it; `secret` as the External Credential adds it (none: no header). */
+async function send(body: Callout | string, secret: string | null = credential): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${origin}${SALESFORCE_TRIGGER_ROUTE}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(secret === null ? {} : { [SALESFORCE_RECORD_SECRET_HEADER]: secret }) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  return { status: response.status, body: z.record(z.string(), z.unknown()).parse(await response.json()) };
+}
+
+const callout = (object: 'Contact' | 'Lead', ids: readonly string[], overrides: Partial<Callout> = {}): Callout => ({
+  deliveryId: randomUUID(),
+  orgId: fake.orgId,
+  object,
+  ids,
+  ...overrides,
+});
+
+const JobRow = z.object({ installation_id: z.string(), state: z.string(), payload: z.string() });
+const Payload = z.object({ recordId: z.string(), trigger: z.string() });
+
+/** The enrichment jobs on disk, whatever their state (a finished one keeps its payload), of these records. */
+async function jobsOf(recordIds: readonly string[]): Promise<{ installationId: string; state: string; recordId: string; trigger: string }[]> {
+  const rows = await runtime.opened.db.selectFrom('jobs').select(['installation_id', 'state', 'payload']).where('kind', '=', ENRICH_JOB).execute();
+  const wanted = new Set(recordIds);
+  return rows
+    .map((row) => JobRow.parse(row))
+    .map((row) => ({ installationId: row.installation_id, state: row.state, ...Payload.parse(JSON.parse(row.payload)) }))
+    .filter((job) => wanted.has(job.recordId));
+}
+
+/** A Contact the fake holds without having sent its outbound message: only our callout can queue it. */
+const quietContact = (name = 'Amanda Taylor'): Promise<FakeRecord> => fake.createContact(personaContact(persona(name)), { notify: false });
+
+const enriched = (id: string): true | undefined => (fake.record(id).fields['WF_Enrichment_Status__c'] === 'enriched' ? true : undefined);
+
+describe('POST /webhooks/salesforce/trigger', () => {
+  it("accepts the org's callout and enriches each record it names, queued once with the trigger create", async () => {
+    const first = await quietContact();
+    const second = await quietContact('Amanda Taylor');
+    expect(await jobsOf([first.id, second.id])).toEqual([]);
+    const reply = await send(callout('Contact', [first.id, second.id]));
+    expect(reply).toEqual({ status: 200, body: { ok: true, queued: 2, duplicates: 0 } });
+    await until('both contacts enriched', () => (enriched(first.id) && enriched(second.id) ? true : undefined), { timeoutMs: 30_000 });
+    const jobs = await jobsOf([first.id, second.id]);
+    expect(jobs.map((job) => [job.recordId, job.trigger, job.installationId]).sort()).toEqual(
+      [
+        [first.id, 'create', installationId],
+        [second.id, 'create', installationId],
+      ].sort(),
+    );
+    expect(fake.deliveriesOf(first.id)).toEqual([]);
+  });
+
+  it('refuses a missing, malformed or wrong credential with 401, before reading the body, and queues nothing', async () => {
+    const contact = await quietContact();
+    const secretPart = credential.slice(credential.lastIndexOf('.') + 1);
+    for (const secret of [null, '', 'no-dot-here', `${installationId}.wrong`, `inst_nobody.${secretPart}`, `${installationId}.${secretPart}x`]) {
+      const reply = await send(callout('Contact', [contact.id]), secret);
+      expect(reply, String(secret)).toMatchObject({ status: 401, body: { ok: false, reason: 'unauthorised' } });
+    }
+    // The credential comes first: an unreadable body without it is a 401 too, not a 400.
+    expect(await send('not json', null)).toMatchObject({ status: 401, body: { reason: 'unauthorised' } });
+    expect(await jobsOf([contact.id])).toEqual([]);
+    // The same callout with the org's credential is taken: the refusals were the credential's.
+    expect(await send(callout('Contact', [contact.id]))).toMatchObject({ status: 200, body: { ok: true, queued: 1 } });
+    expect(await jobsOf([contact.id])).toHaveLength(1);
+  });
+
+  it("refuses another org's credential for this org's records (403), and queues nothing for either", async () => {
+    const contact = await quietContact();
+    expect(await send(callout('Contact', [contact.id]), otherCredential)).toMatchObject({ status: 403, body: { ok: false, reason: 'other_org' } });
+    // Nor does this org's credential speak for the other org.
+    expect(await send(callout('Contact', [contact.id], { orgId: OTHER_ORG_ID }))).toMatchObject({ status: 403, body: { reason: 'other_org' } });
+    expect(await jobsOf([contact.id])).toEqual([]);
+  });
+
+  it('queues nothing for a repeated delivery id, even once the first job has finished; a new delivery id queues again', async () => {
+    const contact = await quietContact();
+    const first = callout('Contact', [contact.id]);
+    expect(await send(first)).toMatchObject({ status: 200, body: { queued: 1 } });
+    await until('the contact enriched', () => enriched(contact.id), { timeoutMs: 30_000 });
+    await until('its job finished', async () =>
+      (await jobsOf([contact.id])).every((job) => job.state !== 'queued' && job.state !== 'running') ? true : undefined,
+    );
+    // The Queueable's retry of the same callout (same id, any case), after the queue's own dedupe of a waiting job no longer applies.
+    expect(await send(first)).toEqual({ status: 200, body: { ok: true, queued: 0, duplicates: 1, repeated: true } });
+    expect(await send({ ...first, deliveryId: first.deliveryId.toUpperCase() })).toMatchObject({ status: 200, body: { queued: 0, repeated: true } });
+    expect(await jobsOf([contact.id])).toHaveLength(1);
+    // What stopped it was the delivery id: another callout for the same record is queued.
+    expect(await send(callout('Contact', [contact.id]))).toMatchObject({ status: 200, body: { queued: 1 } });
+    expect(await jobsOf([contact.id])).toHaveLength(2);
+  });
+
+  it('refuses more than 200 ids in one callout (400) and queues none of them', async () => {
+    const contact = await quietContact();
+    const ids = [contact.id, ...Array.from({ length: 200 }, (_, i) => fakeId18(`0033t${String(i).padStart(10, '0')}`))];
+    const reply = await send(callout('Contact', ids));
+    expect(reply).toMatchObject({ status: 400, body: { ok: false, reason: 'invalid_body' } });
+    expect(String(reply.body['message'])).toContain('ids');
+    expect(await jobsOf(ids)).toEqual([]);
+    // 200 is the limit, not 199.
+    expect(await send(callout('Contact', ids.slice(0, 200)))).toMatchObject({ status: 200, body: { queued: 200 } });
+  });
+
+  it('refuses a Lead id under the object Contact (400), and the callout that carries it queues nothing', async () => {
+    const contact = await quietContact();
+    const lead = await fake.createLead({ FirstName: 'Amanda', LastName: 'Taylor', Company: 'Acme' }, { notify: false });
+    const reply = await send(callout('Contact', [contact.id, lead.id]));
+    expect(reply).toMatchObject({ status: 400, body: { ok: false, reason: 'invalid_body' } });
+    expect(String(reply.body['message'])).toContain('key prefix');
+    expect(await jobsOf([contact.id, lead.id])).toEqual([]);
+    expect(await send(callout('Lead', [lead.id]))).toMatchObject({ status: 200, body: { queued: 1 } });
+  });
+
+  it('queues nothing for an installation that does not enrich on create, as outbound messages are not', async () => {
+    const contact = await quietContact();
+    const { installations } = runtime.bridge;
+    await installations.updateSettings(installationId, { enrichOnCreate: false });
+    try {
+      const off = callout('Contact', [contact.id]);
+      expect(await send(off)).toEqual({ status: 200, body: { ok: true, queued: 0, duplicates: 0, skipped: 'enrich_on_create_off' } });
+      expect(await jobsOf([contact.id])).toEqual([]);
+    } finally {
+      await installations.updateSettings(installationId, { enrichOnCreate: true });
+    }
+    expect(await send(callout('Contact', [contact.id]))).toMatchObject({ status: 200, body: { queued: 1 } });
+  });
+});
