@@ -98,6 +98,8 @@ export interface CrmConnector {
    * same value (sameCrmValue).
    */
   holdsWritten?(property: string, current: CrmValue | undefined, written: CrmValue): boolean;
+  /** Whether the record is a person at all (a Salesforce business Account is not); absent: every record is. */
+  isPerson?(object: string, record: CrmRecord): boolean;
   /** The person's privacy request the record carries (read with it); absent or null: none. */
   privacyRequest?(object: string, record: CrmRecord): PrivacyRequest | null;
 }

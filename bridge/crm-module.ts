@@ -31,8 +31,10 @@ export interface CrmModule {
   readonly provider: string;
   /** The CRM's name as people read it (`HubSpot`). */
   readonly name: string;
-  /** The objects it enriches, in the order an installation enables them by default. */
+  /** The objects it can enrich, in the order the console lists them. */
   readonly objects: readonly string[];
+  /** The objects an installation that names none enriches (the connector's defaults); absent: all of `objects`. */
+  readonly defaultObjects?: readonly string[];
   /** Builds an installation's connector (its API client, credentials and pacing). */
   readonly connector: ConnectorFactory;
   /** Told about settled records whose jobs carried a callback id (a waiting workflow). */

@@ -176,6 +176,8 @@ export const SKIP_REASONS = [
   'crm_limit_paused',
   'budget_paused',
   'record_deleted',
+  /** The record is not a person (a Salesforce business Account): left alone. */
+  'not_a_person',
   'object_not_enabled',
   'below_min_confidence',
   /** The record is excluded (Exclude, or the CRM's do-not-enrich checkbox). */

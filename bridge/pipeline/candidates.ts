@@ -4,7 +4,8 @@
 // a CRM user asked for Enrich now), when it has no match key (a name alone never matches, so no unit is
 // spent on it), or when it was enriched within the re-enrichment age with the same normalized input
 // (unless the job is forced). The request's hash is that normalized input, environment included.
-// A record whose person asked, in the CRM itself, to be forgotten (forgetRecords) is skipped as
+// A record that is no person (a business Account) is skipped and left alone. A record whose person
+// asked, in the CRM itself, to be forgotten (forgetRecords) is skipped as
 // suppressed, and one whose person asked not to be processed or profiled is skipped as excluded.
 // Skips that say something an admin can act on (no match key, excluded, undone) are returned to have
 // the record's status property written (skip-status.ts); the others are logged here.
@@ -39,6 +40,11 @@ export async function candidates(
     const record = records.get(work.recordId);
     if (record === undefined) {
       run.log(object, work, 'skipped:record_deleted');
+      run.dispose(work, { kind: 'complete' });
+      continue;
+    }
+    if (connector.isPerson?.(object, record) === false) {
+      run.log(object, work, 'skipped:not_a_person');
       run.dispose(work, { kind: 'complete' });
       continue;
     }

@@ -552,6 +552,8 @@ export class SalesforceApi {
       const conditions: Record<string, null | boolean> = {};
       if (whereNotEnriched) conditions[enrichedAt] = null;
       if (object === 'Lead') conditions['IsConverted'] = false;
+      // Accounts are enriched only where they are people (person-accounts.ts): a business Account is never listed.
+      if (object === 'Account') conditions['IsPersonAccount'] = true;
       const soql = await (await soqlBuilder()).sobject(object).find(conditions, ['Id']).toSOQL();
       // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_asynch.meta/api_asynch/query_create_job.htm
       const { body } = await this.send(`bulk query ${object}`, {

@@ -9,8 +9,8 @@ import type { CrmRecord } from '../../bridge/connector.ts';
 import type { CrmBackfill } from '../../bridge/crm-module.ts';
 import { InstallationError } from '../../bridge/installations.ts';
 import { type BulkIdPage, DEFAULT_ENRICHED_AT_FIELD, SALESFORCE_API_VERSION, SALESFORCE_BATCH_LIMIT, type SalesforceApi, SalesforceApiError } from './api.ts';
-import { SalesforceConnector, isSalesforceObject, salesforceApiFor } from './connector.ts';
-import type { SalesforceObject } from './fields.ts';
+import { SalesforceConnector, type SalesforceEnrichedObject, isSalesforceObject, salesforceApiFor } from './connector.ts';
+import { PERSON_ACCOUNT, personAccountFieldName } from './person-accounts.ts';
 import { SALESFORCE_KEY_PREFIXES, SalesforceIdSchema, recordIdMatchesObject } from './ids.ts';
 
 /**
@@ -58,7 +58,7 @@ export interface Requery {
 export interface SalesforceRecordSourceOptions {
   readonly api: Pick<SalesforceApi, 'bulkQueryIds'>;
   readonly connector: Pick<SalesforceConnector, 'read'>;
-  readonly object: SalesforceObject;
+  readonly object: SalesforceEnrichedObject;
   /** Only records whose enriched-at field is empty, filtered in the bulk query itself. */
   readonly whereNotEnriched: boolean;
   /** Ids per bulk results page (maxRecords); the API's default, 50,000, unless a test says otherwise. */
@@ -171,7 +171,7 @@ export function salesforceRecordSource(options: SalesforceRecordSourceOptions): 
   };
 }
 
-const NOUNS: Readonly<Record<SalesforceObject, string>> = { Contact: 'contacts', Lead: 'leads' };
+const NOUNS: Readonly<Record<SalesforceEnrichedObject, string>> = { Contact: 'contacts', Lead: 'leads', Account: 'person accounts' };
 const WHERE_NOT_ENRICHED = '--where-not-enriched';
 
 /** `enrichbridge backfill salesforce --object Contact|Lead`: an object's records, listed by one bulk query. */
@@ -181,7 +181,9 @@ export function salesforceBackfill(options: { readonly allowAnyHost: boolean }):
     nouns: NOUNS,
     flags: { [WHERE_NOT_ENRICHED]: `only records whose ${DEFAULT_ENRICHED_AT_FIELD} is empty (filtered in the bulk query)` },
     open: ({ installation, installations, object, flags, notice }) => {
-      if (!isSalesforceObject(object)) throw new InstallationError(`a Salesforce backfill reads Contacts or Leads, not ${object}`);
+      if (!isSalesforceObject(object)) throw new InstallationError(`a Salesforce backfill reads Contacts, Leads or person Accounts (Account), not ${object}`);
+      // A person Account shows our Contact field as `__pc`; the bulk query keeps to person Accounts.
+      const enrichedAtField = object === PERSON_ACCOUNT ? personAccountFieldName(DEFAULT_ENRICHED_AT_FIELD) : DEFAULT_ENRICHED_AT_FIELD;
       const whereNotEnriched = flags[WHERE_NOT_ENRICHED] === true;
       const api = salesforceApiFor(installation, installations, { allowAnyHost: options.allowAnyHost });
       const connector = new SalesforceConnector(api, { privacyFlags: false }); // a plan counts; the pipeline reads the flags
@@ -191,6 +193,7 @@ export function salesforceBackfill(options: { readonly allowAnyHost: boolean }):
         connector,
         object,
         whereNotEnriched,
+        enrichedAtField,
         onRequery: ({ jobId, reason }) => {
           requeried = true;
           const why = reason === 'gone' ? 'Salesforce no longer has it' : `it was made with another API version than ${SALESFORCE_API_VERSION}`;
@@ -200,7 +203,7 @@ export function salesforceBackfill(options: { readonly allowAnyHost: boolean }):
       return Promise.resolve({
         connector,
         source,
-        scanned: whereNotEnriched ? `${NOUNS[object]} with an empty ${DEFAULT_ENRICHED_AT_FIELD}` : NOUNS[object],
+        scanned: whereNotEnriched ? `${NOUNS[object]} with an empty ${enrichedAtField}` : NOUNS[object],
         summary: () => {
           const usage = api.apiUsage === null ? '' : ` (the org has used ${api.apiUsage.used} of ${api.apiUsage.max} in 24 h)`;
           return { restarted: requeried, lines: [`  Salesforce API calls:   ${api.calls}${usage}`] };

@@ -1,6 +1,8 @@
-// The Salesforce CrmConnector: Contacts and Leads read and written 200 at a time through the paced
-// REST client, mapped to requests and to `WF_*__c` fields. Each read carries the person's privacy
-// flags (their Individual's; privacy.ts) where the org lets us read them.
+// The Salesforce CrmConnector: Contacts, Leads and person Accounts (person-accounts.ts) read and written
+// 200 at a time through the paced REST client, mapped to requests and to `WF_*__c` fields (`WF_*__pc` on
+// a person Account). Each read carries the person's privacy flags (their Individual's; privacy.ts) where
+// the org lets us read them. Contacts and Leads are enriched by default; person Accounts when an
+// installation names `Account` among its objects.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
 import type { CallOptions, CrmConnector, CrmRecord, FieldValue, PrivacyRequest, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
 import type { Installations } from '../../bridge/installations.ts';
@@ -10,7 +12,6 @@ import { SalesforceTokenSource } from './auth.ts';
 import {
   SALESFORCE_IDENTITY_FIELDS,
   SALESFORCE_OBJECTS,
-  type SalesforceObject,
   formatSalesforceValue,
   readSalesforceValue,
   sameSalesforceValue,
@@ -19,15 +20,36 @@ import {
 } from './fields.ts';
 import { salesforceRecordToRequest } from './mapping.ts';
 import { PRIVACY_FIELDS, individualAccess, isInvalidField, privacyRequestOf } from './privacy.ts';
+import {
+  PERSON_ACCOUNT,
+  PERSON_ACCOUNT_IDENTITY_FIELDS,
+  PERSON_ACCOUNT_PRIVACY_FIELDS,
+  contactFieldName,
+  isPersonAccount,
+  personAccountFieldName,
+  personAccountToRequest,
+} from './person-accounts.ts';
 
 export const SALESFORCE_PROVIDER = 'salesforce';
 
-export function isSalesforceObject(object: string): object is SalesforceObject {
-  return (SALESFORCE_OBJECTS as readonly string[]).includes(object);
+/** The objects the connector enriches: Contacts and Leads (the fields deployed on them), and person Accounts. */
+export const SALESFORCE_ENRICHED_OBJECTS = [...SALESFORCE_OBJECTS, PERSON_ACCOUNT] as const;
+export type SalesforceEnrichedObject = (typeof SALESFORCE_ENRICHED_OBJECTS)[number];
+
+export function isSalesforceObject(object: string): object is SalesforceEnrichedObject {
+  return (SALESFORCE_ENRICHED_OBJECTS as readonly string[]).includes(object);
 }
 
 /** What a read asks for: the identity fields, and ours on that object (the overwrite policy compares them). */
-export function readFields(object: SalesforceObject): string[] {
+export function readFields(object: SalesforceEnrichedObject): string[] {
+  if (object === PERSON_ACCOUNT) {
+    return [
+      ...PERSON_ACCOUNT_IDENTITY_FIELDS,
+      ...salesforceFields()
+        .filter((f) => f.object === 'Contact')
+        .map((f) => personAccountFieldName(f.name)),
+    ];
+  }
   return [
     ...SALESFORCE_IDENTITY_FIELDS[object],
     ...salesforceFields()
@@ -52,18 +74,19 @@ export class SalesforceConnector implements CrmConnector {
     private readonly options: SalesforceReadOptions = {},
   ) {}
 
-  private object(object: string): SalesforceObject {
-    if (!isSalesforceObject(object)) throw new Error(`the Salesforce connector enriches Contacts and Leads, not ${object}`);
+  private object(object: string): SalesforceEnrichedObject {
+    if (!isSalesforceObject(object)) throw new Error(`the Salesforce connector enriches Contacts, Leads and person Accounts, not ${object}`);
     return object;
   }
 
   async read(object: string, ids: readonly string[], options: CallOptions = {}): Promise<Map<string, CrmRecord>> {
     const fields = readFields(this.object(object));
+    const flags = object === PERSON_ACCOUNT ? PERSON_ACCOUNT_PRIVACY_FIELDS : PRIVACY_FIELDS;
     const { installationId, privacyFlags = true } = this.options;
     let found: Map<string, Record<string, CrmValue> | null>;
     if (privacyFlags && (installationId === undefined || individualAccess.readable(installationId))) {
       try {
-        found = await this.api.retrieve(object, ids, [...fields, ...PRIVACY_FIELDS], options);
+        found = await this.api.retrieve(object, ids, [...fields, ...flags], options);
       } catch (error) {
         if (!isInvalidField(error)) throw error;
         // Our own fields read alone: if they fail too, that error is the one to see (metadata not deployed).
@@ -78,7 +101,7 @@ export class SalesforceConnector implements CrmConnector {
       if (fields === null) continue; // deleted, or a Lead converted since: gone
       // An unchecked box reads as empty: Checkbox fields start out false, and the overwrite policy
       // must not take that default for a value someone set.
-      const properties = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, readSalesforceValue(name, value)]));
+      const properties = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, readSalesforceValue(contactFieldName(name), value)]));
       records.set(id, { id, properties });
     }
     return records;
@@ -89,7 +112,13 @@ export class SalesforceConnector implements CrmConnector {
   }
 
   toRequest(object: string, record: CrmRecord): EnrichmentRequest {
-    return salesforceRecordToRequest(this.object(object), record.properties);
+    const known = this.object(object);
+    return known === PERSON_ACCOUNT ? personAccountToRequest(record.properties) : salesforceRecordToRequest(known, record.properties);
+  }
+
+  /** A business Account is not a person: never enriched, never written. */
+  isPerson(object: string, record: CrmRecord): boolean {
+    return object !== PERSON_ACCOUNT || isPersonAccount(record.properties);
   }
 
   /** Salesforce clears a field set to null. */
@@ -97,7 +126,7 @@ export class SalesforceConnector implements CrmConnector {
 
   /** Whether a field still holds what we wrote, as Salesforce reads it back (an unchecked box empty, a DateTime in its own format). */
   holdsWritten(property: string, current: CrmValue | undefined, written: CrmValue): boolean {
-    return sameSalesforceValue(property, current, written);
+    return sameSalesforceValue(contactFieldName(property), current, written);
   }
 
   /** The person's privacy request, from the Individual flags the read carried. */
@@ -105,8 +134,9 @@ export class SalesforceConnector implements CrmConnector {
     return privacyRequestOf(record.properties);
   }
 
-  propertyFor(_object: string, key: string): string | null {
-    return salesforceFieldFor(key);
+  propertyFor(object: string, key: string): string | null {
+    const field = salesforceFieldFor(key);
+    return field !== null && object === PERSON_ACCOUNT ? personAccountFieldName(field) : field;
   }
 
   formatValue(key: string, value: FieldValue): CrmValue {

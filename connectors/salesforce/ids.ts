@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 /** Key prefixes that are the same in every org. */
-export const SALESFORCE_KEY_PREFIXES = { Organization: '00D', Contact: '003', Lead: '00Q' } as const;
+export const SALESFORCE_KEY_PREFIXES = { Organization: '00D', Contact: '003', Lead: '00Q', Account: '001' } as const;
 
 /** A Salesforce id of either length, unanchored: for patterns that find one inside other text. */
 export const SALESFORCE_ID_PATTERN = '[0-9A-Za-z]{15}(?:[0-9A-Za-z]{3})?';
@@ -87,5 +87,6 @@ export const OrganizationIdSchema = salesforceIdSchema(SALESFORCE_KEY_PREFIXES.O
 export function recordIdMatchesObject(object: string, recordId: string): boolean {
   if (object === 'Contact') return recordId.startsWith(SALESFORCE_KEY_PREFIXES.Contact);
   if (object === 'Lead') return recordId.startsWith(SALESFORCE_KEY_PREFIXES.Lead);
+  if (object === 'Account') return recordId.startsWith(SALESFORCE_KEY_PREFIXES.Account);
   return true;
 }

@@ -3,7 +3,7 @@ import type { CrmModule } from '../../bridge/crm-module.ts';
 import { salesforceBackfill } from './backfill.ts';
 import { salesforceCommands } from './cli.ts';
 import { salesforceConsoleSignIn } from './console-signin.ts';
-import { SALESFORCE_PROVIDER, salesforceApiFor, salesforceConnectorFactory } from './connector.ts';
+import { SALESFORCE_ENRICHED_OBJECTS, SALESFORCE_PROVIDER, salesforceApiFor, salesforceConnectorFactory } from './connector.ts';
 import { CrmError } from '../../bridge/connector.ts';
 import { PRIVACY_SWEEP_EVERY_MS, SALESFORCE_PRIVACY_JOB, individualAccess, isInvalidField, privacySweepJob, sweepForgetRequests } from './privacy.ts';
 import { SALESFORCE_OBJECTS, salesforceFieldFor } from './fields.ts';
@@ -27,7 +27,9 @@ export function salesforceModule(settings: SalesforceModuleSettings = {}): CrmMo
   return {
     provider: SALESFORCE_PROVIDER,
     name: 'Salesforce',
-    objects: SALESFORCE_OBJECTS,
+    // Person Accounts (Account) only where an installation names them: an org without them has no IsPersonAccount.
+    objects: SALESFORCE_ENRICHED_OBJECTS,
+    defaultObjects: SALESFORCE_OBJECTS,
     connector: salesforceConnectorFactory({ allowAnyHost: app.allowAnyHost }),
     routes: (context) => salesforceRoutes(app, outbound, context),
     commands: (context) => salesforceCommands(app, context),

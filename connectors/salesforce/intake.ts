@@ -19,6 +19,7 @@ import type { Installations } from '../../bridge/installations.ts';
 import type { Installation } from '../../bridge/model.ts';
 import type { PipelineStore } from '../../bridge/store.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
+import { SALESFORCE_OBJECTS } from './fields.ts';
 import { parseEvents, parseTriggerCallout, verifyEvents } from './events.ts';
 import { installationForRecordCredential } from './record-routes.ts';
 import { toSalesforceId18 } from './ids.ts';
@@ -62,6 +63,11 @@ const fault = (message: string, code: 'Client' | 'Server' = 'Client', refused?: 
   soap(SOAP_FAULT_HTTP_STATUS, soapFault(message, code), refused);
 const json = (status: number, value: unknown): IntakeAnswer => ({ status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) });
 
+/** Whether the installation enriches the object: the ones it names, or Contacts and Leads when it names none. */
+function enrichedBy(installation: Installation, object: string): boolean {
+  return (installation.settings.objects.length > 0 ? installation.settings.objects : (SALESFORCE_OBJECTS as readonly string[])).includes(object);
+}
+
 async function installationOf(store: PipelineStore, orgId: string): Promise<Installation | undefined> {
   const canonical = toSalesforceId18(orgId);
   return canonical === null ? undefined : store.findInstallationByAccount(SALESFORCE_PROVIDER, canonical);
@@ -100,7 +106,8 @@ export async function acceptOutboundMessage(body: Buffer, secret: string | undef
       const jobs: NewJob[] = [];
       for (const notification of message.notifications) {
         if (!fresh.has(outboundMessageDedupeKey(message.organizationId, notification.id))) continue;
-        if (!isSalesforceObject(notification.object)) continue;
+        // Only what the installation enriches: person Accounts where it names Account.
+        if (!isSalesforceObject(notification.object) || !enrichedBy(installation, notification.object)) continue;
         jobs.push(enrichJob(installation.id, { object: notification.object, recordId: notification.recordId, trigger: 'create' }));
       }
       // Queued before remembered: a crash between the two means a redelivery queues again (harmless).

@@ -37,8 +37,10 @@ const OVERLAP_MS = 10 * 60_000;
 
 /** The privacy request a record read with PRIVACY_FIELDS carries. */
 export function privacyRequestOf(properties: Readonly<Record<string, CrmValue>>): PrivacyRequest | null {
-  if (checked(properties['Individual.ShouldForget'])) return 'forget';
-  if (checked(properties['Individual.HasOptedOutProcessing']) || checked(properties['Individual.HasOptedOutProfiling'])) return 'do_not_process';
+  // A Contact's or Lead's Individual, or a person Account's (PersonIndividual).
+  const flag = (name: string) => checked(properties[`Individual.${name}`]) || checked(properties[`PersonIndividual.${name}`]);
+  if (flag('ShouldForget')) return 'forget';
+  if (flag('HasOptedOutProcessing') || flag('HasOptedOutProfiling')) return 'do_not_process';
   return null;
 }
 

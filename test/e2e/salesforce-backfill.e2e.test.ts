@@ -205,9 +205,9 @@ describe('enrichbridge backfill salesforce', () => {
 
   it('refuses an object it does not enrich, before any call', async () => {
     const { id, fake, fail } = await setUp('sandbox');
-    const refused = await fail(['backfill', 'salesforce', id, '--object', 'Account', '--dry-run']);
+    const refused = await fail(['backfill', 'salesforce', id, '--object', 'Opportunity', '--dry-run']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("option '--object <object>' argument 'Account' is invalid. Allowed choices are Contact, Lead.");
+    expect(refused.stderr).toContain("option '--object <object>' argument 'Opportunity' is invalid. Allowed choices are Contact, Lead, Account.");
     expect(fake.requests).toEqual([]);
   });
 });

@@ -307,6 +307,17 @@ describe('planning a Salesforce backfill from a Bulk API 2.0 query', () => {
     }
   });
 
+  it('a bulk query of Accounts lists person Accounts only, by their __pc enriched-at field', async () => {
+    const soql = 'SELECT Id FROM Account WHERE WF_Enriched_At__pc = null AND IsPersonAccount = true';
+    const sf = nock(INSTANCE, { reqheaders: OURS });
+    expectCreate(sf, soql);
+    expectPolls(sf, ['JobComplete']);
+    expectResults(sf, { locator: null, ids: [], next: null }, 50_000);
+    const pages = apiWith().api.bulkQueryIds('Account', true, { enrichedAtField: 'WF_Enriched_At__pc' });
+    expect((await pages.next()).value).toMatchObject({ jobId: JOB, ids: [] });
+    sf.done();
+  });
+
   it('--where-not-enriched filters in the bulk query, with SOQL from jsforce’s builder for both objects; a Contact page is read with one SOQL call', async () => {
     const h = await pipeline();
     const installation = await h.install();

@@ -653,7 +653,7 @@ describe('POST /webhooks/salesforce/outbound-message: what it acknowledges witho
     expect(recordIdsOf(await jobsTable(rig.runtime))).toEqual([CONTACT_RECORD]);
   });
 
-  it('skips an sObject other than Contact or Lead and queues the rest of the message', async () => {
+  it('skips an sObject the installation does not enrich (an Account, where it names none) and queues the rest of the message', async () => {
     const rig = await startRig();
     await install(rig.runtime);
     const account: Note = { id: id18('04l8a00000Bq7Ac'), object: 'Account', recordId: id18('0018a00000Ab1Cd') };

@@ -145,6 +145,11 @@ export interface FakeSalesforceOptions {
    * Individual relationship; off, a query naming them fails with INVALID_FIELD, as in an org without it.
    */
   readonly dataProtection?: boolean;
+  /**
+   * Whether the org has Person Accounts (default off): Account then has IsPersonAccount, the person's
+   * fields (PersonEmail, PersonMailing*, …), PersonIndividualId, and every deployed Contact field as `__pc`.
+   */
+  readonly personAccounts?: boolean;
   /** The External Client App's consumer key (and secret, if it requires one) the token endpoint accepts; default: any. */
   readonly clientId?: string;
   readonly clientSecret?: string;
@@ -179,6 +184,8 @@ export interface FakeSalesforce {
   addUser(username: string, permissions?: { modifyAllData?: boolean; customizeApplication?: boolean }): FakeSalesforceUser;
   setOutboundUrl(url: string | null): void;
   createAccount(name: string): FakeRecord;
+  /** A person Account (the org needs `personAccounts: true`): its Name is First Last, as Salesforce makes it. */
+  createPersonAccount(fields: Record<string, FakeValue>): FakeRecord;
   createContact(fields: Record<string, FakeValue>, options?: CreateOptions): Promise<FakeRecord>;
   createLead(fields: Record<string, FakeValue>, options?: CreateOptions): Promise<FakeRecord>;
   /** Many records of one object; the flow's messages carry up to 100 notifications each. */
@@ -344,6 +351,27 @@ export function deployedFields(object: 'Contact' | 'Lead'): FakeField[] {
       }
       return base;
     });
+}
+
+/**
+ * A person Account's own fields (Person Accounts enabled), and the Contact's custom fields as `__pc`.
+ * Docs: https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_account.htm
+ */
+function personAccountFields(dataProtection: boolean): FakeField[] {
+  return [
+    readOnly('IsPersonAccount', 'Checkbox'),
+    text('FirstName', 40),
+    text('LastName', 80),
+    text('PersonEmail', 80, 'Email'),
+    text('Phone', 40, 'Phone'),
+    text('PersonMobilePhone', 40, 'Phone'),
+    text('PersonMailingStreet', 255, 'TextArea'),
+    text('PersonMailingCity', 40),
+    text('PersonMailingState', 80),
+    text('PersonMailingPostalCode', 20),
+    ...(dataProtection ? [reference('PersonIndividualId', 'Individual', 'PersonIndividual')] : []),
+    ...deployedFields('Contact').map((f) => ({ ...f, name: f.name.replace(/__c$/, '__pc') })),
+  ];
 }
 
 const WorkflowSchema = z.object({ Workflow: z.object({ outboundMessages: z.array(z.object({ fields: z.array(z.string()) })).min(1) }) });
@@ -574,7 +602,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     if (object === 'Individual' && !dataProtection) continue;
     const custom = object === 'Contact' || object === 'Lead' ? deployedFields(object) : [];
     const standard = STANDARD_FIELDS[object].filter((f) => dataProtection || f.references !== 'Individual');
-    schema.set(object, new Map([...standard, ...custom].map((f) => [f.name.toLowerCase(), f])));
+    const person = object === 'Account' && options.personAccounts === true ? personAccountFields(dataProtection) : [];
+    schema.set(object, new Map([...standard, ...custom, ...person].map((f) => [f.name.toLowerCase(), f])));
   }
   const outboundFields = { Contact: outboundMessageFields('Contact'), Lead: outboundMessageFields('Lead') };
 
@@ -867,6 +896,14 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       else if (record.object === 'Lead' && record.fields['IsConverted'] === true)
         errors.push({ statusCode: 'CANNOT_UPDATE_CONVERTED_LEAD', message: 'cannot reference converted lead', fields: [] });
       for (const [, value] of values) if (isSaveError(value)) errors.push(value);
+      // A person Account's Name is Salesforce's (First Last); its __pc fields are a business Account's to leave empty.
+      const personal = record?.object === 'Account' && record.fields['IsPersonAccount'] === true;
+      for (const [field] of values) {
+        if (personal && field.name === 'Name')
+          errors.push({ statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', message: 'Unable to create/update fields: Name.', fields: ['Name'] });
+        if (record?.object === 'Account' && !personal && field.name.endsWith('__pc'))
+          errors.push({ statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', message: `Unable to create/update fields: ${field.name}.`, fields: [field.name] });
+      }
       return { record, errors };
     });
     const rollBack = parsed.data.allOrNone === true && results.some((r) => r.errors.length > 0);
@@ -1206,12 +1243,21 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       outboundUrl = next;
     },
     createAccount: (name) => insert('Account', { Name: name }),
+    createPersonAccount(fields) {
+      if (fieldOf('Account', 'IsPersonAccount') === undefined) throw new Error('this fake org has no Person Accounts (personAccounts: true)');
+      const created = insert('Account', { ...fields, IsPersonAccount: true });
+      created.fields['Name'] = [created.fields['FirstName'], created.fields['LastName']].filter((v) => typeof v === 'string').join(' ');
+      return created;
+    },
     setIndividual(recordId, values) {
       const person = record(recordId);
       if (!schema.has('Individual')) throw new Error('this fake org has no Data Protection and Privacy (dataProtection: false)');
-      const linked = typeof person.fields['IndividualId'] === 'string' ? find(person.fields['IndividualId'], 'Individual') : undefined;
+      // A person Account points to its Individual through PersonIndividualId.
+      const lookup = person.object === 'Account' ? 'PersonIndividualId' : 'IndividualId';
+      const current = person.fields[lookup];
+      const linked = typeof current === 'string' ? find(current, 'Individual') : undefined;
       const individual = linked ?? insert('Individual', { FirstName: person.fields['FirstName'] ?? null, LastName: person.fields['LastName'] ?? null });
-      person.fields['IndividualId'] = individual.id;
+      person.fields[lookup] = individual.id;
       for (const [name, value] of Object.entries(values)) {
         const field = fieldOf('Individual', name);
         if (field === undefined) throw new Error(`Individual has no field ${name}`);

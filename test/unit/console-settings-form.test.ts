@@ -34,3 +34,13 @@ describe("the settings form's share of the org's API allowance", () => {
     }
   });
 });
+
+describe("the settings form's objects", () => {
+  it("stores the CRM's default objects (Contact, Lead) as none, and person Accounts when ticked", () => {
+    expect(readSettingsForm(form({}), salesforceModule(), current)).toMatchObject({ ok: true, settings: { objects: [] } });
+    expect(readSettingsForm(form({ objects: ['Contact', 'Lead', 'Account'] }), salesforceModule(), current)).toMatchObject({
+      ok: true,
+      settings: { objects: ['Contact', 'Lead', 'Account'] },
+    });
+  });
+});

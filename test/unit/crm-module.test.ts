@@ -13,7 +13,8 @@ describe('CRM modules', () => {
     expect(registry.providers().sort()).toEqual(['hubspot', 'salesforce']);
     expect([...registry.jobHandlers.keys()].sort()).toEqual(['hubspot-callback', 'hubspot.events', 'hubspot.journal', 'salesforce.privacy']);
     expect(hubspotModule().objects).toEqual(['contact']);
-    expect(salesforceModule().objects).toEqual(['Contact', 'Lead']);
+    expect(salesforceModule().objects).toEqual(['Contact', 'Lead', 'Account']);
+    expect(salesforceModule().defaultObjects).toEqual(['Contact', 'Lead']);
   });
 
   it('two modules may not share a provider or a job kind', () => {

@@ -63,6 +63,8 @@ export const SettingsFormSchema = z.object({
 
 export type { FieldErrors };
 
+const sameObjects = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((object) => b.includes(object));
+
 /** The settings the form asks for, or the message for each field that is wrong. */
 export function readSettingsForm(
   body: unknown,
@@ -94,8 +96,8 @@ export function readSettingsForm(
       overwriteMode: form.overwriteMode,
       reenrichAfterDays: form.reenrichAfterDays,
       minConfidence: Number(form.minConfidence),
-      // All of the CRM's objects is its default: stored as none, so a new object later is included.
-      objects: objects.length === known.size ? [] : objects,
+      // The CRM's default objects are stored as none, so a new default object later is included.
+      objects: sameObjects(objects, module?.defaultObjects ?? module?.objects ?? []) ? [] : objects,
       excludedFields: [...kept, ...catalogue.filter((key) => !chosen.has(key))],
     },
   };
@@ -141,7 +143,7 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
   const csrf = chrome.session?.csrf ?? '';
   const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
   const excluded = new Set(values.excludedFields);
-  const objectsChosen = new Set(values.objects.length === 0 ? (module?.objects ?? []) : values.objects);
+  const objectsChosen = new Set(values.objects.length === 0 ? (module?.defaultObjects ?? module?.objects ?? []) : values.objects);
   const fieldset = (group: 'household' | 'career', legend: string) => (
     <fieldset>
       <legend>{legend}</legend>

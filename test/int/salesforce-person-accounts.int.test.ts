@@ -1,0 +1,133 @@
+// Person Accounts (connectors/salesforce/person-accounts.ts), on the server's runtime with a worker against
+// the stateful fake org with Person Accounts on: a person Account is enriched through the Contact fields'
+// `__pc` names and its Name is never written; a business Account is left alone; a person Account's
+// Individual is honoured; and an installation that does not name Account enriches none.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../core/accounts/admin.ts';
+import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
+import type { Worker } from '../../bridge/worker.ts';
+import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/logger.ts';
+import { type Runtime, openRuntime, startWorker } from '../../server/runtime.ts';
+import { type FakeRecord, type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { tempDir } from '../support/harness.ts';
+import { until } from '../support/processes.ts';
+import { persona } from '../support/requests.ts';
+import type { Persona } from '../../core/sandbox/personas.ts';
+
+const logger = createLogger('silent');
+
+let fake: FakeSalesforce;
+let runtime: Runtime;
+let worker: Worker;
+let dataDir: string;
+/** Names Account among its objects. */
+let withAccounts: string;
+/** Names none: the connector's defaults, Contacts and Leads. */
+let byDefault: string;
+
+beforeAll(async () => {
+  fake = await startFakeSalesforce({ personAccounts: true });
+  dataDir = tempDir('enrichbridge-salesforce-person-');
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
+  runtime = await openRuntime(config, logger);
+  worker = startWorker(runtime, logger, 2);
+  await createAccount(runtime.opened.store, 'people', { careerIntelligence: true });
+  const connect = async (externalAccountId: string, objects: string[]) => {
+    const installation = await runtime.bridge.installations.create({
+      provider: SALESFORCE_PROVIDER,
+      externalAccountId,
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: 'people' },
+      crmCredentials: {
+        kind: 'static',
+        instanceUrl: fake.url,
+        accessToken: fake.accessToken,
+        refreshToken: null,
+        issuedAt: null,
+        expiresAt: null,
+        clientId: null,
+        clientSecret: null,
+        loginUrl: 'https://test.salesforce.com',
+        orgId: externalAccountId,
+        userId: null,
+        jwt: null,
+      },
+    });
+    await runtime.bridge.installations.updateSettings(installation.id, { objects });
+    return installation.id;
+  };
+  withAccounts = await connect(fake.orgId, ['Contact', 'Lead', 'Account']);
+  byDefault = await connect('00D000000000002AAA', []);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await runtime?.close();
+  await fake?.close();
+  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const personFields = (p: Persona) => ({
+  FirstName: p.first_name,
+  LastName: p.last_name,
+  PersonEmail: p.email,
+  Phone: p.phone,
+  PersonMailingStreet: p.address,
+  PersonMailingCity: p.city,
+  PersonMailingState: p.state,
+  PersonMailingPostalCode: p.zipcode,
+});
+
+async function enrichAccount(installationId: string, account: FakeRecord): Promise<string[]> {
+  await runtime.opened.queue.enqueueMany([enrichJob(installationId, { object: 'Account', recordId: account.id, trigger: 'manual' })]);
+  worker.wake();
+  await until(
+    'the job settled',
+    async () => ((await runtime.opened.queue.findPending([enrichDedupeKey(installationId, 'Account', account.id)])) === undefined ? true : undefined),
+    { timeoutMs: 30_000 },
+  );
+  return (await runtime.bridge.pipelineStore.listLog({ installationId, recordId: account.id })).map((e) => e.outcome);
+}
+
+describe('person Accounts', () => {
+  it('a person Account is enriched through the __pc fields, and its Name is never written', async () => {
+    const amanda = persona('Amanda Taylor');
+    const account = fake.createPersonAccount(personFields(amanda));
+    expect(await enrichAccount(withAccounts, account)).toEqual(['enriched']);
+    const fields = fake.record(account.id).fields;
+    expect(fields).toMatchObject({
+      WF_Enrichment_Status__pc: 'enriched',
+      WF_HH_Net_Worth__pc: amanda.household?.net_worth,
+      WF_Career_Job_Title__pc: amanda.career?.job_title,
+      Name: 'Amanda Taylor',
+    });
+    const sent = fake.updatesOf(account.id).flatMap((u) => Object.keys(u.fields));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((name) => !name.endsWith('__pc'))).toEqual([]);
+  });
+
+  it('a business Account is left alone: skipped:not_a_person, nothing written', async () => {
+    const business = fake.createAccount('Magnolia Crossing Logistics');
+    expect(await enrichAccount(withAccounts, business)).toEqual(['skipped:not_a_person']);
+    expect(fake.updatesOf(business.id)).toEqual([]);
+  });
+
+  it('a person Account whose PersonIndividual says Forget this Individual is forgotten, not enriched', async () => {
+    const daniel = persona('Daniel Garcia');
+    const account = fake.createPersonAccount(personFields(daniel));
+    fake.setIndividual(account.id, { ShouldForget: true });
+    await enrichAccount(withAccounts, account);
+    expect(fake.updatesOf(account.id)).toEqual([]);
+    const read = fake.requests.map((r) => r.query['q'] ?? '').find((q) => q.includes(account.id));
+    expect(read).toMatch(/^SELECT Id, IsPersonAccount, FirstName, .*PersonIndividual\.ShouldForget.* FROM Account WHERE Id IN/);
+  });
+
+  it('an installation that does not name Account enriches no Account: skipped:object_not_enabled', async () => {
+    const account = fake.createPersonAccount(personFields(persona('Robert Smith')));
+    expect(await enrichAccount(byDefault, account)).toEqual(['skipped:object_not_enabled']);
+    expect(fake.updatesOf(account.id)).toEqual([]);
+  });
+});
