@@ -213,9 +213,8 @@ export interface SalesforceAnswer {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** The Individual's "Forget this Individual", and when it last changed, as a Contact or Lead reaches them. */
-const FORGET_FIELD = 'Individual.ShouldForget';
-const CHANGED_FIELD = 'Individual.LastModifiedDate';
+/** The Individual as a Contact or Lead (Individual) or a person Account (PersonIndividual) reaches it. */
+const individualOf = (object: string) => (object === 'Account' ? 'PersonIndividual' : 'Individual');
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -469,21 +468,22 @@ export class SalesforceApi {
   ): AsyncGenerator<{ readonly id: string; readonly fields: Record<string, CrmValue>; readonly changedAt: string | null }[]> {
     checkNames(object, [], fields);
     const { SfDate } = await loadJsforce();
-    const conditions: Record<string, unknown> = { [FORGET_FIELD]: true };
-    if (since !== null) conditions[CHANGED_FIELD] = { $gte: SfDate.toDateTimeLiteral(since) };
-    const selected = [...new Set(['Id', CHANGED_FIELD, ...fields])];
+    const changedField = `${individualOf(object)}.LastModifiedDate`;
+    const conditions: Record<string, unknown> = { [`${individualOf(object)}.ShouldForget`]: true };
+    if (since !== null) conditions[changedField] = { $gte: SfDate.toDateTimeLiteral(since) };
+    const selected = [...new Set(['Id', changedField, ...fields])];
     const soql = await (
       await soqlBuilder()
     )
       .sobject(object)
       .find(conditions, selected)
-      .sort({ [CHANGED_FIELD]: 1 })
+      .sort({ [changedField]: 1 })
       .toSOQL();
     for await (const records of this.queryPages(object, soql, options)) {
       yield records.flatMap((record) => {
         const id = typeof record['Id'] === 'string' ? toSalesforceId18(record['Id']) : null;
         if (id === null) return [];
-        const changedAt = pick(record, [CHANGED_FIELD])[CHANGED_FIELD];
+        const changedAt = pick(record, [changedField])[changedField];
         return [{ id, fields: pick(record, fields), changedAt: typeof changedAt === 'string' ? changedAt : null }];
       });
     }

@@ -22,6 +22,7 @@ import type { ForgottenRecords } from '../../bridge/person-erasure.ts';
 import { checked } from '../../bridge/record-controls.ts';
 import { type SalesforceApi, SalesforceApiError } from './api.ts';
 import { SALESFORCE_IDENTITY_FIELDS, SALESFORCE_OBJECTS, type SalesforceObject, readSalesforceValue } from './fields.ts';
+import { PERSON_ACCOUNT, PERSON_ACCOUNT_IDENTITY_FIELDS, contactFieldName } from './person-accounts.ts';
 
 /** Read with every record: the Individual's flags, through the IndividualId lookup. */
 export const PRIVACY_FIELDS = ['Individual.ShouldForget', 'Individual.HasOptedOutProcessing', 'Individual.HasOptedOutProfiling'] as const;
@@ -95,11 +96,17 @@ export interface PrivacySweep {
   readonly unavailable: boolean;
 }
 
-/** The installation's objects the sweep reads: those it enriches that are Contacts or Leads. */
-function sweptObjects(installation: Installation): SalesforceObject[] {
-  const named = installation.settings.objects.filter((o): o is SalesforceObject => (SALESFORCE_OBJECTS as readonly string[]).includes(o));
+type SweptObject = SalesforceObject | typeof PERSON_ACCOUNT;
+
+/** The installation's objects the sweep reads: those it enriches (Contacts and Leads when it names none; person Accounts where it names Account). */
+function sweptObjects(installation: Installation): SweptObject[] {
+  const known: readonly string[] = [...SALESFORCE_OBJECTS, PERSON_ACCOUNT];
+  const named = installation.settings.objects.filter((o): o is SweptObject => known.includes(o));
   return installation.settings.objects.length === 0 ? [...SALESFORCE_OBJECTS] : named;
 }
+
+const identityFields = (object: SweptObject): readonly string[] =>
+  object === PERSON_ACCOUNT ? PERSON_ACCOUNT_IDENTITY_FIELDS : SALESFORCE_IDENTITY_FIELDS[object];
 
 /**
  * Forgets the records of the installation whose Individual was flagged "Forget this Individual" since the
@@ -120,10 +127,10 @@ export async function sweepForgetRequests(installation: Installation, deps: Priv
     let pages = 0;
     let complete = true;
     try {
-      for await (const page of deps.api.forgetRequests(object, SALESFORCE_IDENTITY_FIELDS[object], since)) {
+      for await (const page of deps.api.forgetRequests(object, identityFields(object), since)) {
         const records = page.map(({ id, fields }) => ({
           id,
-          properties: Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, readSalesforceValue(name, value)])),
+          properties: Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, readSalesforceValue(contactFieldName(name), value)])),
         }));
         const done = await deps.forget(object, records);
         read += records.length;

@@ -8,6 +8,7 @@ import { createAccount } from '../../core/accounts/admin.ts';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { Worker } from '../../bridge/worker.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
+import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { type Runtime, openRuntime, startWorker } from '../../server/runtime.ts';
@@ -123,6 +124,24 @@ describe('person Accounts', () => {
     expect(fake.updatesOf(account.id)).toEqual([]);
     const read = fake.requests.map((r) => r.query['q'] ?? '').find((q) => q.includes(account.id));
     expect(read).toMatch(/^SELECT Id, IsPersonAccount, FirstName, .*PersonIndividual\.ShouldForget.* FROM Account WHERE Id IN/);
+  });
+
+  it('the privacy sweep forgets a person Account enriched before its PersonIndividual said Forget this Individual: its __pc fields blanked', async () => {
+    const jennifer = persona('Jennifer Davis');
+    const account = fake.createPersonAccount(personFields(jennifer));
+    expect(await enrichAccount(withAccounts, account)).toEqual(['enriched']);
+    fake.setIndividual(account.id, { ShouldForget: true });
+    const job = privacySweepJob(withAccounts);
+    await runtime.opened.queue.enqueueMany([job]);
+    worker.wake();
+    await until('the sweep done', async () => ((await runtime.opened.queue.findPending([job.dedupeKey ?? ''])) === undefined ? true : undefined), {
+      timeoutMs: 30_000,
+    });
+    const ours = Object.entries(fake.record(account.id).fields).filter(([name, value]) => name.endsWith('__pc') && value !== null && value !== false);
+    expect(ours).toEqual([]);
+    expect(await runtime.bridge.pipelineStore.recordStates(withAccounts, 'Account', [account.id])).toEqual(new Map());
+    const sweep = fake.requests.map((r) => r.query['q'] ?? '').find((q) => q.includes(' FROM Account WHERE PersonIndividual.ShouldForget = true'));
+    expect(sweep).toMatch(/^SELECT Id, PersonIndividual\.LastModifiedDate, IsPersonAccount, /);
   });
 
   it('an installation that does not name Account enriches no Account: skipped:object_not_enabled', async () => {

@@ -593,7 +593,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   const soapHost = options.soapHost ?? 'https://enrichbridge-fake.my.salesforce.com';
   const pageSize = options.queryPageSize ?? 2000;
   const triggerOn = options.triggerOn ?? 'create';
-  const actionIds: Record<'Contact' | 'Lead', string> = { Contact: newId('04k'), Lead: newId('04k') };
+  const actionIds: Record<'Contact' | 'Lead' | 'Account', string> = { Contact: newId('04k'), Lead: newId('04k'), Account: newId('04k') };
   let outboundUrl = options.outboundUrl ?? null;
 
   const schema = new Map<FakeObject, Map<string, FakeField>>();
@@ -605,7 +605,22 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     const person = object === 'Account' && options.personAccounts === true ? personAccountFields(dataProtection) : [];
     schema.set(object, new Map([...standard, ...custom, ...person].map((f) => [f.name.toLowerCase(), f])));
   }
-  const outboundFields = { Contact: outboundMessageFields('Contact'), Lead: outboundMessageFields('Lead') };
+  // An admin's own flow on person Accounts (none is deployed): the person's fields, as the connector reads them.
+  const outboundFields = {
+    Contact: outboundMessageFields('Contact'),
+    Lead: outboundMessageFields('Lead'),
+    Account: [
+      'Id',
+      'FirstName',
+      'LastName',
+      'PersonEmail',
+      'Phone',
+      'PersonMailingStreet',
+      'PersonMailingCity',
+      'PersonMailingState',
+      'PersonMailingPostalCode',
+    ],
+  };
 
   const records = new Map<string, FakeRecord>();
   const requests: FakeSalesforceRequest[] = [];
@@ -1085,8 +1100,9 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   function envelope(list: readonly FakeRecord[], overrides: { organizationId?: string; notificationIds?: readonly string[] } = {}) {
     if (list.length === 0 || list.length > 100) throw new Error(`an outbound message carries 1 to 100 notifications, not ${list.length}`);
     const object = list[0]?.object;
-    if (object === undefined || (object !== 'Contact' && object !== 'Lead') || list.some((r) => r.object !== object))
-      throw new Error('one outbound message is for Contacts or for Leads');
+    const personal = (r: FakeRecord) => r.object === 'Account' && r.fields['IsPersonAccount'] === true;
+    if (object === undefined || object === 'Individual' || (object === 'Account' && !list.every(personal)) || list.some((r) => r.object !== object))
+      throw new Error('one outbound message is for Contacts, for Leads or for person Accounts');
     const org = overrides.organizationId ?? orgId;
     const notifications = list.map((record, i) => ({ id: overrides.notificationIds?.[i] ?? newId('04l'), object, recordId: record.id }));
     // Id first, then the others in alphabetical order, as Salesforce writes them.
