@@ -2,6 +2,7 @@
 // Secrets (the enrichment token, the CRM's credentials) are sealed with the SecretBox before they touch
 // the database, and bound to the installation's id so a sealed value cannot be moved to another row.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { issueToken, requireAccount } from '../core/accounts/admin.ts';
 import type { Environment } from '../core/accounts/model.ts';
 import { type SecretBox, SecretBoxError } from '../core/secrets/secret-box.ts';
@@ -15,7 +16,7 @@ import {
   InstallationSettingsSchema,
   SPECIAL_CATEGORY_FIELDS,
 } from './model.ts';
-import type { PipelineStore } from './store.ts';
+import { DuplicateInstallationError, type PipelineStore } from './store.ts';
 
 export class InstallationError extends Error {
   constructor(message: string) {
@@ -89,6 +90,59 @@ export function checkRemoteUrl(raw: string): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InstallationError('remote URL must be http or https');
   if (url.username !== '' || url.password !== '') throw new InstallationError('remote URL must not carry credentials; pass the token separately');
   return url.toString();
+}
+
+/**
+ * What the operator reads (`installations show`, the console's overview) when messages come from another
+ * account on the installation's CRM host: a refreshed sandbox's new org id, and the command that moves the
+ * installation to it. Null when nothing is marked.
+ */
+export function orgChangeNotice(installation: Installation): string | null {
+  const change = installation.orgChange;
+  if (change === undefined || change === null) return null;
+  return `org changed (sandbox refreshed?): messages from org ${change.externalAccountId} since ${change.since}; run \`enrichbridge ${installation.provider} reconnect ${installation.id}\``;
+}
+
+/**
+ * The console's Reconnect (an operator's) hands a CRM's routes a sealed grant naming the installation, at
+ * this path with `?grant=`: the CRM's route turns it into its own OAuth link, so the console names no CRM.
+ */
+export function reconnectRoute(provider: string): string {
+  return `/oauth/${encodeURIComponent(provider)}/reconnect`;
+}
+
+/** As long as an install link: the operator may send it to the CRM's admin. */
+export const RECONNECT_GRANT_TTL_MS = 7 * 24 * 3600_000;
+const RECONNECT_GRANT_CONTEXT = 'installation-reconnect';
+const ReconnectGrantSchema = z.object({
+  purpose: z.literal('installation-reconnect'),
+  installationId: z.string().min(1).max(100),
+  expiresAt: z.number().int(),
+});
+
+/** A reconnect grant: sealed with the data folder's key (neither readable nor forgeable), expiring. */
+export function sealReconnectGrant(box: SecretBox, installationId: string, now: Date = new Date()): string {
+  const grant: z.infer<typeof ReconnectGrantSchema> = { purpose: 'installation-reconnect', installationId, expiresAt: now.getTime() + RECONNECT_GRANT_TTL_MS };
+  return box.seal(JSON.stringify(grant), RECONNECT_GRANT_CONTEXT);
+}
+
+/** The installation a grant names; null when it is not ours, altered, or expired. */
+export function openReconnectGrant(box: SecretBox, sealed: string, now: Date = new Date()): string | null {
+  let text: string;
+  try {
+    text = box.open(sealed, RECONNECT_GRANT_CONTEXT);
+  } catch (error) {
+    if (error instanceof SecretBoxError) return null;
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const grant = ReconnectGrantSchema.safeParse(value);
+  return grant.success && grant.data.expiresAt > now.getTime() ? grant.data.installationId : null;
 }
 
 export class Installations {
@@ -208,6 +262,45 @@ export class Installations {
       return await work();
     } finally {
       await this.pipeline.releaseLease(key, owner);
+    }
+  }
+
+  /**
+   * Marks the installation: messages arrive from `externalAccountId` on its CRM host (a refreshed Salesforce
+   * sandbox's new org id), first seen at `at`. The same account marked again keeps its first time, so the mark
+   * says since when; another one replaces it (refreshed again). True when the mark is new or changed.
+   */
+  async markOrgChanged(id: string, externalAccountId: string, at: Date): Promise<boolean> {
+    const installation = await this.require(id);
+    if (installation.externalAccountId === externalAccountId) return false;
+    if (installation.orgChange?.externalAccountId === externalAccountId) return false;
+    await this.pipeline.updateInstallation(id, { orgChange: { externalAccountId, since: at.toISOString() } });
+    return true;
+  }
+
+  /**
+   * Moves the installation to another account of its CRM (a refreshed sandbox's new org id) with the new
+   * CRM credentials, in one update: its settings, the other secrets (webhook, outbound and record secrets,
+   * the enrichment token), status, log and record states stay; the org-changed mark is cleared. Refused
+   * when another installation has that account (two installations never share one).
+   */
+  async moveToAccount(id: string, change: { readonly externalAccountId: string; readonly crmCredentials: Record<string, unknown> }): Promise<Installation> {
+    const installation = await this.require(id);
+    const other = await this.pipeline.findInstallationByAccount(installation.provider, change.externalAccountId);
+    if (other !== undefined && other.id !== id) {
+      throw new InstallationError(`${installation.provider} account ${change.externalAccountId} is already connected as ${other.id}; disconnect it first`);
+    }
+    const current = await this.secrets(id);
+    const sealed = this.box.seal(JSON.stringify({ ...current, crm: change.crmCredentials }), secretsContext(id));
+    try {
+      const moved = await this.pipeline.updateInstallation(id, { externalAccountId: change.externalAccountId, sealedSecrets: sealed, orgChange: null });
+      if (moved === undefined) throw new InstallationError(`no installation ${id}`);
+      return moved;
+    } catch (error) {
+      // Another installation took the account between the check and the update.
+      if (error instanceof DuplicateInstallationError)
+        throw new InstallationError(`${installation.provider} account ${change.externalAccountId} is already connected`);
+      throw error;
     }
   }
 

@@ -87,8 +87,19 @@ export interface Installation {
   readonly pausedUntil: string | null;
   readonly pauseReason: PauseReason | null;
   readonly settings: InstallationSettings;
+  /**
+   * Messages came from another account on this installation's CRM host (a refreshed Salesforce sandbox's new
+   * org id), not yet reconnected; absent or null: none.
+   */
+  readonly orgChange?: OrgChange | null;
   readonly createdAt: string;
   readonly updatedAt: string;
+}
+
+/** The account id messages came from instead of the installation's, and when that was first seen (ISO). */
+export interface OrgChange {
+  readonly externalAccountId: string;
+  readonly since: string;
 }
 
 /** What is sealed at rest: the enrichment token (both kinds of target) and the CRM's credentials. */

@@ -52,6 +52,12 @@ export interface InstallationsTable {
   pause_reason: string | null;
   /** JSON settings (overwrite mode, re-enrichment age, …). */
   settings: string;
+  /**
+   * Messages arrive from another org on this installation's CRM host (a refreshed Salesforce sandbox gets a
+   * new org id): that org's id, and when it was first seen; null when nothing was seen (before 0025).
+   */
+  org_changed_to: string | null;
+  org_changed_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -621,6 +627,20 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('installation_suppressions').execute();
       await db.schema.dropTable('record_identifiers').execute();
+    },
+  },
+  '0025_installation_org_changed': {
+    async up(db: Kysely<unknown>) {
+      // A refreshed Salesforce sandbox comes back under a new org id on the same host: the installation it
+      // belonged to is marked with that id and when it was first seen, for the operator to reconnect. Plain
+      // columns, not settings (an admin's choices) nor the sealed secrets: the console and the CLI read it,
+      // and it is no secret.
+      await db.schema.alterTable('installations').addColumn('org_changed_to', 'text').execute();
+      await db.schema.alterTable('installations').addColumn('org_changed_at', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('installations').dropColumn('org_changed_at').execute();
+      await db.schema.alterTable('installations').dropColumn('org_changed_to').execute();
     },
   },
 };

@@ -2,7 +2,17 @@
 // kept for reuse and leases, each its own interface, together the one PipelineStore callers are handed.
 // The adapter on the service database (SQLite or PostgreSQL) is store/kysely-pipeline-store.ts.
 import { monotonicFactory } from 'ulid';
-import type { Installation, InstallationSettings, InstallationStatus, LogEntry, PauseReason, RecordControl, RecordState, StoredAnswer } from './model.ts';
+import type {
+  Installation,
+  InstallationSettings,
+  InstallationStatus,
+  LogEntry,
+  OrgChange,
+  PauseReason,
+  RecordControl,
+  RecordState,
+  StoredAnswer,
+} from './model.ts';
 import type { RecordControlPatch } from './store/record-controls-table.ts';
 
 export type { RecordControlPatch } from './store/record-controls-table.ts';
@@ -30,6 +40,10 @@ export interface InstallationPatch {
   readonly pauseReason?: PauseReason | null;
   readonly settings?: InstallationSettings;
   readonly sealedSecrets?: string;
+  /** Moves the installation to another account of its CRM (a refreshed sandbox's new org id); unique per provider. */
+  readonly externalAccountId?: string;
+  /** Marks (or, null, clears) messages seen from another account on the installation's CRM host. */
+  readonly orgChange?: OrgChange | null;
 }
 
 export interface LogQuery {
@@ -69,7 +83,10 @@ export interface InstallationStore {
   findInstallation(id: string): Promise<Installation | undefined>;
   findInstallationByAccount(provider: string, externalAccountId: string): Promise<Installation | undefined>;
   listInstallations(): Promise<Installation[]>;
-  /** Returns the installation as it is after the change, or undefined when there is none. */
+  /**
+   * Returns the installation as it is after the change, or undefined when there is none. Throws
+   * DuplicateInstallationError when `externalAccountId` is another installation's account.
+   */
   updateInstallation(id: string, patch: InstallationPatch): Promise<Installation | undefined>;
   /**
    * Removes the installation with its record states. The log is kept for the operator (`enrichbridge

@@ -27,6 +27,7 @@ function toInstallation(row: Selectable<InstallationsTable>): Installation {
     pauseReason: reasonColumn.parse(row.pause_reason),
     // Settings written by an older version get the defaults of fields added since.
     settings: InstallationSettingsSchema.parse(JSON.parse(row.settings)),
+    orgChange: row.org_changed_to === null || row.org_changed_at === null ? null : { externalAccountId: row.org_changed_to, since: row.org_changed_at },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -91,7 +92,21 @@ export async function updateInstallation(db: Kysely<Database>, id: string, patch
   if (patch.pauseReason !== undefined) set.pause_reason = patch.pauseReason;
   if (patch.settings !== undefined) set.settings = JSON.stringify(patch.settings);
   if (patch.sealedSecrets !== undefined) set.secrets = patch.sealedSecrets;
-  await db.updateTable('installations').set(set).where('id', '=', id).execute();
+  if (patch.externalAccountId !== undefined) set.external_account_id = patch.externalAccountId;
+  if (patch.orgChange !== undefined) {
+    set.org_changed_to = patch.orgChange?.externalAccountId ?? null;
+    set.org_changed_at = patch.orgChange?.since ?? null;
+  }
+  try {
+    await db.updateTable('installations').set(set).where('id', '=', id).execute();
+  } catch (error) {
+    // The (provider, account) index refuses a move onto an account another installation has.
+    if (isUniqueViolation(error) && patch.externalAccountId !== undefined) {
+      const row = await findInstallation(db, id);
+      throw new DuplicateInstallationError(row?.provider ?? 'crm', patch.externalAccountId);
+    }
+    throw error;
+  }
   return findInstallation(db, id);
 }
 

@@ -8,10 +8,16 @@ import { requireAccount } from '../../core/accounts/admin.ts';
 import type { CrmCommandContext } from '../../bridge/crm-module.ts';
 import { InstallationError, checkRemoteUrl, targetFromFlags } from '../../bridge/installations.ts';
 import { SALESFORCE_API_VERSION, SalesforceApi } from './api.ts';
-import { SALESFORCE_PRODUCTION_LOGIN_URL, SALESFORCE_SANDBOX_LOGIN_URL, type SalesforceCredentials, checkInstanceUrl } from './auth.ts';
+import {
+  SALESFORCE_PRODUCTION_LOGIN_URL,
+  SALESFORCE_SANDBOX_LOGIN_URL,
+  type SalesforceCredentials,
+  SalesforceCredentialsSchema,
+  checkInstanceUrl,
+} from './auth.ts';
 import { SALESFORCE_PROVIDER } from './connector.ts';
 import { toSalesforceId18 } from './ids.ts';
-import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey } from './install.ts';
+import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey, reconnectLinkFor, reconnectOrg } from './install.ts';
 import { salesforceOutboundMessagePath } from './paths.ts';
 import { recordCredential } from './record-routes.ts';
 
@@ -37,6 +43,17 @@ interface InstallLinkFlags extends TargetFlags {
 interface ConnectJwtFlags extends TargetFlags {
   instanceUrl: string;
   loginUrl?: string;
+}
+
+interface ReconnectFlags {
+  accessToken?: string;
+  orgId?: string;
+  instanceUrl?: string;
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  sandboxOrg?: boolean;
+  anyOrg?: boolean;
 }
 
 export function salesforceCommands(app: SalesforceAppSettings, context: CrmCommandContext): Command {
@@ -147,6 +164,85 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
       context.print(installation.id);
     });
   });
+
+  salesforce
+    .command('reconnect <installation>')
+    .description(
+      "move an installation to its org's new org id (a refreshed sandbox), keeping its settings, secrets, log and state: with --access-token now, else prints an OAuth link (7 days) for the org's admin",
+    )
+    .option('--access-token <token>', 'an access token (session id) of the integration user in the new org')
+    .option('--org-id <id>', 'the new organization id (default: the one its messages come from now, as `installations show` says)')
+    .option('--instance-url <url>', "the org's API host (default: the installation's; a sandbox keeps its My Domain across a refresh)")
+    .option('--refresh-token <token>', 'a refresh token, with --client-id, so the access can be renewed')
+    .option('--client-id <id>', "the External Client App's consumer key (needed to refresh)")
+    .option('--client-secret <secret>', "the External Client App's consumer secret, if it requires one to refresh")
+    .option('--sandbox-org', 'the org is a Salesforce sandbox (tokens from test.salesforce.com; default: as the installation was)')
+    .option('--any-org', 'move it to this org even when it is not the one its messages came from (or none came)')
+    .action(async (id: string, flags: ReconnectFlags) => {
+      if (flags.refreshToken !== undefined && flags.clientId === undefined) throw new InstallationError('--refresh-token needs --client-id to be used');
+      const given = flags.orgId === undefined ? null : toSalesforceId18(flags.orgId);
+      if (flags.orgId !== undefined && (given === null || !given.startsWith('00D'))) {
+        throw new InstallationError('--org-id is an organization id: 00D followed by 12 or 15 characters');
+      }
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        const marked = installation.orgChange?.externalAccountId ?? null;
+        if (given !== null && marked !== null && given !== marked && flags.anyOrg !== true) {
+          throw new InstallationError(
+            `installation ${id} gets messages from org ${marked}, not ${given}; give --any-org to move it to ${given} all the same (nothing was changed)`,
+          );
+        }
+        if (flags.accessToken === undefined) {
+          // No token: the org's admin authorises the new org through OAuth, and the callback moves the installation.
+          const publicUrl = context.publicUrl();
+          if (publicUrl === null)
+            throw new InstallationError('set PUBLIC_URL (the address Salesforce and admins reach this server at), or give --access-token');
+          const link = await reconnectLinkFor({ box: context.box(), installations, installation, publicUrl, orgId: given, anyOrg: flags.anyOrg === true });
+          if (app.clientId === null) context.tell('note: SALESFORCE_CLIENT_ID is not set here; the server that opens this link needs it');
+          context.tell(
+            `the org's admin opens this link and authorises ${link.orgId === null ? 'the org' : `org ${link.orgId}`}; installation ${id} then moves to it`,
+          );
+          context.print(link.url);
+          return;
+        }
+        const current = SalesforceCredentialsSchema.safeParse((await installations.secrets(id)).crm);
+        const sandbox = flags.sandboxOrg === true || (current.success && current.data.loginUrl === SALESFORCE_SANDBOX_LOGIN_URL);
+        const orgId = given ?? marked;
+        if (orgId === null) throw new InstallationError(`installation ${id} has seen no message from another org: give --org-id (and --any-org)`);
+        const rawInstanceUrl = flags.instanceUrl ?? (current.success ? current.data.instanceUrl : undefined);
+        if (rawInstanceUrl === undefined) throw new InstallationError('give --instance-url: the installation holds none');
+        const instanceUrl = checkInstanceUrl(rawInstanceUrl, { allowAnyHost: app.allowAnyHost });
+        // The token is tried before anything is changed: a wrong one fails here, and the installation stays as it was.
+        const probe = new SalesforceApi({
+          orgId,
+          session: () => Promise.resolve({ instanceUrl, accessToken: flags.accessToken ?? '' }),
+          allowAnyHost: app.allowAnyHost,
+        });
+        await probe.send('check the token', { method: 'GET', url: `/services/data/v${SALESFORCE_API_VERSION}/` });
+        const credentials: SalesforceCredentials = {
+          kind: flags.refreshToken !== undefined ? 'oauth' : 'static',
+          instanceUrl,
+          accessToken: flags.accessToken,
+          refreshToken: flags.refreshToken ?? null,
+          issuedAt: null,
+          expiresAt: null,
+          clientId: flags.clientId ?? null,
+          clientSecret: flags.clientSecret ?? null,
+          loginUrl: sandbox ? SALESFORCE_SANDBOX_LOGIN_URL : current.success ? current.data.loginUrl : SALESFORCE_PRODUCTION_LOGIN_URL,
+          orgId,
+          userId: null,
+          jwt: null,
+        };
+        const result = await reconnectOrg({ installations, installationId: id, credentials, anyOrg: flags.anyOrg === true });
+        context.tell(
+          `moved installation ${id} from org ${result.movedFrom ?? '?'} to org ${result.installation.externalAccountId}; its settings, secrets and outbound-message URL are unchanged`,
+        );
+        // A refresh copies production's metadata: the sandbox's outbound messages may now carry production's URL.
+        context.tell(`the org's outbound messages must go to: ${outboundUrl(context.publicUrl(), await installations.outboundSecret(id))}`);
+        context.print(result.installation.id);
+      });
+    });
 
   salesforce
     .command('outbound-url <installation>')

@@ -13,6 +13,7 @@ import {
   SALESFORCE_PRODUCTION_LOGIN_URL,
   SALESFORCE_SANDBOX_LOGIN_URL,
   type SalesforceCredentials,
+  SalesforceCredentialsSchema,
   type SalesforceGrant,
   type SalesforceJwtKey,
   authorizationUrl,
@@ -92,9 +93,28 @@ const InstallIntentSchema = z.object({
 });
 export type SalesforceInstallIntent = z.infer<typeof InstallIntentSchema>;
 
+/**
+ * What an operator's reconnect link grants: the org the admin authorises takes the place of the one an
+ * installation had (a refreshed sandbox's new org id), the installation keeping its target, environment,
+ * settings and secrets.
+ */
+const ReconnectIntentSchema = z.object({
+  purpose: z.literal('salesforce-reconnect'),
+  installationId: z.string().min(1).max(100),
+  /** The org id the grant must be for (the installation's org-changed mark); null: any, as the operator said. */
+  orgId: z.string().min(15).max(18).nullable(),
+  org: z.enum(SALESFORCE_ORG_KINDS).nullable(),
+  expiresAt: z.number().int(),
+});
+export type SalesforceReconnectIntent = z.infer<typeof ReconnectIntentSchema>;
+
+/** An install link's intent: a new org, or an installation moved to another org. */
+const LinkIntentSchema = z.discriminatedUnion('purpose', [InstallIntentSchema, ReconnectIntentSchema]);
+export type SalesforceLinkIntent = z.infer<typeof LinkIntentSchema>;
+
 const OAuthStateSchema = z.object({
   purpose: z.literal('salesforce-oauth-state'),
-  intent: InstallIntentSchema,
+  intent: LinkIntentSchema,
   /** The PKCE verifier: only its challenge went to Salesforce; it travels sealed, so only we can send it back. */
   codeVerifier: z.string().min(43),
   /** Also set as a cookie on the admin's browser: the callback must come back to the same browser. */
@@ -117,7 +137,7 @@ export class SalesforceInstallError extends InstallationError {
 // Not HubSpot's context: a HubSpot install link or state does not open here, nor ours there.
 const seals = new InstallSeals({
   context: 'salesforce-oauth',
-  intent: InstallIntentSchema,
+  intent: LinkIntentSchema,
   state: OAuthStateSchema,
   fail: (message) => new SalesforceInstallError(message),
 });
@@ -140,12 +160,72 @@ export function createInstallLink(
   return seals.seal(box, intent);
 }
 
+/**
+ * A reconnect link's token (sealed, expiring in 7 days): the admin who opens it authorises an org, and the
+ * installation moves to it when it is `orgId` (or any org, when null).
+ */
+export function createReconnectLink(
+  box: SecretBox,
+  installationId: string,
+  orgId: string | null,
+  options: { readonly org?: SalesforceOrgKind; readonly now?: Date } = {},
+): string {
+  const now = options.now ?? new Date();
+  const intent: SalesforceReconnectIntent = {
+    purpose: 'salesforce-reconnect',
+    installationId,
+    orgId,
+    org: options.org ?? null,
+    expiresAt: now.getTime() + INSTALL_LINK_TTL_MS,
+  };
+  return seals.seal(box, intent);
+}
+
+/**
+ * The OAuth link that moves `installation` to the org it is marked with (or to any org the admin authorises,
+ * with `anyOrg`), for the CLI's `salesforce reconnect` and the console's Reconnect: a sandbox installation's
+ * link logs in at test.salesforce.com.
+ */
+export async function reconnectLinkFor(options: {
+  box: SecretBox;
+  installations: Installations;
+  installation: Installation;
+  publicUrl: string;
+  orgId?: string | null;
+  anyOrg?: boolean;
+  now?: Date;
+}): Promise<{ url: string; orgId: string | null }> {
+  const { installation } = options;
+  if (installation.provider !== SALESFORCE_PROVIDER) throw new SalesforceInstallError(`${installation.id} is not a Salesforce installation`);
+  const marked = installation.orgChange?.externalAccountId ?? null;
+  const named = options.orgId ?? null;
+  if (options.anyOrg !== true) {
+    if (marked === null) {
+      throw new SalesforceInstallError(`installation ${installation.id} has seen no message from another org: to move it all the same, say so (--any-org)`);
+    }
+    if (named !== null && toSalesforceId18(named) !== marked) {
+      throw new SalesforceInstallError(
+        `installation ${installation.id} gets messages from org ${marked}, not ${named}; to move it there all the same, say so (--any-org)`,
+      );
+    }
+  }
+  const current = SalesforceCredentialsSchema.safeParse((await options.installations.secrets(installation.id)).crm);
+  const sandbox = current.success && current.data.loginUrl === SALESFORCE_SANDBOX_LOGIN_URL;
+  // The org the grant must be for: the one named, else the mark's; none (any org) only when told so.
+  const expected = named ?? (options.anyOrg === true ? null : marked);
+  const link = createReconnectLink(options.box, installation.id, expected, {
+    ...(sandbox ? { org: 'sandbox' as const } : {}),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  return { url: installLinkUrl(options.publicUrl, link), orgId: expected };
+}
+
 /** The address an admin opens: PUBLIC_URL with the install route appended (a path prefix stays) and the link. */
 export function installLinkUrl(publicUrl: string, link: string): string {
   return kitInstallLinkUrl(publicUrl, SALESFORCE_OAUTH_INSTALL_ROUTE, link);
 }
 
-export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): SalesforceInstallIntent {
+export function openInstallLink(box: SecretBox, sealed: string, now: Date = new Date()): SalesforceLinkIntent {
   return seals.openLink(box, sealed, now);
 }
 
@@ -153,7 +233,7 @@ export function openInstallLink(box: SecretBox, sealed: string, now: Date = new 
  * Which kind of org the admin logs in to: the link's, else the `org` query parameter's, else production. A
  * parameter that contradicts the link is refused rather than silently overruled.
  */
-export function orgKindFor(intent: SalesforceInstallIntent, requested: string | undefined): SalesforceOrgKind {
+export function orgKindFor(intent: SalesforceLinkIntent, requested: string | undefined): SalesforceOrgKind {
   if (requested !== undefined && requested !== 'production' && requested !== 'sandbox') {
     throw new SalesforceInstallError('org must be production or sandbox');
   }
@@ -185,7 +265,7 @@ export function callbackUrl(app: Pick<SalesforceAppConfig, 'publicUrl'>): string
 export function beginOAuth(
   box: SecretBox,
   app: SalesforceAppConfig,
-  intent: SalesforceInstallIntent,
+  intent: SalesforceLinkIntent,
   org: SalesforceOrgKind,
   now: Date = new Date(),
 ): { authorizeUrl: string; nonce: string } {
@@ -228,6 +308,48 @@ export interface SalesforceConnectResult {
   readonly created: boolean;
   /** The JSON callout's signing secret when it was made just now (to be shown once); null when it existed already. */
   readonly newWebhookSecret: string | null;
+  /** The org the installation had before a reconnect moved it to this one; absent otherwise. */
+  readonly movedFrom?: string;
+}
+
+/**
+ * Moves a Salesforce installation to the org of `credentials` (a refreshed sandbox's new org id): new CRM
+ * credentials, the installation's id, target, environment, settings, secrets, log and record states kept, the
+ * org-changed mark cleared. Refused when the new org is not the one the mark recorded (or nothing is marked)
+ * unless `anyOrg`, when it is the org the installation has already, and when another installation has it.
+ */
+export async function reconnectOrg(options: {
+  installations: Installations;
+  installationId: string;
+  credentials: SalesforceCredentials;
+  /** The org the operator expected (a reconnect link's); null: the installation's mark decides. */
+  expectedOrgId?: string | null;
+  anyOrg: boolean;
+}): Promise<SalesforceConnectResult> {
+  const { installations } = options;
+  const installation = await installations.require(options.installationId);
+  if (installation.provider !== SALESFORCE_PROVIDER) throw new SalesforceInstallError(`${installation.id} is not a Salesforce installation`);
+  const orgId = toSalesforceId18(options.credentials.orgId);
+  if (orgId === null || !orgId.startsWith('00D')) throw new SalesforceInstallError(`not an organization id: ${options.credentials.orgId}`);
+  if (orgId === installation.externalAccountId) {
+    throw new SalesforceInstallError(`installation ${installation.id} is connected to org ${orgId} already; nothing to move`);
+  }
+  if (!options.anyOrg) {
+    const expected = options.expectedOrgId ?? installation.orgChange?.externalAccountId ?? null;
+    if (expected === null) {
+      throw new SalesforceInstallError(
+        `installation ${installation.id} has seen no message from another org; to move it to org ${orgId} all the same, say so (--any-org)`,
+      );
+    }
+    if (toSalesforceId18(expected) !== orgId) {
+      throw new SalesforceInstallError(
+        `the credentials are for org ${orgId}, but installation ${installation.id} expects org ${expected} (the org its messages come from now); nothing was moved`,
+      );
+    }
+  }
+  const from = installation.externalAccountId;
+  const moved = await installations.moveToAccount(installation.id, { externalAccountId: orgId, crmCredentials: { ...options.credentials, orgId } });
+  return { installation: moved, instanceUrl: options.credentials.instanceUrl, created: false, newWebhookSecret: null, movedFrom: from };
 }
 
 /**
@@ -300,6 +422,16 @@ export async function completeOAuth(options: {
     throw new SalesforceInstallError('Salesforce issued no refresh token: give the External Client App the RefreshToken (refresh_token, offline_access) scope');
   }
   const credentials = credentialsFromGrant(grant, { kind: 'oauth', loginUrl: state.loginUrl, clientId: app.clientId, clientSecret: app.clientSecret });
+  if (state.intent.purpose === 'salesforce-reconnect') {
+    // The operator's reconnect link: the org authorised must be the one it names (the installation's mark).
+    return reconnectOrg({
+      installations: options.installations,
+      installationId: state.intent.installationId,
+      credentials,
+      expectedOrgId: state.intent.orgId,
+      anyOrg: state.intent.orgId === null,
+    });
+  }
   return connectOrg({
     installations: options.installations,
     grant,

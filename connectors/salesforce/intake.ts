@@ -18,6 +18,7 @@ import { enrichJob } from '../../bridge/enrich-job.ts';
 import type { Installations } from '../../bridge/installations.ts';
 import type { Installation } from '../../bridge/model.ts';
 import type { PipelineStore } from '../../bridge/store.ts';
+import { SalesforceCredentialsSchema } from './auth.ts';
 import { SALESFORCE_PROVIDER, isSalesforceObject } from './connector.ts';
 import { SALESFORCE_OBJECTS } from './fields.ts';
 import { parseEvents, parseTriggerCallout, verifyEvents } from './events.ts';
@@ -30,6 +31,7 @@ import {
   SOAP_FAULT_HTTP_STATUS,
   outboundMessageDedupeKey,
   parseOutboundMessage,
+  scanInstanceHost,
   scanOrganizationId,
   soapFault,
 } from './outbound-xml.ts';
@@ -43,6 +45,106 @@ export interface SalesforceIntakeDeps {
   readonly wake: () => void;
   /** A fault of ours (the database), for the operator's log: the caller is told to retry. */
   readonly onError: (error: unknown, what: string) => void;
+  /** Something the operator should act on (a warn line): ids and counts only, never a secret. */
+  readonly onNotice?: (fields: Readonly<Record<string, unknown>>, what: string) => void;
+  /** Which unknown orgs were looked into lately; absent: one watch per store, in this process. */
+  readonly orgChanges?: OrgChangeWatch;
+  /** The clock (tests move it). */
+  readonly now?: () => Date;
+}
+
+/**
+ * How often an unknown org's envelope is compared with the connected installations' hosts (a refreshed
+ * sandbox comes back under a new org id on its old host). The comparison opens every Salesforce
+ * installation's sealed credentials, and anyone can post an envelope naming any org id, so it runs at most
+ * once per org id per interval and at most `perMinute` times a minute in all; past either, the message is
+ * refused as before, unexamined. Kept in memory: a restart only means one more look.
+ */
+export class OrgChangeWatch {
+  private readonly looked = new Map<string, number>();
+  private minute = { start: 0, count: 0 };
+
+  constructor(
+    private readonly options: { readonly intervalMs: number; readonly perMinute: number; readonly remembered: number } = {
+      intervalMs: 10 * 60_000,
+      perMinute: 30,
+      remembered: 10_000,
+    },
+  ) {}
+
+  /** True when `orgId` may be looked into now (and counts the look). */
+  take(orgId: string, at: Date): boolean {
+    const now = at.getTime();
+    const last = this.looked.get(orgId);
+    if (last !== undefined && now - last < this.options.intervalMs) return false;
+    if (now - this.minute.start >= 60_000) this.minute = { start: now, count: 0 };
+    if (this.minute.count >= this.options.perMinute) return false;
+    this.minute.count += 1;
+    // Re-inserted so the map's order is the looks' order, and the oldest is the one let go.
+    this.looked.delete(orgId);
+    this.looked.set(orgId, now);
+    if (this.looked.size > this.options.remembered) {
+      const oldest = this.looked.keys().next();
+      if (oldest.done !== true) this.looked.delete(oldest.value);
+    }
+    return true;
+  }
+}
+
+const watches = new WeakMap<PipelineStore, OrgChangeWatch>();
+function watchOf(deps: SalesforceIntakeDeps): OrgChangeWatch {
+  if (deps.orgChanges !== undefined) return deps.orgChanges;
+  let watch = watches.get(deps.store);
+  if (watch === undefined) {
+    watch = new OrgChangeWatch();
+    watches.set(deps.store, watch);
+  }
+  return watch;
+}
+
+/**
+ * Said to whoever posts for an org that is not connected, and to a wrong secret alike (the two must not be
+ * told apart: that would say which org ids are connected): a hint that names nothing of ours. Which
+ * installation a refreshed sandbox belonged to is for the operator's log and console only.
+ */
+export const NOT_CONNECTED_FAULT =
+  'this organization is not connected to enrichbridge at this address; if it is a Salesforce sandbox refreshed since it was connected, it has a new org id: ask the operator to reconnect its installation';
+
+/**
+ * An envelope from an org id no installation has, on the host of one that has another (a refreshed sandbox
+ * keeps its My Domain host and gets a new org id): that installation is marked "org changed", with the new
+ * id and when it was first seen, and the operator's log says which. Runs only for an unknown org, after
+ * the cheap checks, at most once per org id per interval (OrgChangeWatch); the host is read from the same
+ * 4 KiB as the org id, without parsing the XML. Never fails the answer: a fault here is logged.
+ */
+async function noticeOrgChange(body: Buffer, claimedOrg: string, deps: SalesforceIntakeDeps): Promise<void> {
+  const orgId = toSalesforceId18(claimedOrg);
+  if (orgId === null || !orgId.startsWith('00D')) return;
+  const at = deps.now?.() ?? new Date();
+  if (!watchOf(deps).take(orgId, at)) return;
+  const host = scanInstanceHost(body);
+  if (host === null) return;
+  try {
+    for (const installation of await deps.store.listInstallations()) {
+      if (installation.provider !== SALESFORCE_PROVIDER || installation.externalAccountId === orgId) continue;
+      let instanceHost: string | null = null;
+      try {
+        const credentials = SalesforceCredentialsSchema.safeParse((await deps.installations.secrets(installation.id)).crm);
+        instanceHost = credentials.success ? new URL(credentials.data.instanceUrl).hostname.toLowerCase() : null;
+      } catch {
+        // Credentials this key cannot open: not this installation's to claim.
+        instanceHost = null;
+      }
+      if (instanceHost !== host) continue;
+      const marked = await deps.installations.markOrgChanged(installation.id, orgId, at);
+      deps.onNotice?.(
+        { installation: installation.id, org: orgId, new_mark: marked },
+        `salesforce outbound message refused: org ${orgId} is not connected but posts from the host of installation ${installation.id} (org changed: a refreshed sandbox?); run \`enrichbridge salesforce reconnect ${installation.id}\``,
+      );
+    }
+  } catch (error) {
+    deps.onError(error, 'salesforce outbound message: could not compare an unknown org with the installations');
+  }
 }
 
 /** An answer as data; `refused` says why a message was turned away before it was parsed (the route counts them). */
@@ -84,9 +186,11 @@ export async function acceptOutboundMessage(body: Buffer, secret: string | undef
   try {
     installation = await installationOf(deps.store, claimedOrg);
     const expected = installation === undefined || secret === undefined ? undefined : (await deps.installations.secrets(installation.id)).outboundSecret;
-    if (installation === undefined || (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret)))) {
-      return fault('this organization is not connected to enrichbridge at this address', 'Client', installation === undefined ? 'unknown_org' : 'wrong_secret');
+    if (installation === undefined) {
+      await noticeOrgChange(body, claimedOrg, deps);
+      return fault(NOT_CONNECTED_FAULT, 'Client', 'unknown_org');
     }
+    if (secret !== undefined && (expected === undefined || !constantTimeEqual(expected, secret))) return fault(NOT_CONNECTED_FAULT, 'Client', 'wrong_secret');
   } catch (error) {
     deps.onError(error, 'salesforce outbound message: the installation could not be read');
     return fault('could not read the installation; Salesforce will retry', 'Server');
@@ -178,7 +282,10 @@ const refusedCallout = (status: number, reason: string, message: string): Intake
  * The packaged trigger's callout: `{deliveryId, orgId, object, ids}` with the org's record credential in
  * its header. The credential is checked before the body is parsed (a refusal costs one lookup and a hash),
  * then the org the body names must be the credential's (one org's secret never queues another's records).
- * Queued only where outbound messages would be: an installation that is not disabled and enriches on create.
+ * Queued only where outbound messages would be: an installation that is not disabled, enriches on create,
+ * and enriches the object (person Accounts only where it names Account; naming none means Contacts and
+ * Leads). Otherwise answered 200 with `skipped`, not refused: the org's trigger did nothing wrong, and a
+ * refusal would be logged as an error in the org and a 5xx retried.
  */
 export async function acceptTriggerCallout(body: Buffer, headers: Headers, deps: SalesforceIntakeDeps): Promise<IntakeAnswer> {
   let installation: Installation | undefined;
@@ -198,6 +305,7 @@ export async function acceptTriggerCallout(body: Buffer, headers: Headers, deps:
   if (installation.status === 'disabled' || !installation.settings.enrichOnCreate) {
     return json(200, { ok: true, queued: 0, duplicates: 0, skipped: installation.status === 'disabled' ? 'disabled' : 'enrich_on_create_off' });
   }
+  if (!enrichedBy(installation, object)) return json(200, { ok: true, queued: 0, duplicates: 0, skipped: 'object_not_enabled' });
   try {
     const key = triggerDeliveryKey(orgId, deliveryId);
     if (!(await deps.deliveries.unseen(SALESFORCE_PROVIDER, [key])).has(key)) return json(200, { ok: true, queued: 0, duplicates: ids.length, repeated: true });

@@ -42,6 +42,38 @@ export function scanOrganizationId(body: Buffer): string | null {
   return ORGANIZATION_ID_ELEMENT.exec(head)?.[1] ?? null;
 }
 
+/** EnterpriseUrl and PartnerUrl, which follow the org id in the envelope: an https URL on the org's own host. */
+const INSTANCE_URL_ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?(?:EnterpriseUrl|PartnerUrl)>\s*(https:\/\/[^\s<]{1,2048})\s*<\//g;
+const InstanceHostSchema = z
+  .string()
+  .max(2048)
+  .transform((value, context) => {
+    const url = URL.canParse(value) ? new URL(value) : null;
+    if (url === null || url.protocol !== 'https:' || url.username !== '' || url.password !== '' || url.hostname === '') {
+      context.addIssue({ code: 'custom', message: 'not an https URL of a host' });
+      return z.NEVER;
+    }
+    return url.hostname.toLowerCase();
+  });
+
+/**
+ * The org's host an envelope names in its EnterpriseUrl and PartnerUrl (`acme--uat.sandbox.my.salesforce.com`),
+ * read from the same first 4 KiB as the org id, with one regular expression and no XML parse; null when
+ * neither is there, one is not an https URL, or the two name different hosts. Only a hint for the operator
+ * (which installation a refreshed sandbox's new org id belongs to): nothing is accepted on its word.
+ */
+export function scanInstanceHost(body: Buffer): string | null {
+  const head = body.subarray(0, ORGANIZATION_ID_SCAN_BYTES).toString('latin1');
+  let host: string | null = null;
+  for (const match of head.matchAll(INSTANCE_URL_ELEMENT)) {
+    const parsed = InstanceHostSchema.safeParse(match[1]);
+    if (!parsed.success) return null;
+    if (host !== null && host !== parsed.data) return null;
+    host = parsed.data;
+  }
+  return host;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The message
 

@@ -5,9 +5,9 @@
 // pages are written.
 import { MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import type { CrmRouteContext } from '../../bridge/crm-module.ts';
-import { InstallationError } from '../../bridge/installations.ts';
-import { type BodyFault, type CrmRoute, type HttpResult, jsonResult } from '../../bridge/http.ts';
-import { type ResultPageContent, StateCookie } from '../kit/oauth-install.ts';
+import { InstallationError, openReconnectGrant, reconnectRoute } from '../../bridge/installations.ts';
+import { type BodyFault, type CrmRoute, type HttpResult, jsonResult, redirectResult } from '../../bridge/http.ts';
+import { type ResultPageContent, StateCookie, resultPage } from '../kit/oauth-install.ts';
 import { type Refusal, oauthInstallRoutes } from '../kit/oauth-routes.ts';
 import { SalesforceAuthError, SalesforceUrlError } from './auth.ts';
 import { SALESFORCE_PROVIDER } from './connector.ts';
@@ -22,6 +22,7 @@ import {
   completeOAuth,
   openInstallLink,
   orgKindFor,
+  reconnectLinkFor,
   salesforceAppConfig,
   verifyOAuthState,
 } from './install.ts';
@@ -60,7 +61,48 @@ const answerOf = (answer: IntakeAnswer): HttpResult => ({ status: answer.status,
 
 /** Salesforce's routes table. */
 export function salesforceRoutes(app: SalesforceAppSettings, outbound: OutboundSettings, context: CrmRouteContext): CrmRoute[] {
-  return [...installRoutes(app, context), ...outboundRoutes(outbound, context), eventsRoute(context), triggerRoute(context), ...recordRoutes(context)];
+  return [
+    ...installRoutes(app, context),
+    reconnectGrantRoute(context),
+    ...outboundRoutes(outbound, context),
+    eventsRoute(context),
+    triggerRoute(context),
+    ...recordRoutes(context),
+  ];
+}
+
+/**
+ * The console's Reconnect: its sealed grant (an operator's, for one installation) becomes the OAuth reconnect
+ * link, and the browser goes on to the install route with it, then to Salesforce's consent. A grant that is
+ * not ours, altered or expired, or an installation with nothing to reconnect, gets a page saying so.
+ */
+function reconnectGrantRoute(context: CrmRouteContext): CrmRoute {
+  const refused = (status: number, line: string): HttpResult => resultPage(status, { title: 'The reconnect cannot start', lines: [line] });
+  return {
+    method: 'GET',
+    path: reconnectRoute(SALESFORCE_PROVIDER),
+    handle: async (request) => {
+      const at = context.now?.() ?? new Date();
+      const installationId = openReconnectGrant(context.box, request.query.grant ?? '', at);
+      if (installationId === null) return refused(400, 'This reconnect link is not valid or has expired: ask your operator for a new one.');
+      if (context.publicUrl === null) return refused(503, 'This server has no PUBLIC_URL: the Salesforce install is not configured.');
+      const installation = await context.bridge.pipelineStore.findInstallation(installationId);
+      if (installation?.provider !== SALESFORCE_PROVIDER) return refused(400, 'The installation this link was made for is no longer connected.');
+      try {
+        const link = await reconnectLinkFor({
+          box: context.box,
+          installations: context.bridge.installations,
+          installation,
+          publicUrl: context.publicUrl,
+          now: at,
+        });
+        return redirectResult(link.url);
+      } catch (error) {
+        if (!(error instanceof InstallationError)) throw error;
+        return refused(409, error.message);
+      }
+    },
+  };
 }
 
 function intakeDeps(context: CrmRouteContext): SalesforceIntakeDeps {
@@ -71,6 +113,8 @@ function intakeDeps(context: CrmRouteContext): SalesforceIntakeDeps {
     deliveries: context.bridge.deliveries,
     wake: context.wake,
     onError: (error, what) => context.log.error({ err: error }, what),
+    onNotice: (fields, what) => context.log.warn(fields, what),
+    ...(context.now === undefined ? {} : { now: context.now }),
   };
 }
 
@@ -200,7 +244,14 @@ function installRoutes(settings: SalesforceAppSettings, context: CrmRouteContext
         installations: bridge.installations,
         findExisting: (orgId) => bridge.pipelineStore.findInstallationByAccount(SALESFORCE_PROVIDER, orgId),
       });
-      log.info({ installation: result.installation.id, org: result.installation.externalAccountId, created: result.created }, 'salesforce connected');
+      if (result.movedFrom !== undefined) {
+        log.info(
+          { installation: result.installation.id, org: result.installation.externalAccountId, from_org: result.movedFrom },
+          'salesforce reconnected to a new org',
+        );
+      } else {
+        log.info({ installation: result.installation.id, org: result.installation.externalAccountId, created: result.created }, 'salesforce connected');
+      }
       return connectedPage(app, state, result, await bridge.installations.outboundSecret(result.installation.id));
     },
     refusal: (error, step) => refusalOf(error, step, log),
@@ -261,10 +312,14 @@ function connectedPage(app: SalesforceAppConfig, state: SalesforceOAuthState, re
   const { installation } = result;
   const lines = [
     `Org ${installation.externalAccountId} (${result.instanceUrl}, a Salesforce ${state.org} org) ${
-      result.created ? 'is now connected' : 'was connected already; its access was renewed'
+      result.movedFrom !== undefined
+        ? `is now connected in place of org ${result.movedFrom}, with the same settings and secrets`
+        : result.created
+          ? 'is now connected'
+          : 'was connected already; its access was renewed'
     } (installation ${installation.id}, ${installation.environment} environment).`,
   ];
-  if (!result.created && installation.environment !== state.intent.environment) {
+  if (state.intent.purpose === 'salesforce-install' && !result.created && installation.environment !== state.intent.environment) {
     lines.push(
       `This install link named the ${state.intent.environment} environment, but the org stays connected to ${installation.environment}: ask your operator to disconnect it first to move it.`,
     );

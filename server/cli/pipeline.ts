@@ -6,6 +6,7 @@ import { whatIsKept } from '../../bridge/retention.ts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { wholeNumber } from './options.ts';
 import type { ConnectorRegistry } from '../../bridge/bridge.ts';
+import { orgChangeNotice } from '../../bridge/installations.ts';
 import { type Installation, type LogEntry, OVERWRITE_MODES, type OverwriteMode } from '../../bridge/model.ts';
 import { backendsOf, loadConfig } from '../config.ts';
 import { createServerLogger } from '../logger.ts';
@@ -58,7 +59,8 @@ async function accountNameOf(store: Pick<Store, 'findAccountById'>, i: Installat
   return i.target.kind === 'local' ? ((await store.findAccountById(i.target.accountId))?.name ?? null) : null;
 }
 
-function describeInstallation(i: Installation, accountName: string | null): string {
+/** `installations show`'s text: who, where, status (and an org that changed under it), settings. */
+export function describeInstallation(i: Installation, accountName: string | null): string {
   const target =
     i.target.kind === 'local'
       ? `local account ${accountName === null ? `${i.target.accountId} (` : `${accountName} (${i.target.accountId}, `}token ${i.target.tokenId})`
@@ -71,6 +73,7 @@ function describeInstallation(i: Installation, accountName: string | null): stri
     `environment        ${i.environment}`,
     `target             ${target}`,
     `status             ${i.status}${pause}`,
+    ...(orgChangeNotice(i) === null ? [] : [`org changed        ${orgChangeNotice(i) ?? ''}`]),
     `enrich on create   ${s.enrichOnCreate ? 'on' : 'off'}`,
     `overwrite mode     ${s.overwriteMode}`,
     `re-enrich after    ${s.reenrichAfterDays} days (same input)`,

@@ -7,7 +7,8 @@ import type { Installation, LogEntry } from '../../../bridge/model.ts';
 import { FORECAST_DAYS, type UsageForecast } from '../../../bridge/forecast.ts';
 import type { BudgetState } from '../../../bridge/budget.ts';
 import type { Kept } from '../../../bridge/retention.ts';
-import { DataTable, InstallationNav, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
+import { orgChangeNotice } from '../../../bridge/installations.ts';
+import { CsrfField, DataTable, InstallationNav, Layout, Notice, RecordId, Time, renderPage } from './components.tsx';
 import { type Chrome, accountName, outcomeKind, statusText } from './format.ts';
 import { type Kind, type KindCounts, KINDS, KIND_LABELS, OutcomeChart, noCounts } from './outcome-chart.tsx';
 
@@ -28,6 +29,39 @@ function BudgetNotice({ budget }: { readonly budget: BudgetState | null }): VNod
       <p>
         {Math.floor(budget.ratio * 100)} % of this month's budget is spent ({spent}).
       </p>
+    </Notice>
+  );
+}
+
+/**
+ * Messages come from another org on the installation's host (a refreshed sandbox's new org id): what the CLI
+ * says, and for the operator a button that makes the OAuth link moving the installation to that org.
+ */
+function OrgChangeNotice({
+  installation,
+  base,
+  csrf,
+  operator,
+}: {
+  readonly installation: Installation;
+  readonly base: string;
+  readonly csrf: string;
+  readonly operator: boolean;
+}): VNode | null {
+  const text = orgChangeNotice(installation);
+  if (text === null) return null;
+  return (
+    <Notice tone="bad" id="org-changed">
+      <p>{text}</p>
+      {operator ? (
+        <form method="post" action={`${base}/reconnect`}>
+          <CsrfField token={csrf} />
+          <p>
+            <button type="submit">Reconnect to the new org</button> makes a link (7 days) for the org's admin: once they authorise the new org, this
+            installation moves to it with its settings, secrets, log and state.
+          </p>
+        </form>
+      ) : null}
     </Notice>
   );
 }
@@ -62,6 +96,8 @@ export interface OverviewData {
   readonly recovered: number;
   /** What is kept for the installation, and for how long (retention.ts). */
   readonly kept: readonly Kept[];
+  /** The operator is looking (the org-changed notice's Reconnect button is theirs); absent: a CRM admin. */
+  readonly operator?: boolean;
 }
 
 export function overviewPage(chrome: Chrome, data: OverviewData): string {
@@ -91,6 +127,7 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
   return renderPage(
     <Layout chrome={chrome} title={accountName(installation)}>
       <InstallationNav base={base} current="overview" />
+      <OrgChangeNotice installation={installation} base={base} csrf={chrome.session?.csrf ?? ''} operator={data.operator === true} />
       <BudgetNotice budget={data.budget} />
       <div class="cards">
         <dl class="card">
@@ -195,6 +232,28 @@ export function overviewPage(chrome: Chrome, data: OverviewData): string {
           </>
         ))}
       </dl>
+    </Layout>,
+  );
+}
+
+/** The operator's reconnect link, to open as the org's admin or to send to them. */
+export function reconnectLinkPage(chrome: Chrome, installation: Installation, url: string, orgId: string | null): string {
+  const base = `${chrome.base}/installations/${encodeURIComponent(installation.id)}`;
+  return renderPage(
+    <Layout chrome={chrome} title={`Reconnect ${accountName(installation)}`}>
+      <InstallationNav base={base} current="overview" />
+      <Notice id="reconnect-link">
+        <p>
+          {`This link (valid 7 days) takes the org's admin through the CRM's consent for ${
+            orgId === null ? 'the org' : `org ${orgId}`
+          }; when it completes, installation ${installation.id} moves from org ${installation.externalAccountId} to it, keeping its settings, secrets (the URLs and secrets the CRM was given stay the same), log and state. Open it yourself if you are that admin, or send it to them.`}
+        </p>
+        <p>
+          <a id="reconnect-url" href={url}>
+            {url}
+          </a>
+        </p>
+      </Notice>
     </Layout>,
   );
 }

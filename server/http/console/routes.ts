@@ -27,7 +27,8 @@ import type { ActionResult } from '../../../bridge/record-actions.ts';
 import type { RecordView } from '../../../bridge/record-view.ts';
 import type { Signed } from './kit.ts';
 import { type Chrome, accountName } from './format.ts';
-import { type OverviewData, overviewPage } from './overview.tsx';
+import { type OverviewData, overviewPage, reconnectLinkPage } from './overview.tsx';
+import { reconnectRoute, sealReconnectGrant } from '../../../bridge/installations.ts';
 import { operatorHome } from './operator.tsx';
 import { installationActivity } from './installation-activity.ts';
 import { mountSignInRoutes, signInPage, signInsOf } from './signin-routes.ts';
@@ -93,7 +94,7 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   const form = consoleForm();
   const guards = consoleGuards({ context, base, form, page, signInPage: () => signInPage(signedOutChrome, signIns) });
-  const { installation: onInstallation, signed } = guards;
+  const { installation: onInstallation, signed, operator } = guards;
 
   router.get('/console/link', async (req, res) => {
     const token = queryText(req.query, 't') ?? '';
@@ -133,7 +134,27 @@ export function consoleRouter(options: ConsoleContext): express.Router {
 
   router.get('/console/installations/:id', ...onInstallation.view, async (_req, res: InstallationResponse) => {
     const { session, installation } = res.locals;
-    page(res, 200, overviewPage(session.chrome, await overview(context, installation, now())));
+    page(res, 200, overviewPage(session.chrome, { ...(await overview(context, installation, now())), operator: session.scope.kind === 'operator' }));
+  });
+
+  // The operator's Reconnect, for an installation whose messages now come from another org of its CRM (a
+  // refreshed Salesforce sandbox): a grant for the CRM's own reconnect route, which sends the CRM's admin
+  // through its OAuth; the installation moves once they authorise the new org.
+  router.post('/console/installations/:id/reconnect', ...operator.post, async (req, res: SessionResponse) => {
+    const { session } = res.locals;
+    const installation = await context.bridge.pipelineStore.findInstallation(String(req.params.id));
+    if (installation === undefined) {
+      page(res, 404, messagePage(session.chrome, 'Not found', ['There is no installation at this address.'], 'bad'));
+      return;
+    }
+    if (installation.orgChange === undefined || installation.orgChange === null) {
+      page(res, 409, messagePage(session.chrome, 'Nothing to reconnect', ['No message has come from another org for this installation.'], 'bad'));
+      return;
+    }
+    const url = new URL(`${publicUrl.replace(/\/+$/, '')}${reconnectRoute(installation.provider)}`);
+    url.searchParams.set('grant', sealReconnectGrant(context.box, installation.id, now()));
+    context.log.info({ installation: installation.id, org: installation.orgChange.externalAccountId }, 'console: reconnect link made');
+    page(res, 200, reconnectLinkPage(session.chrome, installation, url.toString(), installation.orgChange.externalAccountId));
   });
 
   const moduleOf = (installation: Installation) => context.modules.find((module) => module.provider === installation.provider);
