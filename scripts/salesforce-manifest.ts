@@ -3,8 +3,10 @@
 // messages, the External Client App, the record component's metadata (the Named and External Credential
 // it calls enrichbridge through, its permission set, the Apex classes' and the Lightning Web Component's
 // meta files), the packaged after-insert triggers' meta files and the permission set their callouts need,
-// package.xml and sfdx-project.json. The Apex, trigger and component sources themselves are written by
-// hand (HAND_WRITTEN_SOURCES). `npm run manifests:salesforce`
+// package.xml and sfdx-project.json; and the optional person-Account trigger's own small project
+// (person-accounts/: its sfdx-project.json and meta files), kept out of force-app because it names fields
+// only an org with Person Accounts has. The Apex, trigger and component sources themselves are written by
+// hand (HAND_WRITTEN_SOURCES, PERSON_ACCOUNT_SOURCES). `npm run manifests:salesforce`
 // writes them; `npm run manifests:salesforce -- --check` only reports (exit 1) when a file is out of date.
 // Element order inside each file follows the Metadata API WSDL (fullName first, then alphabetical),
 // because the Metadata API validates elements in sequence.
@@ -21,6 +23,7 @@ import {
   type SalesforceFieldDefinition,
   type SalesforceObject,
 } from '../connectors/salesforce/fields.ts';
+import { PERSON_ACCOUNT, personAccountFieldName } from '../connectors/salesforce/person-accounts.ts';
 import { SALESFORCE_OAUTH_CALLBACK_ROUTE, SALESFORCE_RECORD_SECRET_HEADER, salesforceOutboundMessagePath } from '../connectors/salesforce/paths.ts';
 import { SALESFORCE_API_VERSION } from '../connectors/salesforce/version.ts';
 
@@ -110,6 +113,28 @@ export const RECORD_COMPONENT_SOURCES = [
 ] as const;
 /** Every source written by hand and deployed beside the generated files: the record component's, and the triggers. */
 export const HAND_WRITTEN_SOURCES: readonly string[] = [...RECORD_COMPONENT_SOURCES, ...SALESFORCE_OBJECTS.map((object) => apexTriggerFile(object))];
+
+/**
+ * The optional person-Account trigger: its own sfdx project in person-accounts/, deployed on its own, after
+ * force-app, and only to an org with Person Accounts. It cannot be in force-app: it names `IsPersonAccount`
+ * and `WF_Enriched_At__pc`, which an org without Person Accounts lacks, so the whole deploy would fail there.
+ */
+export const PERSON_ACCOUNT_DIR = 'person-accounts';
+/** The after-insert trigger on Account: person Accounts without WF_Enriched_At__pc go to RECORD_SENDER as `Account`. */
+export const PERSON_ACCOUNT_TRIGGER = 'EnrichbridgePersonAccountCreated';
+export const PERSON_ACCOUNT_TRIGGER_TEST = `${PERSON_ACCOUNT_TRIGGER}Test`;
+/** The object the trigger fires on and names in its callout. */
+export const PERSON_ACCOUNT_OBJECT = PERSON_ACCOUNT;
+/** ENRICHED_AT_FIELD as the person Account shows the Contact field: `WF_Enriched_At__pc`. */
+export const PERSON_ACCOUNT_ENRICHED_AT_FIELD = personAccountFieldName(ENRICHED_AT_FIELD);
+export const PERSON_ACCOUNT_SFDX_PROJECT = `${PERSON_ACCOUNT_DIR}/${SFDX_PROJECT}`;
+export const PERSON_ACCOUNT_TRIGGER_FILE = `${PERSON_ACCOUNT_DIR}/${SOURCE_DIR}/triggers/${PERSON_ACCOUNT_TRIGGER}.trigger`;
+export const PERSON_ACCOUNT_TRIGGER_META_FILE = `${PERSON_ACCOUNT_TRIGGER_FILE}-meta.xml`;
+export const PERSON_ACCOUNT_TEST_FILE = `${PERSON_ACCOUNT_DIR}/${SOURCE_DIR}/classes/${PERSON_ACCOUNT_TRIGGER_TEST}.cls`;
+export const PERSON_ACCOUNT_TEST_META_FILE = `${PERSON_ACCOUNT_TEST_FILE}-meta.xml`;
+/** Written by hand, deployed with the person-Account project's generated files. */
+export const PERSON_ACCOUNT_SOURCES: readonly string[] = [PERSON_ACCOUNT_TEST_FILE, PERSON_ACCOUNT_TRIGGER_FILE];
+
 /** The secret's header as the External Credential writes it: a formula over the principal's parameter. */
 export const recordSecretFormula = (): string => `{!$Credential.${RECORD_CREDENTIAL}.${RECORD_SECRET_PARAMETER}}`;
 
@@ -416,10 +441,11 @@ export function renderPackageXml(): string {
   });
 }
 
-export function renderSfdxProject(): string {
+/** A DX project of one package directory, force-app: the main one, or the person-Account trigger's (`name`). */
+export function renderSfdxProject(name = 'enrichbridge'): string {
   const project = {
     packageDirectories: [{ path: 'force-app', default: true }],
-    name: 'enrichbridge',
+    name,
     namespace: '',
     sfdcLoginUrl: 'https://login.salesforce.com',
     sourceApiVersion: SALESFORCE_API_VERSION,
@@ -449,6 +475,10 @@ export function generatedManifests(): ReadonlyMap<string, string> {
   files.set(NAMED_CREDENTIAL_FILE, renderNamedCredential());
   files.set(RECORD_PERMISSION_SET_FILE, renderRecordPermissionSet());
   files.set(SENDER_PERMISSION_SET_FILE, renderSenderPermissionSet());
+  // Its own project, so `sf project deploy start` run inside person-accounts/ finds its package directory.
+  files.set(PERSON_ACCOUNT_SFDX_PROJECT, renderSfdxProject('enrichbridge-person-accounts'));
+  files.set(PERSON_ACCOUNT_TRIGGER_META_FILE, renderApexTriggerMeta());
+  files.set(PERSON_ACCOUNT_TEST_META_FILE, renderApexClassMeta());
   return files;
 }
 

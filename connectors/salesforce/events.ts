@@ -1,7 +1,9 @@
 // The JSON callouts from Salesforce: the signed one for Apex and Flow (`POST /webhooks/salesforce/events`),
 // its body `{orgId, object, ids}` checked with zod and its HMAC signature with the installation's secret;
 // and the packaged trigger's (`POST /webhooks/salesforce/trigger`), `{deliveryId, orgId, object, ids}`,
-// whose caller is known by the org's record credential (record-routes.ts), not by a signature.
+// whose caller is known by the org's record credential (record-routes.ts), not by a signature. The packaged
+// trigger's may name person Accounts (`Account`, from the optional trigger in
+// manifests/salesforce/person-accounts/); the signed one names Contacts and Leads only.
 //
 // Outbound messages cannot be signed (docs/reference/crm-platforms.md, section 7); this route can, so it is:
 //   X-Enrichbridge-Timestamp: unix seconds
@@ -53,16 +55,26 @@ const recordsShape = {
   ids: z.array(SalesforceIdSchema).min(1).max(EVENTS_MAX_IDS),
 };
 
-/** A Lead id under Contact (or the reverse) would be read from the wrong object: refused whole. */
-const idsOfTheObject = {
-  check: (body: { readonly object: 'Contact' | 'Lead'; readonly ids: readonly string[] }): boolean =>
-    body.ids.every((id) => recordIdMatchesObject(body.object, id)),
-  params: { message: 'every id must carry the key prefix of the object (Contact 003…, Lead 00Q…)', path: ['ids'] },
-};
+/**
+ * The objects the packaged trigger's callout may name: Contacts and Leads, and person Accounts from the
+ * optional person-Account trigger. Whether the installation enriches Accounts is the intake's check
+ * (acceptTriggerCallout): an Account id it is not to enrich is answered, not refused, so the Queueable
+ * does not retry or log it as an error. The signed route keeps to Contact and Lead: it queues what it is
+ * given, with no such check.
+ */
+export const TRIGGER_CALLOUT_OBJECTS = ['Contact', 'Lead', 'Account'] as const;
+
+/** A Lead id under Contact (or any id under another object) would be read from the wrong object: refused whole. */
+const idsOfTheObject = (prefixes: string) => ({
+  check: (body: { readonly object: string; readonly ids: readonly string[] }): boolean => body.ids.every((id) => recordIdMatchesObject(body.object, id)),
+  params: { message: `every id must carry the key prefix of the object (${prefixes})`, path: ['ids'] },
+});
+const contactOrLeadIds = idsOfTheObject('Contact 003…, Lead 00Q…');
+const triggerCalloutIds = idsOfTheObject('Contact 003…, Lead 00Q…, Account 001…');
 
 export const SalesforceEventsSchema = z
   .strictObject(recordsShape)
-  .refine(idsOfTheObject.check, idsOfTheObject.params)
+  .refine(contactOrLeadIds.check, contactOrLeadIds.params)
   .transform((body) => ({ ...body, ids: [...new Set(body.ids)] }));
 
 export type SalesforceEvents = z.output<typeof SalesforceEventsSchema>;
@@ -73,8 +85,8 @@ export type SalesforceEvents = z.output<typeof SalesforceEventsSchema>;
  * recognised and queues nothing twice (deliveries remember it like an outbound message's notification id).
  */
 export const SalesforceTriggerCalloutSchema = z
-  .strictObject({ deliveryId: z.uuid(), ...recordsShape })
-  .refine(idsOfTheObject.check, idsOfTheObject.params)
+  .strictObject({ deliveryId: z.uuid(), ...recordsShape, object: z.enum(TRIGGER_CALLOUT_OBJECTS) })
+  .refine(triggerCalloutIds.check, triggerCalloutIds.params)
   .transform((body) => ({ ...body, deliveryId: body.deliveryId.toLowerCase(), ids: [...new Set(body.ids)] }));
 
 export type SalesforceTriggerCallout = z.output<typeof SalesforceTriggerCalloutSchema>;

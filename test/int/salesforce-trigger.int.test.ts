@@ -2,7 +2,9 @@
 // app and runtime with a worker, against the stateful fake org. Records are created in the fake without
 // their outbound message, then posted as EnrichbridgeRecordSender posts them: `{deliveryId, orgId, object,
 // ids}` with the org's record credential in X-Enrichbridge-Org-Secret, as the Named Credential adds it.
-// Each test is named after the rule it checks, and looks at the jobs table to see what was queued.
+// Each test is named after the rule it checks, and looks at the jobs table to see what was queued. Person
+// Accounts (the optional person-Account trigger's callouts, object Account) are checked against a second
+// fake org that has Person Accounts.
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
@@ -115,7 +117,7 @@ async function send(body: Callout | string, secret: string | null = credential):
   return { status: response.status, body: z.record(z.string(), z.unknown()).parse(await response.json()) };
 }
 
-const callout = (object: 'Contact' | 'Lead', ids: readonly string[], overrides: Partial<Callout> = {}): Callout => ({
+const callout = (object: 'Contact' | 'Lead' | 'Account', ids: readonly string[], overrides: Partial<Callout> = {}): Callout => ({
   deliveryId: randomUUID(),
   orgId: fake.orgId,
   object,
@@ -232,5 +234,123 @@ describe('POST /webhooks/salesforce/trigger', () => {
       await installations.updateSettings(installationId, { enrichOnCreate: true });
     }
     expect(await send(callout('Contact', [contact.id]))).toMatchObject({ status: 200, body: { queued: 1 } });
+  });
+});
+
+describe('POST /webhooks/salesforce/trigger: person Accounts, from the optional trigger', () => {
+  /** A second org, with Person Accounts, connected to its own installation. */
+  let people: FakeSalesforce;
+  let peopleInstallation: string;
+  let peopleCredential: string;
+
+  beforeAll(async () => {
+    people = await startFakeSalesforce({ personAccounts: true });
+    const { installations } = runtime.bridge;
+    const installation = await installations.create({
+      provider: SALESFORCE_PROVIDER,
+      externalAccountId: people.orgId,
+      environment: 'sandbox',
+      target: { kind: 'local', accountName: 'trigger' },
+      crmCredentials: {
+        kind: 'static',
+        instanceUrl: people.url,
+        accessToken: people.accessToken,
+        refreshToken: null,
+        issuedAt: null,
+        expiresAt: null,
+        clientId: null,
+        clientSecret: null,
+        loginUrl: 'https://test.salesforce.com',
+        orgId: people.orgId,
+        userId: null,
+        jwt: null,
+      },
+    });
+    peopleInstallation = installation.id;
+    peopleCredential = recordCredential(installation.id, await installations.recordSecret(installation.id));
+    await installations.updateSettings(peopleInstallation, { objects: ['Contact', 'Lead', 'Account'] });
+  });
+
+  afterAll(async () => {
+    await people?.close();
+  });
+
+  const amanda = () => {
+    const p = persona('Amanda Taylor');
+    return people.createPersonAccount({
+      FirstName: p.first_name,
+      LastName: p.last_name,
+      PersonEmail: p.email,
+      Phone: p.phone,
+      PersonMailingStreet: p.address,
+      PersonMailingCity: p.city,
+      PersonMailingState: p.state,
+      PersonMailingPostalCode: p.zipcode,
+    });
+  };
+  const accountCallout = (ids: readonly string[]) => callout('Account', ids, { orgId: people.orgId });
+
+  it('queues an Account callout for an installation that names Account, and the person Account is enriched through its __pc fields, Name unwritten', async () => {
+    const account = amanda();
+    const reply = await send(accountCallout([account.id]), peopleCredential);
+    expect(reply).toEqual({ status: 200, body: { ok: true, queued: 1, duplicates: 0 } });
+    await until('the person Account enriched', () => (people.record(account.id).fields['WF_Enrichment_Status__pc'] === 'enriched' ? true : undefined), {
+      timeoutMs: 30_000,
+    });
+    expect((await jobsOf([account.id])).map((job) => [job.installationId, job.trigger])).toEqual([[peopleInstallation, 'create']]);
+    const p = persona('Amanda Taylor');
+    expect(people.record(account.id).fields).toMatchObject({
+      WF_HH_Net_Worth__pc: p.household?.net_worth,
+      WF_Enriched_At__pc: expect.any(String),
+      Name: 'Amanda Taylor',
+    });
+    const written = people.updatesOf(account.id).flatMap((update) => Object.keys(update.fields));
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.filter((name) => !name.endsWith('__pc'))).toEqual([]);
+  });
+
+  it('leaves a business Account named in a callout alone: queued, then skipped:not_a_person, nothing written', async () => {
+    const business = people.createAccount('Magnolia Crossing Logistics');
+    expect(await send(accountCallout([business.id]), peopleCredential)).toMatchObject({ status: 200, body: { queued: 1 } });
+    await until(
+      'the business Account skipped',
+      async () => ((await runtime.bridge.pipelineStore.listLog({ installationId: peopleInstallation, recordId: business.id })).length > 0 ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
+    const outcomes = (await runtime.bridge.pipelineStore.listLog({ installationId: peopleInstallation, recordId: business.id })).map((e) => e.outcome);
+    expect(outcomes).toEqual(['skipped:not_a_person']);
+    expect(people.updatesOf(business.id)).toEqual([]);
+  });
+
+  it('queues nothing for an Account callout when the installation does not name Account (none named, or Contact and Lead): 200, skipped object_not_enabled', async () => {
+    const account = amanda();
+    const { installations } = runtime.bridge;
+    const pending = accountCallout([account.id]);
+    try {
+      for (const objects of [[], ['Contact', 'Lead']]) {
+        await installations.updateSettings(peopleInstallation, { objects });
+        expect(await send(pending, peopleCredential), JSON.stringify(objects)).toEqual({
+          status: 200,
+          body: { ok: true, queued: 0, duplicates: 0, skipped: 'object_not_enabled' },
+        });
+      }
+      expect(await jobsOf([account.id])).toEqual([]);
+      // The default still takes Contacts: the rule is the object's.
+      const contact = await people.createContact(personaContact(persona('Amanda Taylor')), { notify: false });
+      expect(await send(callout('Contact', [contact.id], { orgId: people.orgId }), peopleCredential)).toMatchObject({ status: 200, body: { queued: 1 } });
+    } finally {
+      await installations.updateSettings(peopleInstallation, { objects: ['Contact', 'Lead', 'Account'] });
+    }
+    // Skipped, not remembered: the same delivery is queued once the installation names Account.
+    expect(await send(pending, peopleCredential)).toMatchObject({ status: 200, body: { ok: true, queued: 1 } });
+    expect(await jobsOf([account.id])).toHaveLength(1);
+  });
+
+  it('refuses a Contact id under the object Account (400), and queues nothing', async () => {
+    const contact = await people.createContact(personaContact(persona('Amanda Taylor')), { notify: false });
+    const reply = await send(accountCallout([contact.id]), peopleCredential);
+    expect(reply).toMatchObject({ status: 400, body: { ok: false, reason: 'invalid_body' } });
+    expect(String(reply.body['message'])).toContain('Account 001');
+    expect(await jobsOf([contact.id])).toEqual([]);
   });
 });

@@ -209,6 +209,22 @@ describe('parseTriggerCallout', () => {
     });
   });
 
+  it('reads person Accounts from the optional trigger: object Account, ids with the Account key prefix 001', () => {
+    expect(parseTriggerCallout(callout({ object: 'Account', ids: ['0018a00000Vx3Lm', '0018a00000Vx3LmAAJ'] }))).toEqual({
+      ok: true,
+      callout: { deliveryId: DELIVERY, orgId: '00D8a000001FkQzEAK', object: 'Account', ids: ['0018a00000Vx3LmAAJ'] },
+    });
+    const refused = parseTriggerCallout(callout({ object: 'Account', ids: ['0038a00000Rk4VbAAJ'] }));
+    expect(!refused.ok && refused.message).toContain('Account 001');
+  });
+
+  it('the signed route still names Contacts and Leads only: it queues without asking whether the installation enriches Accounts', () => {
+    expect(parseEvents(JSON.stringify({ orgId: '00D8a000001FkQzEAK', object: 'Account', ids: ['0018a00000Vx3LmAAJ'] }))).toMatchObject({
+      ok: false,
+      reason: 'invalid_body',
+    });
+  });
+
   it('takes 200 ids and refuses 201', () => {
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `0038a00000Rm${String(i).padStart(3, '0')}`);
     const full = parseTriggerCallout(callout({ ids: ids(200) }));
@@ -220,7 +236,10 @@ describe('parseTriggerCallout', () => {
     ['no delivery id', { deliveryId: undefined }],
     ['a delivery id that is not a UUID', { deliveryId: 'retry-1' }],
     ['a Lead id under Contact', { ids: ['00Q8a00000Jd5ZpEAJ'] }],
-    ['an unknown object', { object: 'Account', ids: ['0018a00000Vx3LmAAJ'] }],
+    ['an unknown object', { object: 'Opportunity', ids: ['0068a00000Vx3LmAAJ'] }],
+    ['a Contact id under Account', { object: 'Account', ids: ['0038a00000Rk4VbAAJ'] }],
+    ['an Account id under Contact', { object: 'Contact', ids: ['0018a00000Vx3LmAAJ'] }],
+    ['a Lead id among Account ids', { object: 'Account', ids: ['0018a00000Vx3LmAAJ', '00Q8a00000Jd5ZpEAJ'] }],
     ['an extra key', { secret: 'x' }],
     ['no ids', { ids: [] }],
   ])('refuses %s', (_name, overrides) => {

@@ -3,7 +3,9 @@
 // exactly the components present; the permission set grants every field; the outbound messages carry
 // Id and the identity fields to the outbound-message route; the flows call them; the lead mapping
 // pairs fields of the same type; the External Client App holds no secret; the packaged after-insert
-// triggers parse, fire when the flows do, and call the trigger route through the Named Credential.
+// triggers parse, fire when the flows do, and call the trigger route through the Named Credential; the
+// optional person-Account trigger is its own project, outside force-app, and hands person Accounts to the
+// same Queueable as `Account`.
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -50,6 +52,17 @@ import {
   PERMISSION_SET_FILE,
   PERMISSION_SET_NAME,
   OUTBOUND_SECRET_PLACEHOLDER,
+  PERSON_ACCOUNT_DIR,
+  PERSON_ACCOUNT_ENRICHED_AT_FIELD,
+  PERSON_ACCOUNT_OBJECT,
+  PERSON_ACCOUNT_SFDX_PROJECT,
+  PERSON_ACCOUNT_SOURCES,
+  PERSON_ACCOUNT_TEST_FILE,
+  PERSON_ACCOUNT_TEST_META_FILE,
+  PERSON_ACCOUNT_TRIGGER,
+  PERSON_ACCOUNT_TRIGGER_FILE,
+  PERSON_ACCOUNT_TRIGGER_META_FILE,
+  PERSON_ACCOUNT_TRIGGER_TEST,
   PUBLIC_BASE_PLACEHOLDER,
   RECORD_COMPONENT,
   RECORD_CREDENTIAL,
@@ -283,7 +296,10 @@ describe('manifests/salesforce files', () => {
     // package.xml; the component's jest tests (__tests__/) are kept from a deploy by .forceignore.
     const deployed = allFiles.filter((file) => (file.startsWith('force-app/') || file.startsWith('manifest/')) && !file.includes('/__tests__/'));
     const generated = [...generatedManifests().keys()];
-    expect(deployed).toEqual([...generated.filter((file) => file !== SFDX_PROJECT), ...HAND_WRITTEN_SOURCES].sort());
+    // person-accounts/ is its own project, checked below.
+    expect(deployed).toEqual(
+      [...generated.filter((file) => file !== SFDX_PROJECT && !file.startsWith(`${PERSON_ACCOUNT_DIR}/`)), ...HAND_WRITTEN_SOURCES].sort(),
+    );
     for (const file of [SFDX_PROJECT, 'README.md', '.gitignore', '.forceignore']) expect(allFiles).toContain(file);
     expect(read('.forceignore').split('\n')).toContain('**/__tests__/**');
   });
@@ -679,5 +695,139 @@ describe('the new-record triggers and their Queueable', () => {
       expect(file.endsWith(`.${type?.suffix}-meta.xml`), file).toBe(true);
       expect(generatedManifests().has(file), file).toBe(true);
     }
+  });
+});
+
+describe('the optional person-Account trigger (person-accounts/)', () => {
+  const trigger = read(PERSON_ACCOUNT_TRIGGER_FILE);
+  const triggerTest = read(PERSON_ACCOUNT_TEST_FILE);
+  const sender = read(`${SOURCE_DIR}/classes/${RECORD_SENDER}.cls`);
+
+  it('is its own DX project of generated files, its hand-written trigger and test class, and a README, and nothing else', () => {
+    const files = allFiles.filter((file) => file.startsWith(`${PERSON_ACCOUNT_DIR}/`));
+    const generated = [...generatedManifests().keys()].filter((file) => file.startsWith(`${PERSON_ACCOUNT_DIR}/`));
+    expect(generated.sort()).toEqual([PERSON_ACCOUNT_SFDX_PROJECT, PERSON_ACCOUNT_TEST_META_FILE, PERSON_ACCOUNT_TRIGGER_META_FILE].sort());
+    expect(files).toEqual([...generated, ...PERSON_ACCOUNT_SOURCES, `${PERSON_ACCOUNT_DIR}/README.md`].sort());
+    const project = SfdxProject.parse(JSON.parse(read(PERSON_ACCOUNT_SFDX_PROJECT)));
+    expect(project.packageDirectories).toEqual([{ path: 'force-app', default: true }]);
+    expect(project.sourceApiVersion).toBe(SALESFORCE_API_VERSION);
+    for (const meta of [PERSON_ACCOUNT_TRIGGER_META_FILE, PERSON_ACCOUNT_TEST_META_FILE]) {
+      expect(read(meta), meta).toContain(`<apiVersion>${SALESFORCE_API_VERSION}</apiVersion>`);
+      expect(read(meta), meta).toContain('<status>Active</status>');
+    }
+  });
+
+  it('keeps force-app deployable to an org without Person Accounts: nothing there names IsPersonAccount or a __pc field', () => {
+    const deployed = allFiles.filter((file) => file.startsWith('force-app/') && !file.includes('/__tests__/'));
+    for (const file of deployed) {
+      expect(read(file), file).not.toMatch(/IsPersonAccount|\w__pc\b|IsPersonType/);
+    }
+    expect(read(PACKAGE_XML)).not.toContain(PERSON_ACCOUNT_TRIGGER);
+    // The main project's package directory is force-app alone: a deploy of it never reaches person-accounts/.
+    expect(SfdxProject.parse(JSON.parse(read(SFDX_PROJECT))).packageDirectories.map((d) => d.path)).toEqual(['force-app']);
+  });
+
+  it('parses without a syntax error (@apexdevtools/apex-parser): the trigger as a trigger, the test as a class', () => {
+    expect(apexSyntaxErrors(trigger, 'trigger')).toEqual([]);
+    expect(apexSyntaxErrors(triggerTest, 'class')).toEqual([]);
+    expect(apexSyntaxErrors(trigger, 'class').length).toBeGreaterThan(0);
+  });
+
+  it(`fires after insert on Account only, keeps the person Accounts, and hands them with ${PERSON_ACCOUNT_ENRICHED_AT_FIELD} to the Queueable as Account`, () => {
+    expect(PERSON_ACCOUNT_ENRICHED_AT_FIELD).toBe('WF_Enriched_At__pc');
+    const declaration = /trigger\s+(\w+)\s+on\s+(\w+)\s*\(([^)]*)\)/.exec(trigger);
+    expect(declaration?.slice(1, 4)).toEqual([PERSON_ACCOUNT_TRIGGER, PERSON_ACCOUNT_OBJECT, 'after insert']);
+    // A static reference: the folder deploys only where Person Accounts exist, and fails loudly elsewhere.
+    expect(trigger).toMatch(/for \(Account record : Trigger\.new\)\s*\{\s*if \(record\.IsPersonAccount == true\)\s*\{\s*people\.add\(record\);/);
+    expect(trigger).toContain(`${RECORD_SENDER}.onInsert('${PERSON_ACCOUNT_OBJECT}', people, ${PERSON_ACCOUNT_OBJECT}.${PERSON_ACCOUNT_ENRICHED_AT_FIELD});`);
+    // Nothing else is sent: Trigger.new goes to the Queueable only through the person filter.
+    expect(trigger.match(/onInsert\(/g)).toHaveLength(1);
+    expect(trigger).not.toMatch(/onInsert\([^)]*Trigger\.new/);
+    // The entry point it calls is the public one the Contact and Lead triggers use, taking any SObject list.
+    expect(sender).toMatch(/public static void onInsert\(String objectName, List<SObject> records, Schema\.SObjectField enrichedAt\)/);
+  });
+
+  it('holds no secret: the header comes from the Named Credential', () => {
+    for (const source of [trigger, triggerTest]) {
+      expect(source).not.toMatch(new RegExp(`setHeader\\('${SALESFORCE_RECORD_SECRET_HEADER}'`, 'i'));
+      expect(source).not.toContain('Crypto.');
+      expect(source).not.toContain('__mdt');
+    }
+  });
+
+  it('ships an HttpCalloutMock test: a person Account is one callout naming Account, a business Account none, 200 person Accounts one callout', () => {
+    expect(triggerTest).toMatch(/^(\/\*\*[\s\S]*?\*\/\n)?@IsTest\nprivate class /);
+    expect(triggerTest).toContain(`class ${PERSON_ACCOUNT_TRIGGER_TEST} {`);
+    expect(triggerTest).toContain('implements HttpCalloutMock');
+    expect(triggerTest).toContain(`${RECORD_SENDER}.sendInTests = true;`);
+    expect(triggerTest).toContain('IsPersonType = true');
+    /** One test method's body: from its declaration to the next test's annotation. */
+    const method = (name: string): string => {
+      const start = triggerTest.indexOf(`static void ${name}()`);
+      expect(start, name).toBeGreaterThan(0);
+      const end = triggerTest.indexOf('@IsTest', start);
+      return triggerTest.slice(start, end < 0 ? undefined : end);
+    };
+    expect(method('sendsANewPersonAccountAsAccount')).toMatch(
+      /insert amanda;[\s\S]*System\.assertEquals\(1, mock\.received\.size\(\)\);[\s\S]*System\.assertEquals\('Account', body\.get\('object'\)\);[\s\S]*amanda\.Id/,
+    );
+    expect(method('sendsNoBusinessAccount')).toMatch(
+      /insert new Account\(RecordTypeId = businessRecordType\(\)[\s\S]*System\.assertEquals\(0, mock\.received\.size\(\)\);/,
+    );
+    expect(method('sendsAnInsertOf200PersonAccountsInOneCallout')).toMatch(
+      /i < 200;[\s\S]*insert people;[\s\S]*System\.assertEquals\(1, mock\.received\.size\(\)\);[\s\S]*System\.assertEquals\(200, sent\.size\(\)\);/,
+    );
+    expect(triggerTest).toContain(`WF_Enriched_At__pc = Datetime.now()`);
+  });
+
+  it('resolves to ApexTrigger and ApexClass by source-deploy-retrieve’s registry: folder and suffix', () => {
+    const registry = z
+      .object({ types: z.record(z.string(), z.object({ name: z.string(), directoryName: z.string(), suffix: z.string().optional() }).loose()) })
+      .parse(createRequire(import.meta.url)('@salesforce/source-deploy-retrieve/lib/src/registry/metadataRegistry.json'));
+    const typeOf = (name: string) => Object.values(registry.types).find((type) => type.name === name);
+    for (const [name, file] of [
+      ['ApexTrigger', PERSON_ACCOUNT_TRIGGER_META_FILE],
+      ['ApexClass', PERSON_ACCOUNT_TEST_META_FILE],
+    ] as const) {
+      const type = typeOf(name);
+      expect(type, name).toBeDefined();
+      expect(file.startsWith(`${PERSON_ACCOUNT_DIR}/${SOURCE_DIR}/${type?.directoryName}/`), file).toBe(true);
+      expect(file.endsWith(`.${type?.suffix}-meta.xml`), file).toBe(true);
+    }
+  });
+
+  // As for force-app: source-deploy-retrieve needs Node 22 or later.
+  it.skipIf(Number(process.versions.node.split('.')[0]) < 22)(
+    'is exactly the trigger and its test class to @salesforce/source-deploy-retrieve, the README left out',
+    async () => {
+      const { ComponentSet } = await import('@salesforce/source-deploy-retrieve');
+      const set = ComponentSet.fromSource(path.join(SALESFORCE_MANIFEST_DIR, PERSON_ACCOUNT_DIR, 'force-app'));
+      set.apiVersion = SALESFORCE_API_VERSION;
+      set.sourceApiVersion = SALESFORCE_API_VERSION;
+      const derived = await set.getObject();
+      const sdr = new Map(derived.Package.types.map((t) => [t.name, [...t.members].sort()]));
+      expect(sdr).toEqual(
+        new Map([
+          ['ApexClass', [PERSON_ACCOUNT_TRIGGER_TEST]],
+          ['ApexTrigger', [PERSON_ACCOUNT_TRIGGER]],
+        ]),
+      );
+    },
+  );
+
+  it('has a README that says how to deploy it, what it reads and writes, and how to turn Account on', () => {
+    const readme = read(`${PERSON_ACCOUNT_DIR}/README.md`);
+    for (const word of [
+      'sf project deploy start --source-dir force-app',
+      `cd ${PERSON_ACCOUNT_DIR}`,
+      PERSON_ACCOUNT_TRIGGER,
+      PERSON_ACCOUNT_TRIGGER_TEST,
+      PERSON_ACCOUNT_ENRICHED_AT_FIELD,
+      'IsPersonAccount',
+      '--objects Contact,Lead,Account',
+    ]) {
+      expect(readme, word).toContain(word);
+    }
+    expect(read('README.md')).toContain(`${PERSON_ACCOUNT_DIR}/`);
   });
 });

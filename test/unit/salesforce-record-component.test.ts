@@ -20,6 +20,7 @@ import { parseRecordCredential, recordCredential } from '../../connectors/salesf
 import {
   APEX_CLASSES,
   EXTERNAL_CREDENTIAL_FILE,
+  PERSON_ACCOUNT_TEST_FILE,
   NAMED_CREDENTIAL_FILE,
   PUBLIC_BASE_PLACEHOLDER,
   RECORD_COMPONENT,
@@ -58,9 +59,14 @@ function apexSyntaxErrors(source: string): string[] {
 describe('Apex classes', () => {
   const classes = allFiles.filter((file) => file.endsWith('.cls'));
 
-  it('are the record controller and its test in force-app, and the callout and its test in apex/', () => {
+  it('are the record controller and its test in force-app, the callout and its test in apex/, and the person-Account trigger test in person-accounts/', () => {
     expect(classes).toEqual(
-      [...APEX_CLASSES.map((name) => `${SOURCE_DIR}/classes/${name}.cls`), 'apex/EnrichbridgeCallout.cls', 'apex/EnrichbridgeCalloutTest.cls'].sort(),
+      [
+        ...APEX_CLASSES.map((name) => `${SOURCE_DIR}/classes/${name}.cls`),
+        'apex/EnrichbridgeCallout.cls',
+        'apex/EnrichbridgeCalloutTest.cls',
+        PERSON_ACCOUNT_TEST_FILE,
+      ].sort(),
     );
   });
 
