@@ -26,7 +26,15 @@ import { parseArgs, promisify } from 'node:util';
 import { z } from 'zod';
 import { PERSONAS, type Persona } from '../../core/sandbox/personas.ts';
 import { openDataFolder } from '../../server/runtime.ts';
-import { type FakeRecord, type FakeSalesforce, type FakeValue, personaContact, readOutboundAnswer, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import {
+  type FakeRecord,
+  type FakeSalesforce,
+  type FakeValue,
+  type OutboundDelivery,
+  personaContact,
+  readOutboundAnswer,
+  startFakeSalesforce,
+} from '../support/fake-salesforce.ts';
 import { OUTBOUND_MESSAGE_MAX_BYTES } from '../../connectors/salesforce/outbound-xml.ts';
 import { ROOT, freePort, latencyStats, machine, stopChild, timedInFlight, verdict, waitHealthy } from './bench-support.ts';
 
@@ -62,7 +70,9 @@ const BatchLineSchema = z.object({
   outcomes: z.record(z.string(), z.number()),
 });
 const LogEntriesSchema = z.array(z.object({ recordId: z.string(), outcome: z.string() }));
-const JobListSchema = z.array(z.object({ state: z.string() }).loose());
+const JobListSchema = z.array(z.object({ state: z.string(), kind: z.string().optional() }).loose());
+/** The hourly privacy sweep's job: queued by every server start, not one of the records' (a stopped drain may leave it waiting). */
+const SWEEP_JOB = 'salesforce.privacy';
 
 const execFileAsync = promisify(execFile);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -228,6 +238,23 @@ class Org {
     });
   }
 
+  /** New person Accounts (no message of their own: the bench posts them). */
+  personAccounts(count: number): FakeRecord[] {
+    return Array.from({ length: count }, () => {
+      const p = persona(this.next++);
+      return this.fake.createPersonAccount({
+        FirstName: p.first_name,
+        LastName: p.last_name,
+        PersonEmail: p.email,
+        Phone: p.phone,
+        PersonMailingStreet: p.address,
+        PersonMailingCity: p.city,
+        PersonMailingState: p.state,
+        PersonMailingPostalCode: p.zipcode,
+      });
+    });
+  }
+
   /** One message's records, new in the org without a message of their own: Contacts and Leads in turn. */
   async messageRecords(index: number): Promise<FakeRecord[]> {
     return index % 2 === 0
@@ -377,7 +404,8 @@ async function queuedRecordIds(folder: DataFolder): Promise<Set<string>> {
 // (b) REST calls per enriched record
 
 const STATUS_FIELD = 'WF_Enrichment_Status__c';
-const isSettled = (record: FakeRecord): boolean => (record.fields[STATUS_FIELD] ?? null) !== null;
+/** A record carries an enrichment status (a person Account under the Contact field's `__pc` name). */
+const isSettled = (record: FakeRecord): boolean => (record.fields[record.object === 'Account' ? 'WF_Enrichment_Status__pc' : STATUS_FIELD] ?? null) !== null;
 
 /** Waits until every record carries an enrichment status, or nothing moved for 30 s, or the drain timeout. */
 async function drained(records: readonly FakeRecord[], startedAt: number): Promise<number> {
@@ -407,12 +435,12 @@ const listed = (counts: ReadonlyMap<string, number>): string =>
     .join(', ') || 'none';
 
 /** The privacy sweep's query (hourly per installation, whatever the volume): counted apart from the calls per record. */
-const isSweep = (c: { readonly query: Readonly<Record<string, string>> }): boolean => (c.query['q'] ?? '').includes('WHERE Individual.ShouldForget = true');
+const isSweep = (c: { readonly query: Readonly<Record<string, string>> }): boolean => /WHERE (Person)?Individual\.ShouldForget = true/.test(c.query['q'] ?? '');
 
 function callKind(method: string, pathname: string, soql = ''): string {
   if (method === 'GET' && pathname === `${API}/query`) {
-    if (soql.includes('WHERE Individual.ShouldForget = true')) return 'query (hourly privacy sweep)';
-    return soql.includes(' FROM Lead ') ? 'query (Lead reads)' : 'query (Contact reads)';
+    if (/WHERE (Person)?Individual\.ShouldForget = true/.test(soql)) return 'query (hourly privacy sweep)';
+    return `query (${/ FROM (\w+) /.exec(soql)?.[1] ?? 'other'} reads)`;
   }
   if (method === 'POST' && pathname.startsWith(`${API}/composite/sobjects/`)) return 'collections retrieve';
   if (method === 'PATCH' && pathname === `${API}/composite/sobjects`) return 'collections update';
@@ -449,7 +477,8 @@ async function reportRest(fake: FakeSalesforce, run: RestRun, settled: number): 
   const unlogged = [...ids].filter((id) => !log.some((e) => e.recordId === id)).length;
   const jobStates = new Map<string, number>();
   for (const state of ['queued', 'running', 'dead'] as const) {
-    jobStates.set(state, JobListSchema.parse(JSON.parse(await cli(['jobs', 'list', '--state', state, '--json'], run.folder.env))).length);
+    const listed = JobListSchema.parse(JSON.parse(await cli(['jobs', 'list', '--state', state, '--json'], run.folder.env)));
+    jobStates.set(state, listed.filter((job) => job.kind !== SWEEP_JOB).length);
   }
   const opened = await openDataFolder(run.folder.dir);
   try {
@@ -535,6 +564,29 @@ async function liveRun(org: Org, serve: Serve, folder: DataFolder, order: Order)
   await reportRest(fake, { label: 'result', records, startedAt, drainFrom: 'the first message', requestsBefore, folder, logFile: server.logFile }, settled);
 }
 
+/** (b) person Accounts: an installation that names Account, its org's (admin-made) flow posting new person Accounts 100 a message. */
+async function personAccountRun(org: Org, serve: Serve, folder: DataFolder): Promise<void> {
+  const { fake } = org;
+  await cli(['installations', 'settings', folder.installationId, '--objects', 'Contact,Lead,Account'], folder.env);
+  const server = await serve(folder, 'live-person-accounts', null);
+  fake.setOutboundUrl(server.outboundUrl);
+  const requestsBefore = fake.requests.length;
+  const startedAt = Date.now();
+  const records = org.personAccounts(RECORDS);
+  const sent: OutboundDelivery[] = [];
+  for (let i = 0; i < records.length; i += NOTIFICATIONS_PER_MESSAGE) sent.push(await fake.fire(records.slice(i, i + NOTIFICATIONS_PER_MESSAGE)));
+  const notAcked = sent.filter((d) => !d.acked);
+  for (const d of notAcked) failures.push(`(b) person Accounts: an outbound message answered ${d.status ?? d.error ?? '?'}: ${d.response.slice(0, 300)}`);
+  console.log(`    ${sent.length} outbound messages for ${records.length} new person Accounts; exact Ack: ${sent.length - notAcked.length}/${sent.length}`);
+  fake.setOutboundUrl(null);
+  const settled = await drained(records, startedAt);
+  await server.stop();
+  const written = new Set(fake.updates.filter((u) => u.success && u.object === 'Account').flatMap((u) => Object.keys(u.fields)));
+  const stray = [...written].filter((name) => !name.endsWith('__pc'));
+  if (stray.length > 0) failures.push(`(b) person Accounts: fields written that are not __pc: ${stray.join(', ')}`);
+  await reportRest(fake, { label: 'result', records, startedAt, drainFrom: 'the first message', requestsBefore, folder, logFile: server.logFile }, settled);
+}
+
 /** (b) as a backlog: queued by a server with its workers off, drained by the same data folder's server with the default workers. */
 async function backlogRun(org: Org, serve: Serve, folder: DataFolder, order: Order): Promise<void> {
   const { fake } = org;
@@ -567,7 +619,7 @@ async function backlogRun(org: Org, serve: Serve, folder: DataFolder, order: Ord
 // ---------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const fake = await startFakeSalesforce({ apiLimit: 1_000_000 });
+  const fake = await startFakeSalesforce({ apiLimit: 1_000_000, personAccounts: true });
   const org = new Org(fake);
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-salesforce-logs-'));
   const folders: DataFolder[] = [];
@@ -683,6 +735,8 @@ async function main(): Promise<void> {
     await backlogRun(org, serve, await folder('backlog'), 'interleaved');
     console.log(`  the same backlog, but every Contact's message before any Lead's, so that each claim of 200 holds one object:`);
     await backlogRun(org, serve, await folder('backlog-grouped'), 'grouped');
+    console.log(`  ${RECORDS} person Accounts (an installation naming Account; written through the Contact fields' __pc names), default workers:`);
+    await personAccountRun(org, serve, await folder('person-accounts'));
     console.log('');
     // (c) the flood the hardening issue measured: envelopes as large as the route reads, naming an org
     // nobody connected or carrying a wrong secret, no credentials; the default server, then the same
