@@ -2,28 +2,21 @@
 // the stateful fake org with Person Accounts on: a person Account is enriched through the Contact fields'
 // `__pc` names and its Name is never written; a business Account is left alone; a person Account's
 // Individual is honoured; and an installation that does not name Account enriches none.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../core/accounts/admin.ts';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { Worker } from '../../bridge/worker.ts';
-import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, startWorker } from '../../server/runtime.ts';
+import type { Persona } from '../../core/sandbox/personas.ts';
+import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
-import type { Persona } from '../../core/sandbox/personas.ts';
-
-const logger = createLogger('silent');
+import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
 
 let fake: FakeSalesforce;
+let rig: SalesforceRig;
 let runtime: Runtime;
 let worker: Worker;
-let dataDir: string;
 /** Names Account among its objects. */
 let withAccounts: string;
 /** Names none: the connector's defaults, Contacts and Leads. */
@@ -31,44 +24,15 @@ let byDefault: string;
 
 beforeAll(async () => {
   fake = await startFakeSalesforce({ personAccounts: true });
-  dataDir = tempDir('enrichbridge-salesforce-person-');
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
-  runtime = await openRuntime(config, logger);
-  worker = startWorker(runtime, logger, 2);
-  await createAccount(runtime.opened.store, 'people', { careerIntelligence: true });
-  const connect = async (externalAccountId: string, objects: string[]) => {
-    const installation = await runtime.bridge.installations.create({
-      provider: SALESFORCE_PROVIDER,
-      externalAccountId,
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'people' },
-      crmCredentials: {
-        kind: 'static',
-        instanceUrl: fake.url,
-        accessToken: fake.accessToken,
-        refreshToken: null,
-        issuedAt: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: null,
-        loginUrl: 'https://test.salesforce.com',
-        orgId: externalAccountId,
-        userId: null,
-        jwt: null,
-      },
-    });
-    await runtime.bridge.installations.updateSettings(installation.id, { objects });
-    return installation.id;
-  };
-  withAccounts = await connect(fake.orgId, ['Contact', 'Lead', 'Account']);
-  byDefault = await connect('00D000000000002AAA', []);
+  rig = await startSalesforceRig('person');
+  ({ runtime, worker } = rig);
+  withAccounts = await rig.connect(fake, { settings: { objects: ['Contact', 'Lead', 'Account'] }, outbound: false });
+  byDefault = await rig.connect(fake, { orgId: '00D000000000002AAA' });
 });
 
 afterAll(async () => {
-  await worker?.stop();
-  await runtime?.close();
+  await rig?.close();
   await fake?.close();
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
 const personFields = (p: Persona) => ({

@@ -4,97 +4,38 @@
 // suppressed), the hourly sweep forgets a record enriched before its person asked (our fields blanked
 // in the org, our state erased), "Don't Process" / "Don't Profile" exclude a record, and an org without
 // Data Protection and Privacy is enriched as before, its flags tried once a day.
-import { rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../core/accounts/admin.ts';
 import { enrichDedupeKey } from '../../bridge/enrich-job.ts';
 import type { Worker } from '../../bridge/worker.ts';
-import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
-import { salesforceOutboundMessagePath } from '../../connectors/salesforce/paths.ts';
 import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
-import { createApp } from '../../server/http/app.ts';
-import { crmRouter } from '../../server/http/crm-routes.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, routeContext, startWorker } from '../../server/runtime.ts';
+import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
-
-const logger = createLogger('silent');
+import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
 
 let fake: FakeSalesforce;
 /** An org without Data Protection and Privacy. */
 let plain: FakeSalesforce;
+let rig: SalesforceRig;
 let runtime: Runtime;
 let worker: Worker;
-let server: Server;
-let origin: string;
-let dataDir: string;
 let installationId: string;
 let plainInstallationId: string;
 
 beforeAll(async () => {
   fake = await startFakeSalesforce();
   plain = await startFakeSalesforce({ dataProtection: false });
-  dataDir = tempDir('enrichbridge-salesforce-privacy-');
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
-  runtime = await openRuntime(config, logger);
-  worker = startWorker(runtime, logger, 2);
-  const app = createApp({
-    service: runtime.service,
-    logger,
-    trustProxy: false,
-    requireHttps: false,
-    routers: [crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker.wake() }))],
-  });
-  server = createServer((req, res) => {
-    app(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`; // a TCP listener always reports an AddressInfo
-
-  await createAccount(runtime.opened.store, 'privacy', { careerIntelligence: true });
-  const { installations } = runtime.bridge;
-  const connect = async (org: FakeSalesforce) => {
-    const installation = await installations.create({
-      provider: SALESFORCE_PROVIDER,
-      externalAccountId: org.orgId,
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'privacy' },
-      crmCredentials: {
-        kind: 'static',
-        instanceUrl: org.url,
-        accessToken: org.accessToken,
-        refreshToken: null,
-        issuedAt: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: null,
-        loginUrl: 'https://test.salesforce.com',
-        orgId: org.orgId,
-        userId: null,
-        jwt: null,
-      },
-    });
-    org.setOutboundUrl(`${origin}${salesforceOutboundMessagePath(await installations.outboundSecret(installation.id))}`);
-    return installation.id;
-  };
-  installationId = await connect(fake);
-  plainInstallationId = await connect(plain);
+  rig = await startSalesforceRig('privacy');
+  ({ runtime, worker } = rig);
+  installationId = await rig.connect(fake);
+  plainInstallationId = await rig.connect(plain);
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
-  await worker?.stop();
-  await runtime?.close();
+  await rig?.close();
   await fake?.close();
   await plain?.close();
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
 const status = (org: FakeSalesforce, record: FakeRecord) => org.record(record.id).fields['WF_Enrichment_Status__c'];

@@ -4,38 +4,25 @@
 // (the org's credential in X-Enrichbridge-Org-Secret, the org, user and e-mail from UserInfo). A missing
 // or wrong credential is refused, another org's id with this org's credential is refused, and an action
 // is logged with its actor.
-import { rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../core/accounts/admin.ts';
+import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
 import { ActionResultSchema } from '../../bridge/record-actions.ts';
 import { RecordViewSchema } from '../../bridge/record-view.ts';
-import type { Worker } from '../../bridge/worker.ts';
-import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
-import { SALESFORCE_RECORD_ROUTE, SALESFORCE_RECORD_SECRET_HEADER, salesforceOutboundMessagePath } from '../../connectors/salesforce/paths.ts';
+import { SALESFORCE_RECORD_ROUTE, SALESFORCE_RECORD_SECRET_HEADER } from '../../connectors/salesforce/paths.ts';
 import { recordCredential } from '../../connectors/salesforce/record-routes.ts';
-import { createApp } from '../../server/http/app.ts';
-import { crmRouter } from '../../server/http/crm-routes.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, routeContext, startWorker } from '../../server/runtime.ts';
+import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
-const logger = createLogger('silent');
 /** A connected org other than the fake's. */
 const OTHER_ORG_ID = fakeId18('00D3t000004WbXy');
 const USER = { userId: '005000000000001AAA', userEmail: 'rep@acme.example' };
 
 let fake: FakeSalesforce;
+let rig: SalesforceRig;
 let runtime: Runtime;
-let worker: Worker;
-let server: Server;
 let origin: string;
-let dataDir: string;
 let installationId: string;
 let credential: string;
 let otherCredential: string;
@@ -43,52 +30,13 @@ let contact: FakeRecord;
 
 beforeAll(async () => {
   fake = await startFakeSalesforce();
-  dataDir = tempDir('enrichbridge-salesforce-record-');
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
-  runtime = await openRuntime(config, logger);
-  worker = startWorker(runtime, logger, 2);
-  const app = createApp({
-    service: runtime.service,
-    logger,
-    trustProxy: false,
-    requireHttps: false,
-    routers: [crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker.wake() }))],
-  });
-  server = createServer((req, res) => {
-    app(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`; // a TCP listener always reports an AddressInfo
-
-  await createAccount(runtime.opened.store, 'record', { careerIntelligence: true });
+  rig = await startSalesforceRig('record');
+  ({ runtime, origin } = rig);
   const { installations } = runtime.bridge;
-  const connect = (orgId: string) =>
-    installations.create({
-      provider: SALESFORCE_PROVIDER,
-      externalAccountId: orgId,
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'record' },
-      crmCredentials: {
-        kind: 'static',
-        instanceUrl: fake.url,
-        accessToken: fake.accessToken,
-        refreshToken: null,
-        issuedAt: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: null,
-        loginUrl: 'https://test.salesforce.com',
-        orgId,
-        userId: null,
-        jwt: null,
-      },
-    });
-  const installation = await connect(fake.orgId);
-  const other = await connect(OTHER_ORG_ID);
-  installationId = installation.id;
-  credential = recordCredential(installation.id, await installations.recordSecret(installation.id));
-  otherCredential = recordCredential(other.id, await installations.recordSecret(other.id));
-  fake.setOutboundUrl(`${origin}${salesforceOutboundMessagePath(await installations.outboundSecret(installation.id))}`);
+  installationId = await rig.connect(fake);
+  const other = await rig.connect(fake, { orgId: OTHER_ORG_ID });
+  credential = recordCredential(installationId, await installations.recordSecret(installationId));
+  otherCredential = recordCredential(other, await installations.recordSecret(other));
 
   contact = await fake.createContact(personaContact(persona('Amanda Taylor')));
   await until('the contact enriched', () => (fake.record(contact.id).fields['WF_Enrichment_Status__c'] === 'enriched' ? true : undefined), {
@@ -97,12 +45,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
-  await worker?.stop();
-  await runtime?.close();
+  await rig?.close();
   await fake?.close();
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
 const viewUrl = (recordId: string, orgId: string, object = 'Contact'): string =>

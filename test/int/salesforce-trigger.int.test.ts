@@ -6,97 +6,42 @@
 // Accounts (the optional person-Account trigger's callouts, object Account) are checked against a second
 // fake org that has Person Accounts.
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
 import { z } from 'zod';
-import { createAccount } from '../../core/accounts/admin.ts';
 import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
-import type { Worker } from '../../bridge/worker.ts';
-import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
 import { SALESFORCE_RECORD_SECRET_HEADER, SALESFORCE_TRIGGER_ROUTE } from '../../connectors/salesforce/paths.ts';
 import { recordCredential } from '../../connectors/salesforce/record-routes.ts';
-import { createApp } from '../../server/http/app.ts';
-import { crmRouter } from '../../server/http/crm-routes.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { type Runtime, openRuntime, routeContext, startWorker } from '../../server/runtime.ts';
+import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
-import { tempDir } from '../support/harness.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
-const logger = createLogger('silent');
 /** A connected org other than the fake's. */
 const OTHER_ORG_ID = fakeId18('00D3t000004WbXy');
 
 let fake: FakeSalesforce;
+let rig: SalesforceRig;
 let runtime: Runtime;
-let worker: Worker;
-let server: Server;
 let origin: string;
-let dataDir: string;
 let installationId: string;
 let credential: string;
 let otherCredential: string;
 
 beforeAll(async () => {
   fake = await startFakeSalesforce();
-  dataDir = tempDir('enrichbridge-salesforce-trigger-');
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', SALESFORCE_ALLOW_ANY_HOST: 'true' });
-  runtime = await openRuntime(config, logger);
-  worker = startWorker(runtime, logger, 2);
-  const app = createApp({
-    service: runtime.service,
-    logger,
-    trustProxy: false,
-    requireHttps: false,
-    routers: [crmRouter(runtime.modules, routeContext(runtime, config, logger, { wake: () => worker.wake() }))],
-  });
-  server = createServer((req, res) => {
-    app(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`; // a TCP listener always reports an AddressInfo
-
-  await createAccount(runtime.opened.store, 'trigger', { careerIntelligence: true });
+  rig = await startSalesforceRig('trigger');
+  ({ runtime, origin } = rig);
   const { installations } = runtime.bridge;
-  const connect = (orgId: string) =>
-    installations.create({
-      provider: SALESFORCE_PROVIDER,
-      externalAccountId: orgId,
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'trigger' },
-      crmCredentials: {
-        kind: 'static',
-        instanceUrl: fake.url,
-        accessToken: fake.accessToken,
-        refreshToken: null,
-        issuedAt: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: null,
-        loginUrl: 'https://test.salesforce.com',
-        orgId,
-        userId: null,
-        jwt: null,
-      },
-    });
-  const installation = await connect(fake.orgId);
-  const other = await connect(OTHER_ORG_ID);
-  installationId = installation.id;
-  credential = recordCredential(installation.id, await installations.recordSecret(installation.id));
-  otherCredential = recordCredential(other.id, await installations.recordSecret(other.id));
+  installationId = await rig.connect(fake, { outbound: false });
+  const other = await rig.connect(fake, { orgId: OTHER_ORG_ID });
+  credential = recordCredential(installationId, await installations.recordSecret(installationId));
+  otherCredential = recordCredential(other, await installations.recordSecret(other));
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
-  await worker?.stop();
-  await runtime?.close();
+  await rig?.close();
   await fake?.close();
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
 interface Callout {
@@ -246,29 +191,8 @@ describe('POST /webhooks/salesforce/trigger: person Accounts, from the optional 
   beforeAll(async () => {
     people = await startFakeSalesforce({ personAccounts: true });
     const { installations } = runtime.bridge;
-    const installation = await installations.create({
-      provider: SALESFORCE_PROVIDER,
-      externalAccountId: people.orgId,
-      environment: 'sandbox',
-      target: { kind: 'local', accountName: 'trigger' },
-      crmCredentials: {
-        kind: 'static',
-        instanceUrl: people.url,
-        accessToken: people.accessToken,
-        refreshToken: null,
-        issuedAt: null,
-        expiresAt: null,
-        clientId: null,
-        clientSecret: null,
-        loginUrl: 'https://test.salesforce.com',
-        orgId: people.orgId,
-        userId: null,
-        jwt: null,
-      },
-    });
-    peopleInstallation = installation.id;
-    peopleCredential = recordCredential(installation.id, await installations.recordSecret(installation.id));
-    await installations.updateSettings(peopleInstallation, { objects: ['Contact', 'Lead', 'Account'] });
+    peopleInstallation = await rig.connect(people, { settings: { objects: ['Contact', 'Lead', 'Account'] }, outbound: false });
+    peopleCredential = recordCredential(peopleInstallation, await installations.recordSecret(peopleInstallation));
   });
 
   afterAll(async () => {
