@@ -32,6 +32,7 @@ import {
   type FakeValue,
   type OutboundDelivery,
   personaContact,
+  personaPersonAccount,
   readOutboundAnswer,
   startFakeSalesforce,
 } from '../support/fake-salesforce.ts';
@@ -242,16 +243,7 @@ class Org {
   personAccounts(count: number): FakeRecord[] {
     return Array.from({ length: count }, () => {
       const p = persona(this.next++);
-      return this.fake.createPersonAccount({
-        FirstName: p.first_name,
-        LastName: p.last_name,
-        PersonEmail: p.email,
-        Phone: p.phone,
-        PersonMailingStreet: p.address,
-        PersonMailingCity: p.city,
-        PersonMailingState: p.state,
-        PersonMailingPostalCode: p.zipcode,
-      });
+      return this.fake.createPersonAccount(personaPersonAccount(p));
     });
   }
 

@@ -8,7 +8,7 @@ import type { Worker } from '../../bridge/worker.ts';
 import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
 import type { Runtime } from '../../server/runtime.ts';
-import { type FakeRecord, type FakeSalesforce, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { type FakeRecord, type FakeSalesforce, personaPersonAccount, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
@@ -35,16 +35,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const personFields = (p: Persona) => ({
-  FirstName: p.first_name,
-  LastName: p.last_name,
-  PersonEmail: p.email,
-  Phone: p.phone,
-  PersonMailingStreet: p.address,
-  PersonMailingCity: p.city,
-  PersonMailingState: p.state,
-  PersonMailingPostalCode: p.zipcode,
-});
+const personFields = (p: Persona) => personaPersonAccount(p);
 
 async function enrichAccount(installationId: string, account: FakeRecord): Promise<string[]> {
   await runtime.opened.queue.enqueueMany([enrichJob(installationId, { object: 'Account', recordId: account.id, trigger: 'manual' })]);

@@ -13,7 +13,7 @@ import { ENRICH_JOB } from '../../bridge/enrich-job.ts';
 import { SALESFORCE_RECORD_SECRET_HEADER, SALESFORCE_TRIGGER_ROUTE } from '../../connectors/salesforce/paths.ts';
 import { recordCredential } from '../../connectors/salesforce/record-routes.ts';
 import type { Runtime } from '../../server/runtime.ts';
-import { type FakeRecord, type FakeSalesforce, fakeId18, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
+import { type FakeRecord, type FakeSalesforce, fakeId18, personaContact, personaPersonAccount, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
 
@@ -199,19 +199,7 @@ describe('POST /webhooks/salesforce/trigger: person Accounts, from the optional 
     await people?.close();
   });
 
-  const amanda = () => {
-    const p = persona('Amanda Taylor');
-    return people.createPersonAccount({
-      FirstName: p.first_name,
-      LastName: p.last_name,
-      PersonEmail: p.email,
-      Phone: p.phone,
-      PersonMailingStreet: p.address,
-      PersonMailingCity: p.city,
-      PersonMailingState: p.state,
-      PersonMailingPostalCode: p.zipcode,
-    });
-  };
+  const amanda = () => people.createPersonAccount(personaPersonAccount(persona('Amanda Taylor')));
   const accountCallout = (ids: readonly string[]) => callout('Account', ids, { orgId: people.orgId });
 
   it('queues an Account callout for an installation that names Account, and the person Account is enriched through its __pc fields, Name unwritten', async () => {

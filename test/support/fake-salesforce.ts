@@ -1341,6 +1341,21 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
   return state;
 }
 
+/** A sandbox persona as a person Account's fields (createPersonAccount). */
+export function personaPersonAccount(p: Persona, extra: Record<string, FakeValue> = {}): Record<string, FakeValue> {
+  return {
+    FirstName: p.first_name,
+    LastName: p.last_name,
+    PersonEmail: p.email,
+    Phone: p.phone,
+    PersonMailingStreet: p.address,
+    PersonMailingCity: p.city,
+    PersonMailingState: p.state,
+    PersonMailingPostalCode: p.zipcode,
+    ...extra,
+  };
+}
+
 /** A sandbox persona as a Contact's fields (an Account, or anything else, through `extra`). */
 export function personaContact(p: Persona, extra: Record<string, FakeValue> = {}): Record<string, FakeValue> {
   return {
