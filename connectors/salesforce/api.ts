@@ -157,6 +157,9 @@ const SaveResultSchema = z.object({
 /** An sObject as Salesforce answers it: fields by name, a parent through a relationship as a nested object. */
 const SObjectSchema = z.record(z.string(), z.unknown());
 
+/** An sObject describe, as far as we read it: its fields' names. */
+const DescribeSchema = z.object({ fields: z.array(z.object({ name: z.string() }).loose()) }).loose();
+
 const QueryResultSchema = z.object({
   totalSize: z.number().int(),
   done: z.boolean(),
@@ -487,6 +490,17 @@ export class SalesforceApi {
         return [{ id, fields: pick(record, fields), changedAt: typeof changedAt === 'string' ? changedAt : null }];
       });
     }
+  }
+
+  /**
+   * Whether the org has Person Accounts: its Account describes an `IsPersonAccount` field. One call.
+   * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_sobject_describe.htm
+   */
+  async hasPersonAccounts(options: CallOptions = {}): Promise<boolean> {
+    const { body } = await this.send('describe Account', { method: 'GET', url: path('/sobjects/Account/describe') }, options);
+    const parsed = DescribeSchema.safeParse(body);
+    if (!parsed.success) throw new CrmError('transient', 'Salesforce describe Account: an answer that is not a describe result');
+    return parsed.data.fields.some((field) => field.name === 'IsPersonAccount');
   }
 
   /**

@@ -15,7 +15,9 @@ import {
   SalesforceCredentialsSchema,
   checkInstanceUrl,
 } from './auth.ts';
-import { SALESFORCE_PROVIDER } from './connector.ts';
+import { SALESFORCE_PROVIDER, salesforceApiFor } from './connector.ts';
+import { SALESFORCE_OBJECTS } from './fields.ts';
+import { PERSON_ACCOUNT } from './person-accounts.ts';
 import { toSalesforceId18 } from './ids.ts';
 import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey, reconnectLinkFor, reconnectOrg } from './install.ts';
 import { salesforceOutboundMessagePath } from './paths.ts';
@@ -241,6 +243,33 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
         // A refresh copies production's metadata: the sandbox's outbound messages may now carry production's URL.
         context.tell(`the org's outbound messages must go to: ${outboundUrl(context.publicUrl(), await installations.outboundSecret(id))}`);
         context.print(result.installation.id);
+      });
+    });
+
+  salesforce
+    .command('person-accounts <installation>')
+    .description(
+      'whether the org has Person Accounts (one describe call) and whether the installation enriches them; --enable adds Account to its objects, --disable takes it out',
+    )
+    .option('--enable', 'enrich person Accounts (refused when the org has none)')
+    .option('--disable', 'stop enriching person Accounts')
+    .action(async (id: string, flags: { enable?: boolean; disable?: boolean }) => {
+      if (flags.enable === true && flags.disable === true) throw new InstallationError('give --enable or --disable, not both');
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        const has = await salesforceApiFor(installation, installations, { allowAnyHost: app.allowAnyHost }).hasPersonAccounts();
+        const named = installation.settings.objects.length > 0 ? installation.settings.objects : [...SALESFORCE_OBJECTS];
+        let objects = named;
+        if (flags.enable === true) {
+          if (!has) throw new InstallationError(`org ${installation.externalAccountId} has no Person Accounts (its Account has no IsPersonAccount)`);
+          if (!named.includes(PERSON_ACCOUNT)) objects = [...named, PERSON_ACCOUNT];
+        } else if (flags.disable === true) {
+          objects = named.filter((object) => object !== PERSON_ACCOUNT);
+        }
+        if (objects !== named) await installations.updateSettings(id, { objects });
+        context.print(`person accounts in the org: ${has ? 'yes' : 'no'}`);
+        context.print(`enriched by ${id}: ${objects.includes(PERSON_ACCOUNT) ? 'yes (Account among its objects)' : 'no'}`);
       });
     });
 

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { Worker } from '../../bridge/worker.ts';
 import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
+import { salesforceCommands } from '../../connectors/salesforce/cli.ts';
+import { NO_SALESFORCE_APP } from '../../connectors/salesforce/install.ts';
+import type { CrmCommandContext } from '../../bridge/crm-module.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
 import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, personaPersonAccount, startFakeSalesforce } from '../support/fake-salesforce.ts';
@@ -103,5 +106,48 @@ describe('person Accounts', () => {
     const account = fake.createPersonAccount(personFields(persona('Robert Smith')));
     expect(await enrichAccount(byDefault, account)).toEqual(['skipped:object_not_enabled']);
     expect(fake.updatesOf(account.id)).toEqual([]);
+  });
+});
+
+describe('enrichbridge salesforce person-accounts', () => {
+  function cli() {
+    const printed: string[] = [];
+    const context: CrmCommandContext = {
+      publicUrl: () => null,
+      box: () => rig.runtime.box,
+      withRuntime: (run) => run(rig.runtime.bridge, rig.runtime.opened),
+      print: (line) => printed.push(line),
+      tell: () => undefined,
+    };
+    const run = (...args: string[]) =>
+      salesforceCommands({ ...NO_SALESFORCE_APP, allowAnyHost: true }, context)
+        .exitOverride()
+        .configureOutput({ writeErr: () => undefined })
+        .parseAsync(args, { from: 'user' });
+    return { run, printed };
+  }
+
+  it("says whether the org has Person Accounts (its Account describes IsPersonAccount), and --enable adds Account to the installation's objects", async () => {
+    const id = await rig.connect(fake, { orgId: '00D000000000003AAA' });
+    const { run, printed } = cli();
+    await run('person-accounts', id);
+    expect(printed).toEqual(['person accounts in the org: yes', `enriched by ${id}: no`]);
+    await run('person-accounts', id, '--enable');
+    expect(printed.slice(2)).toEqual(['person accounts in the org: yes', `enriched by ${id}: yes (Account among its objects)`]);
+    expect((await rig.runtime.bridge.installations.require(id)).settings.objects).toEqual(['Contact', 'Lead', 'Account']);
+    await run('person-accounts', id, '--disable');
+    expect((await rig.runtime.bridge.installations.require(id)).settings.objects).toEqual(['Contact', 'Lead']);
+  });
+
+  it('refuses --enable for an org without Person Accounts, and changes nothing', async () => {
+    const plain = await startFakeSalesforce();
+    try {
+      const id = await rig.connect(plain, { outbound: false });
+      const { run } = cli();
+      await expect(run('person-accounts', id, '--enable')).rejects.toThrow(`org ${plain.orgId} has no Person Accounts`);
+      expect((await rig.runtime.bridge.installations.require(id)).settings.objects).toEqual([]);
+    } finally {
+      await plain.close();
+    }
   });
 });

@@ -985,6 +985,15 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
       const resources = ['sobjects', 'query', 'queryAll', 'composite', 'limits', 'jobs', 'tooling', 'metadata', 'search', 'recent'];
       return Object.fromEntries(resources.map((r) => [r, `${base}/${r}`]));
     }
+    // Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_sobject_describe.htm
+    const described = /^\/sobjects\/([A-Za-z]+)\/describe$/.exec(rest)?.[1];
+    if (method === 'GET' && described !== undefined) {
+      const object = objectName(described);
+      return {
+        name: object,
+        fields: [...(schema.get(object)?.values() ?? [])].map((f) => ({ name: f.name, type: f.type.toLowerCase(), updateable: f.updatable })),
+      };
+    }
     if (method === 'GET' && rest === '/query') {
       const q = search.get('q');
       if (q === null) throw new ApiError(400, 'MALFORMED_QUERY', 'A query string has to be specified');
