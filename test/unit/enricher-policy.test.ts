@@ -1,6 +1,7 @@
 // The retry policy's arithmetic: full-jitter backoff bounds and Retry-After parsing; what a refusal keeps.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, PacedEnricher, backoffMs } from '../../core/client/enricher.ts';
+import { DEFAULT_RETRY, PacedEnricher, backoffMs, clientSpacingMs } from '../../core/client/enricher.ts';
+import { JITTER_ALLOWANCE_MS, MemoryRateLimiter } from '../../core/limits/rate-limiter.ts';
 import { parseRetryAfter } from '../../core/client/http-enricher.ts';
 
 describe('backoff with full jitter', () => {
@@ -16,6 +17,30 @@ describe('backoff with full jitter', () => {
   it('is bounded by default', () => {
     expect(DEFAULT_RETRY.maxAttempts).toBeGreaterThan(1);
     expect(backoffMs(50, DEFAULT_RETRY, () => 1)).toBe(DEFAULT_RETRY.maxDelayMs);
+  });
+});
+
+describe('our client’s pacing', () => {
+  it('never meets a 429 when its first call arrives later than the service’s jitter allowance', () => {
+    for (const rate of [1, 5, 10]) {
+      let now = 0;
+      const limiter = new MemoryRateLimiter(() => now);
+      const spacing = clientSpacingMs(rate);
+      // Calls leave at 0, spacing, 2×spacing…; the first is held up on the way (1.4 × the allowance), the others are not.
+      const arrivals = Array.from({ length: 3 * rate + 2 }, (_, i) => i * spacing + (i === 0 ? 1.4 * JITTER_ALLOWANCE_MS : 0));
+      const refused = arrivals
+        .sort((a, b) => a - b)
+        .filter((at) => {
+          now = at;
+          return !limiter.takeNow('token', rate).allowed;
+        });
+      expect({ rate, refused }).toEqual({ rate, refused: [] });
+    }
+  });
+
+  it('stays within a few percent of the account rate', () => {
+    expect(clientSpacingMs(5)).toBe(205);
+    expect(1000 / clientSpacingMs(5)).toBeGreaterThan(4.85);
   });
 });
 
