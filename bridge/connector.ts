@@ -75,6 +75,18 @@ export interface CallOptions {
  */
 export type PrivacyRequest = 'forget' | 'do_not_process';
 
+/**
+ * The household record a person belongs to in the CRM (an NPSP household Account), as read with the
+ * person's record: where the household section goes when the installation puts it there.
+ */
+export interface HouseholdRecord {
+  /** The CRM object it is (`Account`). */
+  readonly object: string;
+  readonly id: string;
+  /** Its properties we may write, as read with the person (what the write policy compares with). */
+  readonly properties: Readonly<Record<string, CrmValue>>;
+}
+
 export interface CrmConnector {
   /** Records per read and per write call (HubSpot 100, Salesforce 200). */
   readonly maxBatch: number;
@@ -102,4 +114,11 @@ export interface CrmConnector {
   isPerson?(object: string, record: CrmRecord): boolean;
   /** The person's privacy request the record carries (read with it); absent or null: none. */
   privacyRequest?(object: string, record: CrmRecord): PrivacyRequest | null;
+  /**
+   * The household record the person belongs to, when the installation puts household fields there
+   * (`householdFieldsOn` household or both) and the record has one; absent or null: none.
+   */
+  householdOf?(object: string, record: CrmRecord): HouseholdRecord | null;
+  /** The property a household field key goes to on a household record; null: not written there. */
+  householdPropertyFor?(key: string): string | null;
 }

@@ -25,6 +25,18 @@ export const DEFAULT_REENRICH_AFTER_DAYS = 30;
  */
 export const SPECIAL_CATEGORY_FIELDS = ['household.political_party', 'household.political_donor', 'household.top_political_donor'] as const;
 
+/** Where household fields are written (InstallationSettings.householdFieldsOn). */
+export const HOUSEHOLD_PLACEMENTS = ['record', 'household', 'both'] as const;
+export const HouseholdPlacementSchema = z.enum(HOUSEHOLD_PLACEMENTS);
+export type HouseholdPlacement = z.infer<typeof HouseholdPlacementSchema>;
+
+/** How each placement reads to an admin or operator (the CLI and the console). */
+export const HOUSEHOLD_PLACEMENT_TEXT: Readonly<Record<HouseholdPlacement, string>> = {
+  record: "on the person's record (the default)",
+  household: 'on their household record only (an NPSP household Account)',
+  both: "on the person's record and on their household record (an NPSP household Account)",
+};
+
 /** The settings a CRM admin or operator can change; every one has a default. */
 export const InstallationSettingsSchema = z
   .object({
@@ -67,6 +79,12 @@ export const InstallationSettingsSchema = z
      * for the CRM's limit) and tries again hourly until the org's usage is back under.
      */
     crmApiShare: z.number().min(0.01).max(1).default(0.5),
+    /**
+     * Where the household section goes for a person who belongs to a household record of the CRM (an
+     * NPSP household Account on Salesforce): `record`, on the person's record only; `household`, on the
+     * household record only; `both`. A person without one keeps it on their record whatever this says.
+     */
+    householdFieldsOn: HouseholdPlacementSchema.default('record'),
   })
   .strict();
 export type InstallationSettings = z.infer<typeof InstallationSettingsSchema>;
@@ -149,6 +167,11 @@ export interface RecordState {
   readonly careerConfidence?: number | null;
   /** Keyed hashes of the identifiers its request carried (`kind:hex`), for an erasure to find it; absent: unchanged. */
   readonly identifiers?: readonly string[];
+  /**
+   * A household record's row (an NPSP household Account): the `object/recordId` of the person whose answer
+   * it holds; null or absent: a person's own record.
+   */
+  readonly householdSource?: string | null;
 }
 
 /** Who asked for a record action: the CRM user as the CRM names them (id and e-mail as given). */

@@ -13,6 +13,7 @@
 //   pipeline/candidates.ts    the records worth a lookup, as requests (excluded and undone records skipped)
 //   pipeline/skip-status.ts   the status property of a record skipped for no match key, excluded or undone
 //   pipeline/answer-reuse.ts  one lookup per person: kept answers, followers of a lookup, purging
+//   pipeline/households.ts    household records (NPSP household Accounts): one answer each, written once
 //   pipeline/enrich-round.ts  calling the target
 //   pipeline/write-back.ts    the write policy, the CRM writes, the record's state and log entry
 //   pipeline/crm-failure.ts   what a failed CRM call does to the batch
@@ -30,6 +31,7 @@ import { BUDGET_WAIT_MS, holdBudget, releaseBudget } from './pipeline/budget-hol
 import { candidates } from './pipeline/candidates.ts';
 import { crmFailure } from './pipeline/crm-failure.ts';
 import { enrichAll } from './pipeline/enrich-round.ts';
+import { householdAliases } from './pipeline/households.ts';
 import { heldByInstallationStatus, pauseForLimit } from './pipeline/pauses.ts';
 import { type CallbackHook, settle } from './pipeline/settle.ts';
 import { writeSkipStatus } from './pipeline/skip-status.ts';
@@ -224,7 +226,9 @@ export class Pipeline {
     await writeSkipStatus(this.deps, run, connector, object, skips);
     // One lookup per person: a kept answer for the same normalized request, or one looked up for an
     // earlier record of this slice, is applied without a lookup of its own.
-    const { lookups, reused, followers } = await reuseAnswers(this.deps.store, this.deps.answerBox, run, enricher, wanted);
+    // A household member may take the household's answer instead (households.ts).
+    const aliases = await householdAliases(this.deps.store, run, connector, object, wanted);
+    const { lookups, reused, followers } = await reuseAnswers(this.deps.store, this.deps.answerBox, run, enricher, wanted, aliases);
     // No more lookups than the month's budget has left (a reused answer costs none).
     const allowed = run.budgetLeft === null ? lookups.length : Math.min(lookups.length, run.budgetLeft);
     const overBudget = allowed < lookups.length;

@@ -31,6 +31,7 @@ import { DEFAULT_LOG_VALUES_RETENTION_DAYS, valuesKeptSince } from './retention.
 import { actionRefusal, buildRecordView, type RecordView, type RecordViewInput, writeChain } from './record-view.ts';
 import { newLogId, type PipelineStore, type RecordControlPatch } from './store.ts';
 import { DO_NOT_ENRICH_KEY, STATUS_KEYS, sameCrmValue, stillWritten } from './write-policy.ts';
+import { householdOf, stateHash } from './pipeline/households.ts';
 
 /** Which record: the installation (resolved by the caller from what the CRM vouches for), object and id. */
 export interface RecordRef {
@@ -178,7 +179,11 @@ export class RecordDesk {
       const restored = new Set(Object.keys(properties));
       const at = this.now().toISOString();
       const leftAlone = fields.filter((f) => f.result === 'left_alone').map((f) => f.property);
-      const hash = inputHash(connector.toRequest(object, record), input.installation.environment);
+      // As the pipeline keeps it: the input, and the household record its household section goes to.
+      const hash = stateHash(
+        inputHash(connector.toRequest(object, record), input.installation.environment),
+        householdOf(connector, input.installation, object, record),
+      );
       await this.log(
         input,
         'undo',

@@ -79,6 +79,11 @@ export interface RecordStatesTable {
   data_version: string | null;
   /** The career match's own confidence (`confidence` is the household's when it matched); null before 0020. */
   career_confidence: number | null;
+  /**
+   * Set on a household record's row (an NPSP household Account holding the household section): the
+   * `object/recordId` of the person whose answer it holds. Null on a person's own row.
+   */
+  household_source: string | null;
 }
 
 /**
@@ -641,6 +646,16 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('installations').dropColumn('org_changed_at').execute();
       await db.schema.alterTable('installations').dropColumn('org_changed_to').execute();
+    },
+  },
+  '0026_record_states_household_source': {
+    async up(db: Kysely<unknown>) {
+      // A household record (an NPSP household Account) gets a state row of its own, what tracked needs on
+      // it, marked with the person whose answer it holds: refreshes and counts of enriched people skip it.
+      await db.schema.alterTable('record_states').addColumn('household_source', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('record_states').dropColumn('household_source').execute();
     },
   },
 };

@@ -47,6 +47,11 @@ export async function reuseAnswers(
   run: BatchRun,
   enricher: Enricher,
   candidates: readonly Candidate[],
+  /**
+   * Record id → the input hash of an answer to take instead of its own: a household member's
+   * (households.ts householdAliases). Its career is not taken: the answer was another person's.
+   */
+  aliases: ReadonlyMap<string, string> = new Map(),
 ): Promise<ReusePlan> {
   const { installation } = run;
   const followers = new Map<string, Candidate[]>();
@@ -59,7 +64,7 @@ export async function reuseAnswers(
       ? new Map<string, StoredAnswer>()
       : await store.findAnswers(
           installation.id,
-          reusable.map((c) => c.hash),
+          reusable.flatMap((c) => [c.hash, ...(aliases.has(c.work.recordId) ? [aliases.get(c.work.recordId) ?? c.hash] : [])]),
           notBefore,
         );
   // Answers an earlier slice of this batch looked up (saved with the batch, so not in the store yet).
@@ -76,20 +81,26 @@ export async function reuseAnswers(
       lookups.push(candidate);
       continue;
     }
-    const answer = kept.get(candidate.hash);
+    const alias = aliases.get(candidate.work.recordId);
+    const own = kept.get(candidate.hash);
+    const answer = own ?? (alias === undefined ? undefined : kept.get(alias));
     const response = answer !== undefined && answer.dataVersion === version ? openAnswer(box, answer) : undefined;
     if (answer !== undefined && response !== undefined) {
+      const taken = answer === own ? response : { ...response, career: null };
       reused.push({
         work: candidate.work,
         record: candidate.record,
         hash: candidate.hash,
-        outcome: { kind: 'ok', response: { ...response, id: candidate.work.recordId }, attempts: 0, dataVersion: answer.dataVersion },
+        outcome: { kind: 'ok', response: { ...taken, id: candidate.work.recordId }, attempts: 0, dataVersion: answer.dataVersion },
         latencyMs: null,
         at: now,
         reusedFrom: `${answer.object}/${answer.recordId}`,
       });
     } else if (looking.has(candidate.hash)) {
       followers.set(candidate.hash, [...(followers.get(candidate.hash) ?? []), candidate]);
+    } else if (alias !== undefined && looking.has(alias)) {
+      // A household member's lookup in this slice answers for the household.
+      followers.set(alias, [...(followers.get(alias) ?? []), candidate]);
     } else {
       looking.add(candidate.hash);
       lookups.push(candidate);
@@ -133,11 +144,13 @@ export function followLookups(
     const lead = round.enriched.find((item) => item.hash === hash);
     for (const candidate of group) {
       if (lead !== undefined) {
+        // A household member following another person's lookup takes its household alone.
+        const response = candidate.hash === hash ? lead.outcome.response : { ...lead.outcome.response, career: null };
         out.push({
           work: candidate.work,
           record: candidate.record,
-          hash,
-          outcome: { ...lead.outcome, response: { ...lead.outcome.response, id: candidate.work.recordId } },
+          hash: candidate.hash,
+          outcome: { ...lead.outcome, response: { ...response, id: candidate.work.recordId } },
           latencyMs: null,
           at: lead.at,
           reusedFrom: `${object}/${lead.work.recordId}`,

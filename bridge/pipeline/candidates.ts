@@ -14,6 +14,7 @@ import type { CrmConnector, CrmRecord } from '../connector.ts';
 import { hasMatchKey, inputHash } from '../input.ts';
 import { exclusion, heldByUndo } from '../record-controls.ts';
 import { forgetRecords } from '../person-erasure.ts';
+import { householdOf, stateHash } from './households.ts';
 import type { PipelineStore } from '../store.ts';
 import type { StatusSkip } from './skip-status.ts';
 import type { SuppressionList } from '../../core/suppression/list.ts';
@@ -65,7 +66,9 @@ export async function candidates(
     }
     const request = { ...connector.toRequest(object, record), id: work.recordId };
     const hash = inputHash(request, installation.environment);
-    if (heldByUndo(control, hash, work.enrichNow)) {
+    // What the record's state keeps: the input, and the household record its household section goes to.
+    const kept = stateHash(hash, householdOf(connector, installation, object, record));
+    if (heldByUndo(control, kept, work.enrichNow)) {
       skips.push({ work, record, reason: 'undone', detail: `undone ${control?.undoneAt ?? ''}; Enrich now, or a change of its identity, enriches it again` });
       continue;
     }
@@ -75,7 +78,7 @@ export async function candidates(
     }
     const state = states.get(work.recordId);
     const age = state === undefined ? Infinity : now.getTime() - Date.parse(state.enrichedAt);
-    if (!work.force && state !== undefined && state.inputHash === hash && age < installation.settings.reenrichAfterDays * DAY_MS) {
+    if (!work.force && state !== undefined && state.inputHash === kept && age < installation.settings.reenrichAfterDays * DAY_MS) {
       run.log(object, work, 'skipped:unchanged', { detail: `enriched ${state.enrichedAt}` });
       run.dispose(work, { kind: 'complete' });
       continue;

@@ -10,6 +10,7 @@ import type { CrmConnector, RecordUpdate, WriteRefusal } from '../connector.ts';
 import type { Outcome } from '../model.ts';
 import { decideWrites, fieldsFromResponse, replacedValues, staleSections } from '../write-policy.ts';
 import { crmFailure } from './crm-failure.ts';
+import { householdOf, keysKeptOffRecord, stateHash, writeHouseholds } from './households.ts';
 
 /** The log's outcome for a record the CRM did not take (not_found is logged as skipped:record_deleted). */
 const REFUSAL_OUTCOMES: Record<Exclude<WriteRefusal, 'not_found'>, Outcome> = {
@@ -27,21 +28,26 @@ export async function writeBack(
   object: string,
   enriched: readonly Enriched[],
 ): Promise<Stop | null> {
-  const planned = await planWrites(ports, run, connector, object, enriched);
+  const all = await planWrites(ports, run, connector, object, enriched);
+  // Household records first (an NPSP household Account): a person whose household's write failed waits
+  // with it, their own write unsent.
+  const households = await writeHouseholds(ports, run, connector, object, all);
+  const planned = all.filter((item) => !households.failed.has(item.work.recordId));
   const { results, unsent, stop } = await sendWrites(ports, run, connector, object, planned);
   for (const item of planned) {
+    const note = households.notes.get(item.work.recordId);
     const sent = Object.keys(item.decision.properties).length > 0;
     if (!sent) {
-      recordWritten(run, object, item);
+      recordWritten(run, connector, object, item, note);
       continue;
     }
     // Its lease was lost before the write, or the call failed: settled there, or held with the rest.
     if (unsent.has(item.work.recordId)) continue;
     const answer = results.get(item.work.recordId) ?? { ok: false, reason: 'transient', message: 'the CRM returned no result for the record' };
-    if (answer.ok) recordWritten(run, object, item);
+    if (answer.ok) recordWritten(run, connector, object, item, note);
     else recordRefused(run, object, item, answer);
   }
-  return stop;
+  return households.stop ?? stop;
 }
 
 /** What the write policy writes for each enriched record (overwrite mode, exclusions, stale values). */
@@ -56,12 +62,14 @@ async function planWrites(ports: BatchPorts, run: BatchRun, connector: CrmConnec
   );
   return enriched.map((item) => {
     const fields = fieldsFromResponse(item.outcome.response, settings.minConfidence, item.at);
+    // Household fields on the household record only: the person's record does not take them.
+    const offRecord = keysKeptOffRecord(installation, householdOf(connector, installation, object, item.record), fields.values.keys());
     const decision = decideWrites({
       fields,
       object,
       connector,
       mode: settings.overwriteMode,
-      excluded,
+      excluded: offRecord.size === 0 ? excluded : new Set([...excluded, ...offRecord]),
       current: item.record.properties,
       lastWritten: states.get(item.work.recordId)?.written ?? {},
       // What we wrote for the person the record matched before, if it now matches nobody or someone else.
@@ -127,7 +135,7 @@ async function sendWrites(
 }
 
 /** A record whose values are in the CRM (or had nothing to write): its state, its log entry, done. */
-function recordWritten(run: BatchRun, object: string, item: PlannedWrite): void {
+function recordWritten(run: BatchRun, connector: CrmConnector, object: string, item: PlannedWrite, note: string | undefined): void {
   const { work, fields, decision, outcome, latencyMs } = item;
   const response = outcome.response;
   const finalKey = `${object}/${work.recordId}`;
@@ -141,7 +149,8 @@ function recordWritten(run: BatchRun, object: string, item: PlannedWrite): void 
     windfallId: response.household?.windfall_id ?? null,
     confidence: response.household?.confidence ?? response.career?.confidence ?? null,
     enrichedAt: item.at.toISOString(),
-    inputHash: item.hash,
+    // The household record it went to is part of the input: a person moved to another household is enriched again.
+    inputHash: stateHash(item.hash, householdOf(connector, run.installation, object, item.record)),
     written: decision.written,
     dataVersion: outcome.dataVersion,
     careerConfidence: response.career?.confidence ?? null,
@@ -154,6 +163,7 @@ function recordWritten(run: BatchRun, object: string, item: PlannedWrite): void 
     ...(item.reusedFrom === undefined ? {} : { reusedFrom: item.reusedFrom }),
     fieldsWritten: Object.keys(decision.properties),
     changes: replacedValues(decision.properties, item.record.properties),
+    ...(note === undefined ? {} : { detail: note }),
   });
   run.dispose(work, { kind: 'complete' });
 }

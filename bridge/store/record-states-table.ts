@@ -25,6 +25,7 @@ function toState(row: Selectable<RecordStatesTable>): RecordState {
     written: writtenColumn.parse(JSON.parse(row.written)) as Record<string, CrmValue>,
     dataVersion: row.data_version,
     careerConfidence: row.career_confidence === null ? null : Number(row.career_confidence),
+    ...(row.household_source === null ? {} : { householdSource: row.household_source }),
   };
 }
 
@@ -42,6 +43,7 @@ function stateRow(state: RecordState): RecordStatesTable {
     written: JSON.stringify(state.written),
     data_version: state.dataVersion ?? null,
     career_confidence: state.careerConfidence ?? null,
+    household_source: state.householdSource ?? null,
   };
 }
 
@@ -82,6 +84,7 @@ export async function upsertStates(db: Kysely<Database>, states: readonly Record
           written: eb.ref('excluded.written'),
           data_version: eb.ref('excluded.data_version'),
           career_confidence: eb.ref('excluded.career_confidence'),
+          household_source: eb.ref('excluded.household_source'),
         })),
       )
       .execute();
@@ -100,6 +103,8 @@ export async function staleRecords(
     .select(['object', 'record_id', 'enriched_at'])
     .where('installation_id', '=', installationId)
     .where('enriched_at', '<', beforeIso)
+    // A household record's row is refreshed through its people, never on its own.
+    .where('household_source', 'is', null)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(

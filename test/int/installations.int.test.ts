@@ -142,7 +142,7 @@ describe('installation secrets', () => {
 });
 
 describe('installation settings', () => {
-  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects, every field but the political ones, answers reused, no budget, no scheduled refresh, half the CRM’s API allowance', async () => {
+  it('default to enrich on create, tracked, 30 days, minimum confidence 0, all objects, every field but the political ones, answers reused, no budget, no scheduled refresh, half the CRM’s API allowance, household fields on the person’s record', async () => {
     const h = await start();
     const inst = await h.bridge.installations.create(remote('portal-a'));
     const defaults = {
@@ -157,6 +157,7 @@ describe('installation settings', () => {
       refreshAfterDays: null,
       refreshShare: 0.2,
       crmApiShare: 0.5,
+      householdFieldsOn: 'record',
     };
     expect(inst.settings).toEqual(defaults);
     expect((await h.bridge.installations.require(inst.id)).settings).toEqual(defaults);
