@@ -5,7 +5,10 @@
 // meta files), the packaged after-insert triggers' meta files and the permission set their callouts need,
 // package.xml and sfdx-project.json; and the optional person-Account trigger's own small project
 // (person-accounts/: its sfdx-project.json and meta files), kept out of force-app because it names fields
-// only an org with Person Accounts has. The Apex, trigger and component sources themselves are written by
+// only an org with Person Accounts has; and the optional NPSP households project (households/: the
+// household fields on Account, their permission set, the flow that re-sends a contact moved to another
+// household, package.xml and sfdx-project.json), kept out of force-app because only an org on NPSP's
+// Household Account model wants them. The Apex, trigger and component sources themselves are written by
 // hand (HAND_WRITTEN_SOURCES, PERSON_ACCOUNT_SOURCES). `npm run manifests:salesforce`
 // writes them; `npm run manifests:salesforce -- --check` only reports (exit 1) when a file is out of date.
 // Element order inside each file follows the Metadata API WSDL (fullName first, then alphabetical),
@@ -16,10 +19,12 @@ import { pathToFileURL } from 'node:url';
 import { XMLBuilder } from 'fast-xml-parser';
 import {
   ENRICHED_AT_FIELD,
+  HOUSEHOLD_ACCOUNT_OBJECT,
   PICKLIST_RESTRICTED,
   SALESFORCE_OBJECTS,
   SALESFORCE_OUTBOUND_MESSAGE_FIELDS,
   salesforceFields,
+  salesforceHouseholdAccountFields,
   type SalesforceFieldDefinition,
   type SalesforceObject,
 } from '../connectors/salesforce/fields.ts';
@@ -135,6 +140,29 @@ export const PERSON_ACCOUNT_TEST_META_FILE = `${PERSON_ACCOUNT_TEST_FILE}-meta.x
 /** Written by hand, deployed with the person-Account project's generated files. */
 export const PERSON_ACCOUNT_SOURCES: readonly string[] = [PERSON_ACCOUNT_TEST_FILE, PERSON_ACCOUNT_TRIGGER_FILE];
 
+/**
+ * The optional NPSP households project: its own sfdx project in households/, deployed on its own, after
+ * force-app, and only to an org on NPSP's Household Account model whose installation writes the household
+ * section to the contact's household Account. It is not in force-app: elsewhere an Account is a company,
+ * and neither 32 household fields on it nor re-sending a contact that changes Account makes sense there.
+ */
+export const HOUSEHOLD_DIR = 'households';
+/** The object the household fields are on: the contact's household Account. */
+export const HOUSEHOLD_OBJECT = HOUSEHOLD_ACCOUNT_OBJECT;
+/** Read and edit on the household Account fields, for the integration user. */
+export const HOUSEHOLD_PERMISSION_SET = 'Enrichbridge_Households';
+/** The record-triggered flow that re-sends an enriched contact moved to another household. */
+export const HOUSEHOLD_FLOW = 'Enrichbridge_Contact_Household_Changed';
+/** The object the flow fires on and whose outbound message (force-app's) it sends. */
+export const HOUSEHOLD_FLOW_OBJECT: SalesforceObject = 'Contact';
+/** The Contact field that names its household: a change of it is a move to another household. */
+export const HOUSEHOLD_LINK_FIELD = 'AccountId';
+export const HOUSEHOLD_SFDX_PROJECT = `${HOUSEHOLD_DIR}/${SFDX_PROJECT}`;
+export const HOUSEHOLD_PACKAGE_XML = `${HOUSEHOLD_DIR}/${PACKAGE_XML}`;
+export const householdFieldFile = (name: string): string => `${HOUSEHOLD_DIR}/${SOURCE_DIR}/objects/${HOUSEHOLD_OBJECT}/fields/${name}.field-meta.xml`;
+export const HOUSEHOLD_PERMISSION_SET_FILE = `${HOUSEHOLD_DIR}/${SOURCE_DIR}/permissionsets/${HOUSEHOLD_PERMISSION_SET}.permissionset-meta.xml`;
+export const HOUSEHOLD_FLOW_FILE = `${HOUSEHOLD_DIR}/${SOURCE_DIR}/flows/${HOUSEHOLD_FLOW}.flow-meta.xml`;
+
 /** The secret's header as the External Credential writes it: a formula over the principal's parameter. */
 export const recordSecretFormula = (): string => `{!$Credential.${RECORD_CREDENTIAL}.${RECORD_SECRET_PARAMETER}}`;
 
@@ -195,16 +223,44 @@ export function renderField(field: SalesforceFieldDefinition): string {
   }
 }
 
+/**
+ * The force-app object of a field of salesforceFields(): Contact or Lead. force-app holds no Account field;
+ * the household Account fields are the households project's, so one reaching force-app is an error.
+ */
+export function forceAppObject(field: SalesforceFieldDefinition): SalesforceObject {
+  const object = SALESFORCE_OBJECTS.find((candidate) => candidate === field.object);
+  if (object === undefined) throw new Error(`${field.object}.${field.name}: force-app holds Contact and Lead fields only`);
+  return object;
+}
+
+/** fieldPermissions granting read and edit on each field, sorted by `<Object>.<name>`. */
+function readEditFieldPermissions(fields: readonly SalesforceFieldDefinition[]): XmlElement[] {
+  return fields
+    .map((field) => `${field.object}.${field.name}`)
+    .sort()
+    .map((field) => ({ editable: true, field, readable: true }));
+}
+
 /** Read and edit on every field of ours on both objects. */
 export function renderPermissionSet(): string {
-  const fields = salesforceFields()
-    .map((field) => `${field.object}.${field.name}`)
-    .sort();
   return metadataXml('PermissionSet', {
     description:
       'Read and edit the Windfall enrichment fields (WF_*) on Contact and Lead. Assign it to the integration user enrichbridge connects as, and read access to whoever should see the fields.',
-    fieldPermissions: fields.map((field) => ({ editable: true, field, readable: true })),
+    fieldPermissions: readEditFieldPermissions(salesforceFields()),
     label: 'Enrichbridge',
+  });
+}
+
+/**
+ * Read and edit on the household fields on Account, as the main set grants them on Contact. No object
+ * permission: the main set grants none either, and the integration user reads Account already.
+ */
+export function renderHouseholdPermissionSet(): string {
+  return metadataXml('PermissionSet', {
+    description:
+      'Read and edit the Windfall household fields (WF_HH_*) on Account, which enrichbridge writes to an NPSP household Account. Assign it to the integration user enrichbridge connects as, and read access to whoever should see the fields.',
+    fieldPermissions: readEditFieldPermissions(salesforceHouseholdAccountFields()),
+    label: 'Enrichbridge households',
   });
 }
 
@@ -227,31 +283,39 @@ export function renderLeadConvertSettings(): string {
 }
 
 /**
- * The record-triggered flow: after a Contact (Lead) is created and not yet enriched, send its outbound
- * message. `CurrentTransaction`: a save that rolls back sends nothing.
+ * The flow element that sends the record to its object's outbound message. `CurrentTransaction`: a save
+ * that rolls back sends nothing.
  */
-export function renderFlow(object: SalesforceObject): string {
+function sendOutboundMessage(object: SalesforceObject): XmlElement {
   const action = `${object}.${OUTBOUND_MESSAGE_NAMES[object]}`;
+  return {
+    name: SEND_ACTION,
+    label: 'Send to enrichbridge',
+    locationX: 176,
+    locationY: 323,
+    actionName: action,
+    actionType: 'outboundMessage',
+    flowTransactionModel: 'CurrentTransaction',
+    nameSegment: action,
+  };
+}
+
+/** Flow Builder's own markers: the flow opens in Flow Builder, on the auto-layout canvas. */
+const FLOW_BUILDER_METADATA: readonly XmlElement[] = [
+  { name: 'BuilderType', value: { stringValue: 'LightningFlowBuilder' } },
+  { name: 'CanvasMode', value: { stringValue: 'AUTO_LAYOUT_CANVAS' } },
+];
+
+/** The record-triggered flow: after a Contact (Lead) is created and not yet enriched, send its outbound message. */
+export function renderFlow(object: SalesforceObject): string {
   return metadataXml('Flow', {
-    actionCalls: {
-      name: SEND_ACTION,
-      label: 'Send to enrichbridge',
-      locationX: 176,
-      locationY: 323,
-      actionName: action,
-      actionType: 'outboundMessage',
-      flowTransactionModel: 'CurrentTransaction',
-      nameSegment: action,
-    },
+    actionCalls: sendOutboundMessage(object),
     apiVersion: SALESFORCE_API_VERSION,
     description: `Sends each new ${object} that has no ${ENRICHED_AT_FIELD} to enrichbridge (outbound message ${OUTBOUND_MESSAGE_NAMES[object]}), which writes the Windfall fields back.`,
     environments: 'Default',
     interviewLabel: `${FLOW_NAMES[object]} {!$Flow.CurrentDateTime}`,
     label: `Enrichbridge: ${object} created`,
-    processMetadataValues: [
-      { name: 'BuilderType', value: { stringValue: 'LightningFlowBuilder' } },
-      { name: 'CanvasMode', value: { stringValue: 'AUTO_LAYOUT_CANVAS' } },
-    ],
+    processMetadataValues: FLOW_BUILDER_METADATA,
     processType: 'AutoLaunchedFlow',
     start: {
       locationX: 50,
@@ -261,6 +325,47 @@ export function renderFlow(object: SalesforceObject): string {
       filters: { field: ENRICHED_AT_FIELD, operator: 'IsNull', value: { booleanValue: true } },
       object,
       recordTriggerType: 'Create',
+      triggerType: 'RecordAfterSave',
+    },
+    status: 'Active',
+  });
+}
+
+/**
+ * The households flow: after an update of a Contact already enriched (WF_Enriched_At__c set) whose
+ * AccountId changed, that is a contact moved to another household, send the Contact's outbound message
+ * again, so enrichbridge writes the household section on the new household Account.
+ *
+ * "AccountId changed" is a start filter with the IsChanged operator (a FlowRecordFilterOperator of the
+ * Metadata API, valid in a record-triggered flow's entry conditions on update), not a filterFormula with
+ * ISCHANGED: the structured filters are the form the existing flows use and Flow Builder shows as
+ * conditions, and one filter list holds both conditions under `and`. doesRequireRecordChangedToMeetCriteria
+ * stays false: set, the flow would run only when the whole condition goes from unmet to met, so a contact
+ * moved a second time (already enriched before the update) could be missed; IsChanged is the change test.
+ */
+export function renderHouseholdFlow(): string {
+  const object = HOUSEHOLD_FLOW_OBJECT;
+  return metadataXml('Flow', {
+    actionCalls: sendOutboundMessage(object),
+    apiVersion: SALESFORCE_API_VERSION,
+    description: `Sends an enriched ${object} (${ENRICHED_AT_FIELD} set) whose ${HOUSEHOLD_LINK_FIELD} changed, a contact moved to another household, to enrichbridge again (outbound message ${OUTBOUND_MESSAGE_NAMES[object]}), which writes the household fields on its new household Account.`,
+    environments: 'Default',
+    interviewLabel: `${HOUSEHOLD_FLOW} {!$Flow.CurrentDateTime}`,
+    label: `Enrichbridge: ${object} household changed`,
+    processMetadataValues: FLOW_BUILDER_METADATA,
+    processType: 'AutoLaunchedFlow',
+    start: {
+      locationX: 50,
+      locationY: 0,
+      connector: { targetReference: SEND_ACTION },
+      doesRequireRecordChangedToMeetCriteria: false,
+      filterLogic: 'and',
+      filters: [
+        { field: HOUSEHOLD_LINK_FIELD, operator: 'IsChanged', value: { booleanValue: true } },
+        { field: ENRICHED_AT_FIELD, operator: 'IsNull', value: { booleanValue: false } },
+      ],
+      object,
+      recordTriggerType: 'Update',
       triggerType: 'RecordAfterSave',
     },
     status: 'Active',
@@ -412,6 +517,11 @@ export function renderSenderPermissionSet(): string {
   });
 }
 
+/** Members by metadata type: each list sorted, types in name order. */
+function sortedMembers(members: ReadonlyMap<string, readonly string[]>): ReadonlyMap<string, readonly string[]> {
+  return new Map([...members].sort(([a], [b]) => a.localeCompare(b)).map(([type, list]) => [type, [...list].sort()]));
+}
+
 /** package.xml's members by metadata type, each list sorted, types in name order. */
 export function packageMembers(): ReadonlyMap<string, readonly string[]> {
   const members = new Map<string, string[]>([
@@ -431,17 +541,29 @@ export function packageMembers(): ReadonlyMap<string, readonly string[]> {
     ['Workflow', [...SALESFORCE_OBJECTS]],
     ['WorkflowOutboundMessage', SALESFORCE_OBJECTS.map((object) => `${object}.${OUTBOUND_MESSAGE_NAMES[object]}`)],
   ]);
-  return new Map([...members].sort(([a], [b]) => a.localeCompare(b)).map(([type, list]) => [type, [...list].sort()]));
+  return sortedMembers(members);
 }
 
-export function renderPackageXml(): string {
+/** The households project's package.xml members: its Account fields, its flow and its permission set. */
+export function householdPackageMembers(): ReadonlyMap<string, readonly string[]> {
+  return sortedMembers(
+    new Map([
+      ['CustomField', salesforceHouseholdAccountFields().map((field) => `${field.object}.${field.name}`)],
+      ['Flow', [HOUSEHOLD_FLOW]],
+      ['PermissionSet', [HOUSEHOLD_PERMISSION_SET]],
+    ]),
+  );
+}
+
+/** A package.xml of these members (force-app's by default). */
+export function renderPackageXml(members: ReadonlyMap<string, readonly string[]> = packageMembers()): string {
   return metadataXml('Package', {
-    types: [...packageMembers()].map(([name, members]) => ({ members: [...members], name })),
+    types: [...members].map(([name, list]) => ({ members: [...list], name })),
     version: SALESFORCE_API_VERSION,
   });
 }
 
-/** A DX project of one package directory, force-app: the main one, or the person-Account trigger's (`name`). */
+/** A DX project of one package directory, force-app: the main one, or an optional project's (`name`). */
 export function renderSfdxProject(name = 'enrichbridge'): string {
   const project = {
     packageDirectories: [{ path: 'force-app', default: true }],
@@ -459,7 +581,7 @@ export function generatedManifests(): ReadonlyMap<string, string> {
     [SFDX_PROJECT, renderSfdxProject()],
     [PACKAGE_XML, renderPackageXml()],
   ]);
-  for (const field of salesforceFields()) files.set(fieldFile(field.object, field.name), renderField(field));
+  for (const field of salesforceFields()) files.set(fieldFile(forceAppObject(field), field.name), renderField(field));
   files.set(PERMISSION_SET_FILE, renderPermissionSet());
   files.set(LEAD_CONVERT_FILE, renderLeadConvertSettings());
   for (const object of SALESFORCE_OBJECTS) {
@@ -479,15 +601,20 @@ export function generatedManifests(): ReadonlyMap<string, string> {
   files.set(PERSON_ACCOUNT_SFDX_PROJECT, renderSfdxProject('enrichbridge-person-accounts'));
   files.set(PERSON_ACCOUNT_TRIGGER_META_FILE, renderApexTriggerMeta());
   files.set(PERSON_ACCOUNT_TEST_META_FILE, renderApexClassMeta());
+  // Its own project too, deployed from inside households/ after force-app (whose outbound message its flow sends).
+  files.set(HOUSEHOLD_SFDX_PROJECT, renderSfdxProject('enrichbridge-households'));
+  files.set(HOUSEHOLD_PACKAGE_XML, renderPackageXml(householdPackageMembers()));
+  for (const field of salesforceHouseholdAccountFields()) files.set(householdFieldFile(field.name), renderField(field));
+  files.set(HOUSEHOLD_PERMISSION_SET_FILE, renderHouseholdPermissionSet());
+  files.set(HOUSEHOLD_FLOW_FILE, renderHouseholdFlow());
   return files;
 }
 
-/** Field files of ours (`WF_*`) no longer generated, e.g. after a contract field was removed. */
+/** Field files of ours (`WF_*`) no longer generated, e.g. after a contract field was removed; households/ too. */
 export function staleFieldFiles(): string[] {
   const generated = generatedManifests();
   const stale: string[] = [];
-  for (const object of SALESFORCE_OBJECTS) {
-    const dir = path.dirname(fieldFile(object, 'x'));
+  for (const dir of [...SALESFORCE_OBJECTS.map((object) => path.dirname(fieldFile(object, 'x'))), path.dirname(householdFieldFile('x'))]) {
     const absolute = path.join(SALESFORCE_MANIFEST_DIR, dir);
     if (!existsSync(absolute)) continue;
     for (const name of readdirSync(absolute)) {

@@ -497,10 +497,19 @@ export class SalesforceApi {
    * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_sobject_describe.htm
    */
   async hasPersonAccounts(options: CallOptions = {}): Promise<boolean> {
-    const { body } = await this.send('describe Account', { method: 'GET', url: path('/sobjects/Account/describe') }, options);
+    return (await this.fieldNames('Account', options)).has('IsPersonAccount');
+  }
+
+  /**
+   * The API names of an object's fields the integration user can see (a describe: one call).
+   * Docs: https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_sobject_describe.htm
+   */
+  async fieldNames(object: string, options: CallOptions = {}): Promise<Set<string>> {
+    checkNames(object, [], []);
+    const { body } = await this.send(`describe ${object}`, { method: 'GET', url: path(`/sobjects/${object}/describe`) }, options);
     const parsed = DescribeSchema.safeParse(body);
-    if (!parsed.success) throw new CrmError('transient', 'Salesforce describe Account: an answer that is not a describe result');
-    return parsed.data.fields.some((field) => field.name === 'IsPersonAccount');
+    if (!parsed.success) throw new CrmError('transient', `Salesforce describe ${object}: an answer that is not a describe result`);
+    return new Set(parsed.data.fields.map((field) => field.name));
   }
 
   /**

@@ -77,7 +77,7 @@ export interface SalesforcePicklistValue {
 
 /** One custom field on one object, as its `.field-meta.xml` describes it. */
 export interface SalesforceFieldDefinition {
-  readonly object: SalesforceObject;
+  readonly object: SalesforceObject | typeof HOUSEHOLD_ACCOUNT_OBJECT;
   /** The API name, `WF_HH_Net_Worth__c` (the `fullName` inside the field file). */
   readonly name: string;
   readonly label: string;
@@ -272,7 +272,7 @@ function helpText(description: string): string {
   return end > 0 ? cut.slice(0, end + 1) : cut;
 }
 
-function definition(object: SalesforceObject, field: Field): SalesforceFieldDefinition {
+function definition(object: SalesforceFieldDefinition['object'], field: Field): SalesforceFieldDefinition {
   const base = {
     object,
     name: field.name,
@@ -298,6 +298,23 @@ function definition(object: SalesforceObject, field: Field): SalesforceFieldDefi
 /** The field definitions to deploy: every field on Contact, then the same set on Lead. */
 export function salesforceFields(): SalesforceFieldDefinition[] {
   return SALESFORCE_OBJECTS.flatMap((object) => FIELDS.map((field) => definition(object, field)));
+}
+
+/**
+ * An NPSP household Account (npsp-households.ts) holds the household section under the same API names
+ * as the Contact: `WF_HH_Net_Worth__c` on the Account is the household's net worth. Status, career and
+ * control fields stay on the person's record.
+ */
+export const HOUSEHOLD_ACCOUNT_OBJECT = 'Account';
+
+/** Whether a field key belongs on a household Account (the household section). */
+export function isHouseholdKey(key: string): boolean {
+  return key.startsWith('household.');
+}
+
+/** The household section's field definitions on Account, deployed by the optional households/ project. */
+export function salesforceHouseholdAccountFields(): SalesforceFieldDefinition[] {
+  return FIELDS.filter((field) => isHouseholdKey(field.key)).map((field) => definition(HOUSEHOLD_ACCOUNT_OBJECT, field));
 }
 
 /** The API name a field key (`household.net_worth`, `status.enriched_at`) is written to; null: none. */

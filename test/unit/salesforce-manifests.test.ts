@@ -5,7 +5,10 @@
 // pairs fields of the same type; the External Client App holds no secret; the packaged after-insert
 // triggers parse, fire when the flows do, and call the trigger route through the Named Credential; the
 // optional person-Account trigger is its own project, outside force-app, and hands person Accounts to the
-// same Queueable as `Account`.
+// same Queueable as `Account`; the optional NPSP households project is its own too: exactly the household
+// fields on Account, granted by its permission set, and a flow that re-sends an enriched contact moved to
+// another household.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -15,9 +18,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ENRICHED_AT_FIELD,
+  HOUSEHOLD_ACCOUNT_OBJECT,
   SALESFORCE_IDENTITY_FIELDS,
   SALESFORCE_OBJECTS,
   salesforceFields,
+  salesforceHouseholdAccountFields,
   type SalesforceFieldDefinition,
 } from '../../connectors/salesforce/fields.ts';
 import { EVENTS_MAX_IDS } from '../../connectors/salesforce/events.ts';
@@ -44,6 +49,16 @@ import {
   ECA_OAUTH_FILE,
   ECA_OAUTH_SETTINGS_NAME,
   FLOW_NAMES,
+  HOUSEHOLD_DIR,
+  HOUSEHOLD_FLOW,
+  HOUSEHOLD_FLOW_FILE,
+  HOUSEHOLD_FLOW_OBJECT,
+  HOUSEHOLD_LINK_FIELD,
+  HOUSEHOLD_OBJECT,
+  HOUSEHOLD_PACKAGE_XML,
+  HOUSEHOLD_PERMISSION_SET,
+  HOUSEHOLD_PERMISSION_SET_FILE,
+  HOUSEHOLD_SFDX_PROJECT,
   INTEGRATION_USER_PLACEHOLDER,
   LEAD_CONVERT_FILE,
   METADATA_NAMESPACE,
@@ -72,7 +87,10 @@ import {
   SOURCE_DIR,
   fieldFile,
   flowFile,
+  forceAppObject,
   generatedManifests,
+  householdFieldFile,
+  householdPackageMembers,
   oauthCallbackUrl,
   packageMembers,
   staleFieldFiles,
@@ -201,6 +219,19 @@ const WorkflowFile = z
   })
   .strict();
 
+const FlowStart = z
+  .object({
+    locationX: z.string(),
+    locationY: z.string(),
+    connector: z.object({ targetReference: z.string() }).strict(),
+    filterLogic: z.string(),
+    filters: z.array(z.object({ field: z.string(), operator: z.string(), value: z.object({ booleanValue: Bool }).strict() }).strict()),
+    object: z.string(),
+    recordTriggerType: z.string(),
+    triggerType: z.string(),
+  })
+  .strict();
+
 const FlowFile = z
   .object({
     '@_xmlns': z.string(),
@@ -225,21 +256,13 @@ const FlowFile = z
     label: z.string(),
     processMetadataValues: z.array(z.object({ name: z.string(), value: z.object({ stringValue: z.string() }) })),
     processType: z.literal('AutoLaunchedFlow'),
-    start: z
-      .object({
-        locationX: z.string(),
-        locationY: z.string(),
-        connector: z.object({ targetReference: z.string() }).strict(),
-        filterLogic: z.string(),
-        filters: z.array(z.object({ field: z.string(), operator: z.string(), value: z.object({ booleanValue: Bool }).strict() }).strict()),
-        object: z.string(),
-        recordTriggerType: z.string(),
-        triggerType: z.string(),
-      })
-      .strict(),
+    start: FlowStart,
     status: z.string(),
   })
   .strict();
+
+/** The households flow's start also says when an update runs it (doesRequireRecordChangedToMeetCriteria). */
+const HouseholdFlowFile = FlowFile.extend({ start: FlowStart.extend({ doesRequireRecordChangedToMeetCriteria: Bool }).strict() }).strict();
 
 const EcaFile = z
   .object({
@@ -296,10 +319,9 @@ describe('manifests/salesforce files', () => {
     // package.xml; the component's jest tests (__tests__/) are kept from a deploy by .forceignore.
     const deployed = allFiles.filter((file) => (file.startsWith('force-app/') || file.startsWith('manifest/')) && !file.includes('/__tests__/'));
     const generated = [...generatedManifests().keys()];
-    // person-accounts/ is its own project, checked below.
-    expect(deployed).toEqual(
-      [...generated.filter((file) => file !== SFDX_PROJECT && !file.startsWith(`${PERSON_ACCOUNT_DIR}/`)), ...HAND_WRITTEN_SOURCES].sort(),
-    );
+    // person-accounts/ and households/ are projects of their own, checked below.
+    const ownProject = (file: string) => file.startsWith(`${PERSON_ACCOUNT_DIR}/`) || file.startsWith(`${HOUSEHOLD_DIR}/`);
+    expect(deployed).toEqual([...generated.filter((file) => file !== SFDX_PROJECT && !ownProject(file)), ...HAND_WRITTEN_SOURCES].sort());
     for (const file of [SFDX_PROJECT, 'README.md', '.gitignore', '.forceignore']) expect(allFiles).toContain(file);
     expect(read('.forceignore').split('\n')).toContain('**/__tests__/**');
   });
@@ -318,37 +340,37 @@ describe('manifests/salesforce files', () => {
   });
 });
 
-describe('custom field files', () => {
-  /** A field file read back into the shape of a definition. */
-  function fromFile(object: 'Contact' | 'Lead', name: string): Record<string, unknown> {
-    const file = parseRoot(fieldFile(object, name), 'CustomField', FieldFile);
-    return {
-      object,
-      name: file.fullName,
-      label: file.label,
-      description: file.description,
-      inlineHelpText: file.inlineHelpText,
-      type: file.type,
-      ...(file.length === undefined ? {} : { length: Number(file.length) }),
-      ...(file.precision === undefined ? {} : { precision: Number(file.precision) }),
-      ...(file.scale === undefined ? {} : { scale: Number(file.scale) }),
-      ...(file.defaultValue === undefined ? {} : { defaultValue: file.defaultValue === 'true' }),
-      ...(file.valueSet === undefined ? {} : { picklistValues: file.valueSet.valueSetDefinition.value.map((v) => ({ value: v.fullName, label: v.label })) }),
-    };
-  }
+/** A field file read back into the shape of a definition on `object`. */
+function fieldFromFile(object: SalesforceFieldDefinition['object'], relative: string): Record<string, unknown> {
+  const file = parseRoot(relative, 'CustomField', FieldFile);
+  return {
+    object,
+    name: file.fullName,
+    label: file.label,
+    description: file.description,
+    inlineHelpText: file.inlineHelpText,
+    type: file.type,
+    ...(file.length === undefined ? {} : { length: Number(file.length) }),
+    ...(file.precision === undefined ? {} : { precision: Number(file.precision) }),
+    ...(file.scale === undefined ? {} : { scale: Number(file.scale) }),
+    ...(file.defaultValue === undefined ? {} : { defaultValue: file.defaultValue === 'true' }),
+    ...(file.valueSet === undefined ? {} : { picklistValues: file.valueSet.valueSetDefinition.value.map((v) => ({ value: v.fullName, label: v.label })) }),
+  };
+}
 
+describe('custom field files', () => {
   it('are one file per field and object, each equal to its generated definition', () => {
     for (const object of SALESFORCE_OBJECTS) {
       const files = allFiles.filter((file) => file.startsWith(`${SOURCE_DIR}/objects/${object}/fields/`));
       const expected = salesforceFields().filter((f) => f.object === object);
       expect(files.sort()).toEqual(expected.map((f) => fieldFile(object, f.name)).sort());
-      for (const definition of expected) expect(fromFile(object, definition.name), definition.name).toEqual(definition);
+      for (const definition of expected) expect(fieldFromFile(object, fieldFile(object, definition.name)), definition.name).toEqual(definition);
     }
   });
 
   it('carry the elements each type needs: Checkbox a default, Text a length, Number precision and scale, Url none', () => {
     for (const definition of salesforceFields()) {
-      const file = parseRoot(fieldFile(definition.object, definition.name), 'CustomField', FieldFile);
+      const file = parseRoot(fieldFile(forceAppObject(definition), definition.name), 'CustomField', FieldFile);
       expect(file.fullName).toBe(definition.name);
       expect(file.defaultValue !== undefined, definition.name).toBe(file.type === 'Checkbox');
       if (file.type === 'Checkbox') expect(file.defaultValue).toBe('false');
@@ -829,5 +851,191 @@ describe('the optional person-Account trigger (person-accounts/)', () => {
       expect(readme, word).toContain(word);
     }
     expect(read('README.md')).toContain(`${PERSON_ACCOUNT_DIR}/`);
+  });
+});
+
+describe('the optional NPSP households project (households/)', () => {
+  const householdFiles = allFiles.filter((file) => file.startsWith(`${HOUSEHOLD_DIR}/`));
+  const fieldsDir = `${HOUSEHOLD_DIR}/${SOURCE_DIR}/objects/${HOUSEHOLD_OBJECT}/fields/`;
+
+  it('is its own DX project of generated files and a README, and nothing else', () => {
+    const generated = [...generatedManifests().keys()].filter((file) => file.startsWith(`${HOUSEHOLD_DIR}/`));
+    expect(householdFiles).toEqual([...generated, `${HOUSEHOLD_DIR}/README.md`].sort());
+    const project = SfdxProject.parse(JSON.parse(read(HOUSEHOLD_SFDX_PROJECT)));
+    expect(project.packageDirectories).toEqual([{ path: 'force-app', default: true }]);
+    expect(project.sourceApiVersion).toBe(SALESFORCE_API_VERSION);
+    expect(parseRoot(HOUSEHOLD_PACKAGE_XML, 'Package', PackageFile).version).toBe(SALESFORCE_API_VERSION);
+    expect(parseRoot(HOUSEHOLD_FLOW_FILE, 'Flow', HouseholdFlowFile).apiVersion).toBe(SALESFORCE_API_VERSION);
+  });
+
+  it('holds exactly salesforceHouseholdAccountFields() on Account, each file its definition, the Contact field under the same name', () => {
+    const expected = salesforceHouseholdAccountFields();
+    expect(HOUSEHOLD_OBJECT).toBe(HOUSEHOLD_ACCOUNT_OBJECT);
+    expect(expected).toHaveLength(32);
+    expect(householdFiles.filter((file) => file.startsWith(fieldsDir))).toEqual(expected.map((f) => householdFieldFile(f.name)).sort());
+    const contact = new Map(
+      salesforceFields()
+        .filter((f) => f.object === 'Contact')
+        .map((f) => [f.name, f]),
+    );
+    for (const definition of expected) {
+      expect(definition.object, definition.name).toBe('Account');
+      expect(fieldFromFile('Account', householdFieldFile(definition.name)), definition.name).toEqual(definition);
+      // The same field as on Contact: name, label, type and all, only the object differs.
+      expect(definition, definition.name).toEqual({ ...contact.get(definition.name), object: 'Account' });
+      expect(read(householdFieldFile(definition.name)), definition.name).toBe(read(fieldFile('Contact', definition.name)));
+    }
+    expect(staleFieldFiles()).toEqual([]);
+  });
+
+  it('keeps force-app free of it: no Account field, no households flow or permission set there', () => {
+    expect(allFiles.filter((file) => file.startsWith(`${SOURCE_DIR}/objects/${HOUSEHOLD_OBJECT}/`))).toEqual([]);
+    const main = read(PACKAGE_XML);
+    for (const word of [`${HOUSEHOLD_OBJECT}.`, HOUSEHOLD_FLOW, HOUSEHOLD_PERMISSION_SET]) expect(main, word).not.toContain(word);
+    for (const field of salesforceHouseholdAccountFields()) expect(() => forceAppObject(field), field.name).toThrow(/Contact and Lead fields only/);
+  });
+
+  it('grants read and edit on every household Account field in Enrichbridge_Households, as the main set grants Contact fields, and nothing else', () => {
+    const set = parseRoot(HOUSEHOLD_PERMISSION_SET_FILE, 'PermissionSet', PermissionSetFile);
+    expect(HOUSEHOLD_PERMISSION_SET_FILE.endsWith(`/permissionsets/${HOUSEHOLD_PERMISSION_SET}.permissionset-meta.xml`)).toBe(true);
+    expect(set.fieldPermissions.map((p) => p.field)).toEqual(
+      salesforceHouseholdAccountFields()
+        .map((f) => `Account.${f.name}`)
+        .sort(),
+    );
+    const main = new Map(parseRoot(PERMISSION_SET_FILE, 'PermissionSet', PermissionSetFile).fieldPermissions.map((p) => [p.field, p]));
+    for (const permission of set.fieldPermissions) {
+      expect(permission, permission.field).toEqual({ editable: 'true', field: permission.field, readable: 'true' });
+      const onContact = main.get(permission.field.replace(/^Account\./, 'Contact.'));
+      expect(onContact && { ...onContact, field: permission.field }, permission.field).toEqual(permission);
+    }
+    // PermissionSetFile is strict: no objectPermissions, as the main set has none for Contact.
+    expect(read(HOUSEHOLD_PERMISSION_SET_FILE)).not.toContain('<objectPermissions>');
+  });
+
+  it(`fires the flow only on update when ${HOUSEHOLD_LINK_FIELD} changed on an enriched contact, and sends ${OUTBOUND_MESSAGE_NAMES.Contact}`, () => {
+    const flow = parseRoot(HOUSEHOLD_FLOW_FILE, 'Flow', HouseholdFlowFile);
+    expect(HOUSEHOLD_FLOW_FILE.endsWith(`/flows/${HOUSEHOLD_FLOW}.flow-meta.xml`)).toBe(true);
+    expect(HOUSEHOLD_FLOW_OBJECT).toBe('Contact');
+    expect(flow.start).toMatchObject({ object: 'Contact', recordTriggerType: 'Update', triggerType: 'RecordAfterSave', filterLogic: 'and' });
+    // Every update that meets the conditions, not only one that turns them from unmet to met.
+    expect(flow.start.doesRequireRecordChangedToMeetCriteria).toBe('false');
+    expect(flow.start.filters).toEqual([
+      { field: HOUSEHOLD_LINK_FIELD, operator: 'IsChanged', value: { booleanValue: 'true' } },
+      { field: ENRICHED_AT_FIELD, operator: 'IsNull', value: { booleanValue: 'false' } },
+    ]);
+    expect(flow.status).toBe('Active');
+    expect(flow.actionCalls).toHaveLength(1);
+    const [action] = flow.actionCalls;
+    expect(action).toMatchObject({ actionType: 'outboundMessage', actionName: `Contact.${OUTBOUND_MESSAGE_NAMES.Contact}` });
+    expect(flow.start.connector.targetReference).toBe(action?.name);
+    // The same action the new-Contact flow sends, to the message force-app defines on Contact.
+    expect(action).toEqual(parseRoot(flowFile('Contact'), 'Flow', FlowFile).actionCalls[0]);
+    const messages = parseRoot(workflowFile('Contact'), 'Workflow', WorkflowFile).outboundMessages.map((m) => `Contact.${m.fullName}`);
+    expect(messages).toContain(action?.actionName);
+    // Metadata API order: the start element's own fields after its FlowNode ones, alphabetically.
+    const start = read(HOUSEHOLD_FLOW_FILE).slice(read(HOUSEHOLD_FLOW_FILE).indexOf('<start>'));
+    const order = [
+      '<locationX>',
+      '<locationY>',
+      '<connector>',
+      '<doesRequireRecordChangedToMeetCriteria>',
+      '<filterLogic>',
+      '<filters>',
+      '<object>',
+      '<recordTriggerType>',
+      '<triggerType>',
+    ];
+    const positions = order.map((tag) => start.indexOf(tag));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it('lists exactly its fields, flow and permission set in its package.xml', () => {
+    const pkg = parseRoot(HOUSEHOLD_PACKAGE_XML, 'Package', PackageFile);
+    const listed = new Map(pkg.types.map((t) => [t.name, [...t.members].sort()]));
+    expect(listed).toEqual(new Map([...householdPackageMembers()].map(([type, members]) => [type, [...members]])));
+    const onDisk = new Map<string, string[]>([
+      ['CustomField', householdFiles.filter((f) => f.startsWith(fieldsDir)).map((f) => `${HOUSEHOLD_OBJECT}.${path.basename(f, '.field-meta.xml')}`)],
+      ['Flow', householdFiles.filter((f) => f.includes('/flows/')).map((f) => path.basename(f, '.flow-meta.xml'))],
+      ['PermissionSet', householdFiles.filter((f) => f.includes('/permissionsets/')).map((f) => path.basename(f, '.permissionset-meta.xml'))],
+    ]);
+    expect(listed).toEqual(new Map([...onDisk].map(([type, members]) => [type, members.sort()])));
+    expect(listed.get('Flow')).toEqual([HOUSEHOLD_FLOW]);
+    expect(listed.get('PermissionSet')).toEqual([HOUSEHOLD_PERMISSION_SET]);
+  });
+
+  it('resolves every component by source-deploy-retrieve’s registry: folder and suffix', () => {
+    const Type = z.object({ name: z.string(), directoryName: z.string(), suffix: z.string().optional() }).loose();
+    const registry = z
+      .object({ types: z.record(z.string(), Type.extend({ children: z.object({ types: z.record(z.string(), Type) }).optional() })) })
+      .parse(createRequire(import.meta.url)('@salesforce/source-deploy-retrieve/lib/src/registry/metadataRegistry.json'));
+    const typeOf = (name: string) => Object.values(registry.types).find((type) => type.name === name);
+    const files = [...generatedManifests().keys()].filter((file) => file.startsWith(`${HOUSEHOLD_DIR}/${SOURCE_DIR}/`));
+    expect(files).toHaveLength(32 + 2);
+    for (const file of files) {
+      const rest = file.slice(`${HOUSEHOLD_DIR}/${SOURCE_DIR}/`.length);
+      if (rest.startsWith('objects/')) {
+        // A field is a child of its object: objects/<Object>/fields/<name>.field-meta.xml.
+        const object = typeOf('CustomObject');
+        const field = Object.values(object?.children?.types ?? {}).find((type) => type.name === 'CustomField');
+        expect(rest.startsWith(`${object?.directoryName}/${HOUSEHOLD_OBJECT}/${field?.directoryName}/`), file).toBe(true);
+        expect(file.endsWith(`.${field?.suffix}-meta.xml`), file).toBe(true);
+        continue;
+      }
+      const type = rest.startsWith('flows/') ? typeOf('Flow') : typeOf('PermissionSet');
+      expect(type, file).toBeDefined();
+      expect(rest.startsWith(`${type?.directoryName}/`), file).toBe(true);
+      expect(file.endsWith(`.${type?.suffix}-meta.xml`), file).toBe(true);
+    }
+  });
+
+  // As for force-app: source-deploy-retrieve needs Node 22 or later.
+  it.skipIf(Number(process.versions.node.split('.')[0]) < 22)(
+    'is exactly its package.xml to @salesforce/source-deploy-retrieve, the README left out',
+    async () => {
+      const { ComponentSet } = await import('@salesforce/source-deploy-retrieve');
+      const set = ComponentSet.fromSource(path.join(SALESFORCE_MANIFEST_DIR, HOUSEHOLD_DIR, 'force-app'));
+      set.apiVersion = SALESFORCE_API_VERSION;
+      set.sourceApiVersion = SALESFORCE_API_VERSION;
+      const derived = await set.getObject();
+      const sdr = new Map(derived.Package.types.map((t) => [t.name, [...t.members].sort()]));
+      const listed = parseRoot(HOUSEHOLD_PACKAGE_XML, 'Package', PackageFile).types;
+      expect(sdr).toEqual(new Map(listed.map((t) => [t.name, [...t.members].sort()])));
+    },
+  );
+
+  it('is up to date: `npm run manifests:salesforce -- --check` passes', () => {
+    for (const file of householdFiles.filter((f) => f !== `${HOUSEHOLD_DIR}/README.md`)) {
+      expect(read(file), `manifests/salesforce/${file} is stale`).toBe(generatedManifests().get(file));
+    }
+    // The script itself, as CI and the README run it: exit 0 and nothing out of date.
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/salesforce-manifest.ts', '--check'], {
+      cwd: path.resolve(SALESFORCE_MANIFEST_DIR, '../..'),
+      encoding: 'utf8',
+    });
+    expect(out).toContain('manifests/salesforce: up to date');
+  });
+
+  it('has a README that says what it is, how to deploy it after force-app, the permission set, how to turn it on, and what the flow does', () => {
+    const readme = read(`${HOUSEHOLD_DIR}/README.md`);
+    for (const word of [
+      'Household Account',
+      'npe01__SYSTEM_AccountType__c',
+      `cd ${HOUSEHOLD_DIR}`,
+      'sf project deploy start',
+      'after `force-app`',
+      HOUSEHOLD_PERMISSION_SET,
+      'integration user',
+      'enrichbridge salesforce households INSTALLATION --on household',
+      '`--on both`',
+      '`--on record`',
+      HOUSEHOLD_FLOW,
+      OUTBOUND_MESSAGE_NAMES.Contact,
+      HOUSEHOLD_LINK_FIELD,
+    ]) {
+      expect(readme, word).toContain(word);
+    }
+    expect(read('README.md')).toContain(`${HOUSEHOLD_DIR}/`);
   });
 });
