@@ -7,6 +7,7 @@ import { type TargetFlags, withTargetOptions } from '../kit/cli-target.ts';
 import { requireAccount } from '../../core/accounts/admin.ts';
 import type { CrmCommandContext } from '../../bridge/crm-module.ts';
 import { InstallationError, checkRemoteUrl, targetFromFlags } from '../../bridge/installations.ts';
+import { HOUSEHOLD_PLACEMENTS, HOUSEHOLD_PLACEMENT_TEXT, HouseholdPlacementSchema } from '../../bridge/model.ts';
 import { SALESFORCE_API_VERSION, SalesforceApi } from './api.ts';
 import {
   SALESFORCE_PRODUCTION_LOGIN_URL,
@@ -18,6 +19,7 @@ import {
 import { SALESFORCE_PROVIDER, salesforceApiFor } from './connector.ts';
 import { SALESFORCE_OBJECTS } from './fields.ts';
 import { PERSON_ACCOUNT } from './person-accounts.ts';
+import { householdReadiness } from './npsp-households.ts';
 import { toSalesforceId18 } from './ids.ts';
 import { type SalesforceAppSettings, connectJwt, createInstallLink, installLinkUrl, readJwtKey, reconnectLinkFor, reconnectOrg } from './install.ts';
 import { salesforceOutboundMessagePath } from './paths.ts';
@@ -270,6 +272,29 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
         if (objects !== named) await installations.updateSettings(id, { objects });
         context.print(`person accounts in the org: ${has ? 'yes' : 'no'}`);
         context.print(`enriched by ${id}: ${objects.includes(PERSON_ACCOUNT) ? 'yes (Account among its objects)' : 'no'}`);
+      });
+    });
+
+  salesforce
+    .command('households <installation>')
+    .description(
+      "where the installation writes household fields for a Contact of an NPSP household Account: on the Contact (record, the default), on the household Account (household) or both; checks the org (one describe call) for NPSP and for the households/ project's fields before either of the last two",
+    )
+    .option('--on <placement>', `record, household or both`)
+    .action(async (id: string, flags: { on?: string }) => {
+      const placement = flags.on === undefined ? undefined : HouseholdPlacementSchema.safeParse(flags.on);
+      if (placement !== undefined && !placement.success) throw new InstallationError(`--on takes ${HOUSEHOLD_PLACEMENTS.join(', ')}, not ${flags.on ?? ''}`);
+      await context.withRuntime(async ({ installations }) => {
+        const installation = await installations.require(id);
+        if (installation.provider !== SALESFORCE_PROVIDER) throw new InstallationError(`${id} is not a Salesforce installation`);
+        const readiness = await householdReadiness(salesforceApiFor(installation, installations, { allowAnyHost: app.allowAnyHost }));
+        const wanted = placement?.data;
+        if (wanted !== undefined && wanted !== 'record' && readiness.missing !== null)
+          throw new InstallationError(`org ${installation.externalAccountId}: ${readiness.missing}`);
+        if (wanted !== undefined && wanted !== installation.settings.householdFieldsOn) await installations.updateSettings(id, { householdFieldsOn: wanted });
+        context.print(`NPSP household Accounts in the org: ${readiness.npsp ? 'yes' : 'no'}`);
+        context.print(`household fields on Account deployed: ${readiness.fields ? 'yes' : 'no (deploy manifests/salesforce/households)'}`);
+        context.print(`household fields of ${id}: ${HOUSEHOLD_PLACEMENT_TEXT[wanted ?? installation.settings.householdFieldsOn]}`);
       });
     });
 

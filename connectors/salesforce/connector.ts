@@ -4,21 +4,23 @@
 // the org lets us read them. Contacts and Leads are enriched by default; person Accounts when an
 // installation names `Account` among its objects.
 import type { EnrichmentRequest } from '../../core/contract/schemas.ts';
-import type { CallOptions, CrmConnector, CrmRecord, FieldValue, PrivacyRequest, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
+import type { CallOptions, CrmConnector, CrmRecord, FieldValue, HouseholdRecord, PrivacyRequest, RecordUpdate, WriteResult } from '../../bridge/connector.ts';
 import type { Installations } from '../../bridge/installations.ts';
-import type { CrmValue, Installation } from '../../bridge/model.ts';
+import type { CrmValue, HouseholdPlacement, Installation } from '../../bridge/model.ts';
 import { SALESFORCE_BATCH_LIMIT, SalesforceApi } from './api.ts';
 import { SalesforceTokenSource } from './auth.ts';
 import {
   SALESFORCE_IDENTITY_FIELDS,
   SALESFORCE_OBJECTS,
   formatSalesforceValue,
+  isHouseholdKey,
   readSalesforceValue,
   sameSalesforceValue,
   salesforceFieldFor,
   salesforceFields,
 } from './fields.ts';
 import { salesforceRecordToRequest } from './mapping.ts';
+import { householdAccountOf, householdReadFields, usesHouseholdRecord } from './npsp-households.ts';
 import { PRIVACY_FIELDS, individualAccess, isInvalidField, privacyRequestOf } from './privacy.ts';
 import {
   PERSON_ACCOUNT,
@@ -63,6 +65,8 @@ export interface SalesforceReadOptions {
   readonly installationId?: string;
   /** false: records are read without the privacy flags (a backfill's plan counts records, it enriches none). Default true. */
   readonly privacyFlags?: boolean;
+  /** Where the installation puts household fields; household or both: a Contact is read with its NPSP household Account. */
+  readonly householdFieldsOn?: HouseholdPlacement;
 }
 
 export class SalesforceConnector implements CrmConnector {
@@ -80,7 +84,8 @@ export class SalesforceConnector implements CrmConnector {
   }
 
   async read(object: string, ids: readonly string[], options: CallOptions = {}): Promise<Map<string, CrmRecord>> {
-    const fields = readFields(this.object(object));
+    const households = object === 'Contact' && usesHouseholdRecord(this.options.householdFieldsOn);
+    const fields = [...readFields(this.object(object)), ...(households ? householdReadFields() : [])];
     const flags = object === PERSON_ACCOUNT ? PERSON_ACCOUNT_PRIVACY_FIELDS : PRIVACY_FIELDS;
     const { installationId, privacyFlags = true } = this.options;
     let found: Map<string, Record<string, CrmValue> | null>;
@@ -129,6 +134,17 @@ export class SalesforceConnector implements CrmConnector {
     return sameSalesforceValue(contactFieldName(property), current, written);
   }
 
+  /** A Contact's NPSP household Account, read with it, when the installation puts household fields there. */
+  householdOf(object: string, record: CrmRecord): HouseholdRecord | null {
+    if (object !== 'Contact' || !usesHouseholdRecord(this.options.householdFieldsOn)) return null;
+    return householdAccountOf(record.properties);
+  }
+
+  /** On a household Account, the household section goes under the Contact's names (`WF_HH_*__c`). */
+  householdPropertyFor(key: string): string | null {
+    return isHouseholdKey(key) ? salesforceFieldFor(key) : null;
+  }
+
   /** The person's privacy request, from the Individual flags the read carried. */
   privacyRequest(_object: string, record: CrmRecord): PrivacyRequest | null {
     return privacyRequestOf(record.properties);
@@ -169,5 +185,10 @@ export function salesforceApiFor(installation: Installation, installations: Inst
 
 export function salesforceConnectorFactory(options: SalesforceConnectorOptions = {}) {
   return (installation: Installation, installations: Installations): Promise<SalesforceConnector> =>
-    Promise.resolve(new SalesforceConnector(salesforceApiFor(installation, installations, options), { installationId: installation.id }));
+    Promise.resolve(
+      new SalesforceConnector(salesforceApiFor(installation, installations, options), {
+        installationId: installation.id,
+        householdFieldsOn: installation.settings.householdFieldsOn,
+      }),
+    );
 }

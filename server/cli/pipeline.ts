@@ -12,6 +12,7 @@ import { backendsOf, loadConfig } from '../config.ts';
 import { createServerLogger } from '../logger.ts';
 import { openRuntime, withRuntime } from '../runtime/compose.ts';
 import { startWorker } from '../runtime/workers.ts';
+import { HOUSEHOLD_PLACEMENT_TEXT } from '../../bridge/model.ts';
 
 /**
  * Runs pipeline workers until SIGTERM or SIGINT, then finishes what is in flight, releases the rest of
@@ -83,6 +84,7 @@ export function describeInstallation(i: Installation, accountName: string | null
     `monthly budget     ${s.monthlyBudget === null ? 'none' : `${s.monthlyBudget} units (UTC calendar month)`}`,
     `scheduled refresh  ${s.refreshAfterDays === null ? 'off' : `records enriched over ${s.refreshAfterDays} days ago, at most ${Math.round(s.refreshShare * 100)} % of the token's rate`}`,
     `crm api share      ${Math.round(s.crmApiShare * 100)} % of the CRM's daily API allowance (Salesforce)`,
+    `household fields   ${HOUSEHOLD_PLACEMENT_TEXT[s.householdFieldsOn]}`,
     `reuse answers      ${s.reuseAnswers ? 'on (a duplicate of a record looked up within the re-enrichment age costs no unit)' : 'off'}`,
     `connected          ${i.createdAt}`,
   ].join('\n');

@@ -22,6 +22,8 @@ export const FAKE_ENRICHED_AT_FIELD = 'WF_Enriched_At__c';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const METADATA = path.join(REPO, 'manifests/salesforce/force-app/main/default');
+/** The optional households/ project's metadata (our household section on Account). */
+const HOUSEHOLDS_METADATA = path.join(REPO, 'manifests/salesforce/households/force-app/main/default');
 
 export type FakeObject = 'Contact' | 'Lead' | 'Account' | 'Individual';
 export type FakeValue = string | number | boolean | null;
@@ -150,6 +152,12 @@ export interface FakeSalesforceOptions {
    * fields (PersonEmail, PersonMailing*, …), PersonIndividualId, and every deployed Contact field as `__pc`.
    */
   readonly personAccounts?: boolean;
+  /**
+   * Whether the org has the Nonprofit Success Pack (default off): Account then has NPSP's
+   * `npe01__SYSTEM_AccountType__c` ("Household Account" on a household), and the optional households/
+   * project's fields (our household section on Account) are deployed.
+   */
+  readonly npsp?: boolean;
   /** The External Client App's consumer key (and secret, if it requires one) the token endpoint accepts; default: any. */
   readonly clientId?: string;
   readonly clientSecret?: string;
@@ -183,7 +191,8 @@ export interface FakeSalesforce {
   /** Adds a user with these permissions (none by default) and gives it back. */
   addUser(username: string, permissions?: { modifyAllData?: boolean; customizeApplication?: boolean }): FakeSalesforceUser;
   setOutboundUrl(url: string | null): void;
-  createAccount(name: string): FakeRecord;
+  /** An Account; with `{ npe01__SYSTEM_AccountType__c: 'Household Account' }` (npsp: true), an NPSP household. */
+  createAccount(name: string, fields?: Record<string, FakeValue>): FakeRecord;
   /** A person Account (the org needs `personAccounts: true`): its Name is First Last, as Salesforce makes it. */
   createPersonAccount(fields: Record<string, FakeValue>): FakeRecord;
   createContact(fields: Record<string, FakeValue>, options?: CreateOptions): Promise<FakeRecord>;
@@ -335,8 +344,16 @@ const FieldMetaSchema = z.object({
 });
 
 /** The custom fields of manifests/salesforce for one object, as the org would have them after a deploy. */
-export function deployedFields(object: 'Contact' | 'Lead'): FakeField[] {
-  const dir = path.join(METADATA, 'objects', object, 'fields');
+/**
+ * NPSP's account type on Account, and our household section on it as the optional households/ project
+ * deploys it. Docs: https://help.salesforce.com/s/articleView?id=sfdo.NPSP_What_is_an_Account_Model.htm
+ */
+function npspAccountFields(): FakeField[] {
+  return [text('npe01__SYSTEM_AccountType__c', 255), ...deployedFields('Account', HOUSEHOLDS_METADATA)];
+}
+
+export function deployedFields(object: 'Contact' | 'Lead' | 'Account', metadata: string = METADATA): FakeField[] {
+  const dir = path.join(metadata, 'objects', object, 'fields');
   return readdirSync(dir)
     .filter((file) => file.endsWith('.field-meta.xml'))
     .map((file) => {
@@ -603,7 +620,8 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     const custom = object === 'Contact' || object === 'Lead' ? deployedFields(object) : [];
     const standard = STANDARD_FIELDS[object].filter((f) => dataProtection || f.references !== 'Individual');
     const person = object === 'Account' && options.personAccounts === true ? personAccountFields(dataProtection) : [];
-    schema.set(object, new Map([...standard, ...custom, ...person].map((f) => [f.name.toLowerCase(), f])));
+    const npsp = object === 'Account' && options.npsp === true ? npspAccountFields() : [];
+    schema.set(object, new Map([...standard, ...custom, ...person, ...npsp].map((f) => [f.name.toLowerCase(), f])));
   }
   // An admin's own flow on person Accounts (none is deployed): the person's fields, as the connector reads them.
   const outboundFields = {
@@ -1267,7 +1285,7 @@ export async function startFakeSalesforce(options: FakeSalesforceOptions = {}): 
     setOutboundUrl(next) {
       outboundUrl = next;
     },
-    createAccount: (name) => insert('Account', { Name: name }),
+    createAccount: (name, fields = {}) => insert('Account', { ...fields, Name: name }),
     createPersonAccount(fields) {
       if (fieldOf('Account', 'IsPersonAccount') === undefined) throw new Error('this fake org has no Person Accounts (personAccounts: true)');
       const created = insert('Account', { ...fields, IsPersonAccount: true });

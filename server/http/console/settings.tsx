@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { FIELD_CATALOGUE } from '../../../connectors/kit/field-catalogue.ts';
 import type { CrmModule } from '../../../bridge/crm-module.ts';
-import { type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../bridge/model.ts';
+import { HOUSEHOLD_PLACEMENT_TEXT, type Installation, type InstallationSettings, OVERWRITE_MODES } from '../../../bridge/model.ts';
 import type { VNode } from 'preact';
 import { CsrfField, Field, InstallationNav, Layout, Notice, renderPage } from './components.tsx';
 import { type FieldErrors, formErrors } from './form-errors.ts';
@@ -227,6 +227,16 @@ export function settingsPage(chrome: Chrome, view: SettingsView): string {
             error={errors.crmApiShare}
             input={(field) => <input type="text" inputmode="numeric" {...field} value={String(Math.round(values.crmApiShare * 100))} />}
           />
+        ) : null}
+        {module?.provider === 'salesforce' ? (
+          <p id="householdFieldsOn">
+            {`Household fields: ${HOUSEHOLD_PLACEMENT_TEXT[values.householdFieldsOn]}.`}
+            <br />
+            <span class="muted">
+              Changed by the operator with <code>enrichbridge salesforce households INSTALLATION --on record|household|both</code>, which first asks the org
+              whether it has NPSP household Accounts and our fields on Account.
+            </span>
+          </p>
         ) : null}
         <Field
           name="reenrichAfterDays"
