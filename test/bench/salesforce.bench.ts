@@ -12,7 +12,9 @@
 //     are enriched is counted (the probe `connect` makes comes before). With the default workers running as
 //     the messages arrive; as a backlog (queued with the workers off, drained by the default workers of the
 //     same data folder's next server), where every claim is 200 jobs; and that backlog with every Contact's
-//     message before any Lead's, where every claim of 200 is of one object.
+//     message before any Lead's, where every claim of 200 is of one object. Then person Accounts, and
+//     Contacts two to an NPSP household Account with household fields on the Account only (each household
+//     Account must be written exactly once).
 // (c) A flood of unauthenticated envelopes of the largest size the route reads, 16 in flight for 5 s, naming
 //     an org nobody connected, then the connected org with a wrong secret in the URL, while one client asks
 //     /healthz: its p99 must stay under 50 ms. Once with the default per-address rate, once with it lifted.
@@ -245,6 +247,34 @@ class Org {
       const p = persona(this.next++);
       return this.fake.createPersonAccount(personaPersonAccount(p));
     });
+  }
+
+  /**
+   * New Contacts two to an NPSP household Account (a persona and a spouse at the same address, matched by
+   * it), without a message of their own: the bench posts them. Gives the Contacts and the households.
+   */
+  async householdContacts(count: number): Promise<{ contacts: FakeRecord[]; households: FakeRecord[]; answered: Set<string> }> {
+    const households: FakeRecord[] = [];
+    // The household Accounts whose persona the sandbox answers with a household (a third of them has none).
+    const answered = new Set<string>();
+    const fields: Record<string, FakeValue>[] = [];
+    for (let i = 0; i < count; i += 2) {
+      const p = persona(this.next++);
+      const home = this.fake.createAccount(`${p.last_name} Household ${i / 2}`, { npe01__SYSTEM_AccountType__c: 'Household Account' });
+      households.push(home);
+      if (p.household !== null && p.household !== undefined) answered.add(home.id);
+      fields.push(personaContact(p, { AccountId: home.id }));
+      const spouse = {
+        FirstName: 'Sam',
+        LastName: p.last_name,
+        MailingStreet: p.address,
+        MailingCity: p.city,
+        MailingState: p.state,
+        MailingPostalCode: p.zipcode,
+      };
+      if (i + 1 < count) fields.push({ ...spouse, AccountId: home.id });
+    }
+    return { contacts: await this.fake.createRecords('Contact', fields, { notify: false }), households, answered };
   }
 
   /** One message's records, new in the org without a message of their own: Contacts and Leads in turn. */
@@ -579,6 +609,42 @@ async function personAccountRun(org: Org, serve: Serve, folder: DataFolder): Pro
   await reportRest(fake, { label: 'result', records, startedAt, drainFrom: 'the first message', requestsBefore, folder, logFile: server.logFile }, settled);
 }
 
+/**
+ * (b) NPSP households: an installation putting household fields on the household Account only, Contacts
+ * two to a household posted 100 a message; each household Account must be written once.
+ */
+async function householdRun(org: Org, serve: Serve, folder: DataFolder): Promise<void> {
+  const { fake } = org;
+  await cli(['salesforce', 'households', folder.installationId, '--on', 'household'], folder.env);
+  const server = await serve(folder, 'live-households', null);
+  fake.setOutboundUrl(server.outboundUrl);
+  const { contacts, households, answered } = await org.householdContacts(RECORDS);
+  const requestsBefore = fake.requests.length;
+  const startedAt = Date.now();
+  const sent: OutboundDelivery[] = [];
+  for (let i = 0; i < contacts.length; i += NOTIFICATIONS_PER_MESSAGE) sent.push(await fake.fire(contacts.slice(i, i + NOTIFICATIONS_PER_MESSAGE)));
+  const notAcked = sent.filter((d) => !d.acked);
+  for (const d of notAcked) failures.push(`(b) households: an outbound message answered ${d.status ?? d.error ?? '?'}: ${d.response.slice(0, 300)}`);
+  console.log(
+    `    ${sent.length} outbound messages for ${contacts.length} new Contacts in ${households.length} household Accounts; exact Ack: ${sent.length - notAcked.length}/${sent.length}`,
+  );
+  fake.setOutboundUrl(null);
+  const settled = await drained(contacts, startedAt);
+  await server.stop();
+  // A household the sandbox answers is written once; one it answers with no household (a third of the personas) never.
+  const wrong = households.filter((h) => fake.updatesOf(h.id).length !== (answered.has(h.id) ? 1 : 0));
+  console.log(
+    `    household Accounts written exactly once: ${answered.size - wrong.filter((h) => answered.has(h.id)).length}/${answered.size} (the other ${households.length - answered.size}, whose persona has no household, never written: ${wrong.every((h) => answered.has(h.id)) ? 'yes' : 'NO'})`,
+  );
+  if (wrong.length > 0)
+    failures.push(`(b) households: ${wrong.length} household Accounts not written as often as they should be (once, or never without a household)`);
+  await reportRest(
+    fake,
+    { label: 'result', records: contacts, startedAt, drainFrom: 'the first message', requestsBefore, folder, logFile: server.logFile },
+    settled,
+  );
+}
+
 /** (b) as a backlog: queued by a server with its workers off, drained by the same data folder's server with the default workers. */
 async function backlogRun(org: Org, serve: Serve, folder: DataFolder, order: Order): Promise<void> {
   const { fake } = org;
@@ -611,7 +677,7 @@ async function backlogRun(org: Org, serve: Serve, folder: DataFolder, order: Ord
 // ---------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const fake = await startFakeSalesforce({ apiLimit: 1_000_000, personAccounts: true });
+  const fake = await startFakeSalesforce({ apiLimit: 1_000_000, personAccounts: true, npsp: true });
   const org = new Org(fake);
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-salesforce-logs-'));
   const folders: DataFolder[] = [];
@@ -729,6 +795,10 @@ async function main(): Promise<void> {
     await backlogRun(org, serve, await folder('backlog-grouped'), 'grouped');
     console.log(`  ${RECORDS} person Accounts (an installation naming Account; written through the Contact fields' __pc names), default workers:`);
     await personAccountRun(org, serve, await folder('person-accounts'));
+    console.log(
+      `  ${RECORDS} Contacts two to an NPSP household Account, household fields on the household Account only (\`salesforce households --on household\`), default workers:`,
+    );
+    await householdRun(org, serve, await folder('households'));
     console.log('');
     // (c) the flood the hardening issue measured: envelopes as large as the route reads, naming an org
     // nobody connected or carrying a wrong secret, no credentials; the default server, then the same
