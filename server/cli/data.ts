@@ -82,9 +82,10 @@ export function dataCommands(withStore: WithStore): Command {
     .option('--queries <n>', 'how many queries to derive (default: people/50, 1,000 to 20,000)', wholeNumber(1))
     .option('--gzip', 'write .jsonl.gz files')
     .addOption(
-      new Option('--noise <set>', 'also write queries-typos.jsonl: name-and-address duplicates with one data-entry error each, and negatives').choices([
-        'typos',
-      ]),
+      new Option(
+        '--noise <set>',
+        'also write queries-typos.jsonl (name-and-address duplicates with one data-entry error each) and queries-multi.jsonl (with several each), and negatives',
+      ).choices(['typos']),
     )
     .action(async (dir: string, flags: { people: number; seed: number; queries?: number; gzip?: boolean; noise?: string }) => {
       const progress = progressReporter('generate', (n) => n.toLocaleString('en-US'));

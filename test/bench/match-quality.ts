@@ -110,3 +110,67 @@ export class QualityTally {
     ].join('\n');
   }
 }
+
+/** The multi-error set's targets (name and address duplicates with several errors each). */
+export const MULTI_TARGETS = { precision: 0.995, recall: 0.9, twoFields: 0.85, negatives: 0.005 } as const;
+
+/**
+ * The multi-error set scored: over all its duplicates, by the number of fields corrupted
+ * (`multi:fields=N`), by each modification (`multi:<field>:<type>`) alone (the only one of its line) and
+ * with others, and its negatives; lines of text, and whether each target was met.
+ */
+export function multiReport(scored: readonly (readonly [QueryLine, Answer])[]): { lines: string[]; met: boolean; all: QualityTally } {
+  const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
+  const all = new QualityTally();
+  const negatives = new QualityTally();
+  const byFields = new Map<string, QualityTally>();
+  const alone = new Map<string, QualityTally>();
+  const withOthers = new Map<string, QualityTally>();
+  const add = (map: Map<string, QualityTally>, key: string, line: QueryLine, answer: Answer) => {
+    const tally = map.get(key) ?? new QualityTally();
+    tally.add(line, answer);
+    map.set(key, tally);
+  };
+  for (const [line, answer] of scored) {
+    if (line.noise.includes('multi:negative')) {
+      negatives.add(line, answer);
+      all.add(line, answer);
+      continue;
+    }
+    all.add(line, answer);
+    const fields = line.noise.find((n) => n.startsWith('multi:fields='))?.slice('multi:fields='.length) ?? '?';
+    add(byFields, fields, line, answer);
+    const modifications = [...new Set(line.noise.filter((n) => !n.startsWith('multi:fields=')).map((n) => n.slice('multi:'.length)))];
+    for (const modification of modifications) add(modifications.length === 1 ? alone : withOthers, modification, line, answer);
+  }
+  const duplicates = QualityTally.sum([...byFields.values()]);
+  const precision = QualityTally.precision(duplicates.household);
+  const recall = QualityTally.recall(duplicates.household);
+  const two = byFields.get('2');
+  const twoRecall = two === undefined ? 1 : QualityTally.recall(two.household);
+  const negativeRate = negatives.absent === 0 ? 0 : negatives.falseMatches / negatives.absent;
+  const met =
+    precision >= MULTI_TARGETS.precision && recall >= MULTI_TARGETS.recall && twoRecall >= MULTI_TARGETS.twoFields && negativeRate <= MULTI_TARGETS.negatives;
+  const cell = (t: QualityTally | undefined) =>
+    t === undefined ? '-'.padStart(18) : `${pct(QualityTally.recall(t.household)).padStart(8)} (${String(t.inData).padStart(5)})`;
+  const keys = [...new Set([...alone.keys(), ...withOthers.keys()])].sort();
+  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  return {
+    all,
+    met,
+    lines: [
+      `multi-error set (queries-multi.jsonl, name and address only, 1 to 4 modifications each as Febrl's generator draws them; targets: household precision >= ${pct(MULTI_TARGETS.precision)}, recall >= ${pct(MULTI_TARGETS.recall)}, two corrupted fields >= ${pct(MULTI_TARGETS.twoFields)}, false matches on negatives <= ${pct(MULTI_TARGETS.negatives)}):`,
+      `  all duplicates: household precision ${pct(precision)}, recall ${pct(recall)} (${duplicates.inData} queries); person (career) precision ${pct(QualityTally.precision(duplicates.career))}, recall ${pct(QualityTally.recall(duplicates.career))} (${duplicates.career.expected} with a career)`,
+      ...[...byFields]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(
+          ([fields, t]) =>
+            `  ${fields} corrupted field${fields === '1' ? ' ' : 's'}   household recall ${pct(QualityTally.recall(t.household)).padStart(8)}, precision ${pct(QualityTally.precision(t.household)).padStart(8)} (${t.inData})`,
+        ),
+      `  negative (a real name at another household's address): false matches ${pct(negativeRate)} (${negatives.falseMatches} of ${negatives.absent})`,
+      `  household recall by modification: ${'alone'.padStart(18)} ${'with others'.padStart(18)}`,
+      ...keys.map((key) => `    ${key.padEnd(28)} ${cell(alone.get(key))} ${cell(withOthers.get(key))}`),
+      `  household precision ${verdict(precision >= MULTI_TARGETS.precision)}, recall ${verdict(recall >= MULTI_TARGETS.recall)}, two fields ${verdict(twoRecall >= MULTI_TARGETS.twoFields)}, negatives ${verdict(negativeRate <= MULTI_TARGETS.negatives)}`,
+    ],
+  };
+}

@@ -12,7 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
 import { type Target, cli, freePort, machine, measure, measuredRow, startChild, stopChild, tableRow, verdict, waitHealthy } from './bench-support.ts';
-import { type Answer, QualityTally } from './match-quality.ts';
+import { type Answer, QualityTally, multiReport } from './match-quality.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 20_000);
@@ -33,6 +33,13 @@ function seconds(since: number): number {
 
 async function replay(url: string, token: string, lines: readonly QueryLine[]): Promise<QualityTally> {
   const tally = new QualityTally();
+  for (const [line, answer] of await answers(url, token, lines)) tally.add(line, answer);
+  return tally;
+}
+
+/** Each line's request sent, REPLAY_CONCURRENCY at a time; each line with its answer, in no particular order. */
+async function answers(url: string, token: string, lines: readonly QueryLine[]): Promise<[QueryLine, Answer][]> {
+  const out: [QueryLine, Answer][] = [];
   let next = 0;
   const worker = async () => {
     while (next < lines.length) {
@@ -46,11 +53,11 @@ async function replay(url: string, token: string, lines: readonly QueryLine[]): 
       });
       if (response.status !== 200) throw new Error(`query ${String(line.request.id)}: HTTP ${response.status} ${await response.text()}`);
       // The answer is our own server's; the fields read here are checked by the contract tests.
-      tally.add(line, (await response.json()) as Answer);
+      out.push([line, (await response.json()) as Answer]);
     }
   };
   await Promise.all(Array.from({ length: REPLAY_CONCURRENCY }, worker));
-  return tally;
+  return out;
 }
 
 /** The first e-mail of each of the file's first `count` people (read line by line: the file is larger than a string can be). */
@@ -126,6 +133,13 @@ async function main(): Promise<void> {
     const typeTargetMet = [...typoTallies].every(
       ([type, t]) => type === 'negative' || type === 'surname_multi_edit' || QualityTally.recall(t.household) >= 0.9,
     );
+    // The multi-error set: name-and-address duplicates with several errors each, and negatives.
+    const multiLines = readFileSync(path.join(source, 'queries-multi.jsonl'), 'utf8')
+      .split('\n')
+      .filter((text) => text.trim() !== '')
+      .map((text) => QueryLineSchema.parse(JSON.parse(text)));
+    console.error(`replaying the multi-error set: ${multiLines.length.toLocaleString('en-US')} queries …`);
+    const multi = multiReport(await answers(`http://127.0.0.1:${port}/v1/`, production, multiLines));
     const negatives = typoTallies.get('negative');
     const negativeRate = negatives === undefined || negatives.absent === 0 ? 0 : negatives.falseMatches / negatives.absent;
 
@@ -200,6 +214,16 @@ async function main(): Promise<void> {
         "calibration of the typo set's household answers (negatives included), by confidence decile:",
         tableRow(['confidence', 'answers', 'mean conf.', 'right']),
         ...typoTotal
+          .calibration()
+          .map((row) =>
+            tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),
+          ),
+        '',
+        ...multi.lines,
+        '',
+        "calibration of the multi-error set's household answers (negatives included), by confidence decile:",
+        tableRow(['confidence', 'answers', 'mean conf.', 'right']),
+        ...multi.all
           .calibration()
           .map((row) =>
             tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),

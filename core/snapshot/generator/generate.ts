@@ -13,6 +13,7 @@ import { AddressBook, EmailBook, PhoneBook } from './data/identifiers.ts';
 import { type BuiltPerson, PopulationBuilder } from './data/people.ts';
 import { type Subject, buildQuery } from './data/queries.ts';
 import { NEGATIVE_SHARE, contradictingNegative, corruptedDuplicate } from './data/corruption.ts';
+import { MULTI_NEGATIVE_SHARE, multiCorruptedDuplicate } from './data/multi-corruption.ts';
 import { Rng } from './data/random.ts';
 
 export interface GenerateOptions {
@@ -28,7 +29,9 @@ export interface GenerateOptions {
   /**
    * Also write queries-typos.jsonl: a corrupted duplicate, name and address only, of each
    * sampled person with an address, each with one error of a documented type, and negatives
-   * (data/corruption.ts). queries.jsonl and the data are the same with or without it.
+   * (data/corruption.ts); and queries-multi.jsonl: the same people's duplicates with several
+   * errors each, drawn as Febrl's generator draws them, and negatives (data/multi-corruption.ts).
+   * queries.jsonl and the data are the same with or without them.
    */
   typos?: boolean;
   /** Called about every 1% of people written, and once at the end. */
@@ -216,8 +219,11 @@ export async function generateSnapshot(dir: string, options: GenerateOptions): P
   const queryLines = subjects.map((subject, i) => JSON.stringify(buildQuery(queryRng, `q-${String(i + 1).padStart(width, '0')}`, subject, books.addresses)));
   await writeFile(files.queries, queryLines.length === 0 ? '' : `${queryLines.join('\n')}\n`);
   const typoFile = path.join(dir, 'queries-typos.jsonl');
-  if (options.typos === true) await writeFile(typoFile, typoLines(new Rng(seed, 'typos'), subjects, books.addresses));
-  else await rm(typoFile, { force: true });
+  const multiFile = path.join(dir, 'queries-multi.jsonl');
+  if (options.typos === true) {
+    await writeFile(typoFile, typoLines(new Rng(seed, 'typos'), subjects, books.addresses));
+    await writeFile(multiFile, multiLines(new Rng(seed, 'multi'), subjects, books.addresses));
+  } else await Promise.all([rm(typoFile, { force: true }), rm(multiFile, { force: true })]);
   // The manifest last: a folder without one is an unfinished snapshot.
   await writeFile(files.manifest, `${JSON.stringify(manifest, null, 2)}\n`);
   options.onProgress?.(total, total);
@@ -225,21 +231,40 @@ export async function generateSnapshot(dir: string, options: GenerateOptions): P
     households: householdCount,
     people: total,
     queries: subjects.length,
-    files: [files.manifest, files.households, files.people, files.queries, ...(options.typos === true ? [typoFile] : [])],
+    files: [files.manifest, files.households, files.people, files.queries, ...(options.typos === true ? [typoFile, multiFile] : [])],
   };
 }
 
 /** The typo set: a corrupted duplicate of each subject in the data with an address, and negatives among them. */
 function typoLines(rng: Rng, subjects: readonly Subject[], book: AddressBook): string {
+  return duplicateLines(rng, subjects, book, (s, i) => corruptedDuplicate(rng, `t-${i + 1}`, s, book), NEGATIVE_SHARE, null);
+}
+
+/** The multi-error set: a duplicate with several errors of each subject in the data with an address, and negatives. */
+function multiLines(rng: Rng, subjects: readonly Subject[], book: AddressBook): string {
+  return duplicateLines(rng, subjects, book, (s, i) => multiCorruptedDuplicate(rng, `m-${i + 1}`, s, book), MULTI_NEGATIVE_SHARE, 'multi:negative');
+}
+
+/** One duplicate of each subject in the data with an address, negatives (a real name at another household's address) among them, shuffled. */
+function duplicateLines(
+  rng: Rng,
+  subjects: readonly Subject[],
+  book: AddressBook,
+  duplicate: (s: Subject, i: number) => QueryLine,
+  negativeShare: number,
+  /** The negatives' noise label, when not the typo set's. */
+  negativeNoise: string | null,
+): string {
   const housed = subjects.filter((s) => s.personId !== null && s.addresses.length > 0);
-  const lines: QueryLine[] = housed.map((s, i) => corruptedDuplicate(rng, `t-${i + 1}`, s, book));
-  const negatives = Math.round((housed.length * NEGATIVE_SHARE) / (1 - NEGATIVE_SHARE));
+  const lines: QueryLine[] = housed.map((s, i) => duplicate(s, i));
+  const negatives = Math.round((housed.length * negativeShare) / (1 - negativeShare));
   for (let i = 0, tries = 0; i < negatives && tries < negatives * 10 && housed.length > 1; tries += 1) {
     const person = rng.pick(housed);
     const other = rng.pick(housed);
     if (other.windfallId === person.windfallId || other.last.toLowerCase() === person.last.toLowerCase()) continue;
     i += 1;
-    lines.push(contradictingNegative(`n-${i}`, person, other, book));
+    const negative = contradictingNegative(`n-${i}`, person, other, book);
+    lines.push(negativeNoise === null ? negative : { ...negative, noise: [negativeNoise] });
   }
   rng.shuffle(lines);
   return lines.length === 0 ? '' : `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
