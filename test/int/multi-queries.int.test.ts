@@ -18,17 +18,10 @@ import {
   MULTI_NEGATIVE_SHARE,
   type MultiField,
 } from '../../core/snapshot/generator/data/multi-corruption.ts';
-import { tempDir } from '../support/harness.ts';
+import { readJsonl, tempDir } from '../support/harness.ts';
 
 const PEOPLE = 6000;
 const QUERIES = 4000;
-
-function jsonl<T>(file: string, parse: (value: unknown) => T): T[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => parse(JSON.parse(line)));
-}
 
 let dir = '';
 let lines: QueryLine[] = [];
@@ -36,7 +29,7 @@ let lines: QueryLine[] = [];
 beforeAll(async () => {
   dir = tempDir('enrichbridge-multi-');
   await generateSnapshot(dir, { people: PEOPLE, queries: QUERIES, seed: 5, typos: true });
-  lines = jsonl(path.join(dir, 'queries-multi.jsonl'), (v) => QueryLineSchema.parse(v));
+  lines = readJsonl(path.join(dir, 'queries-multi.jsonl'), (v) => QueryLineSchema.parse(v));
 });
 
 const negative = (line: QueryLine) => line.noise.includes('multi:negative');
@@ -95,8 +88,8 @@ describe('the multi-error query set', () => {
   });
 
   it('changes the fields it names and no other, against the person and household in the data', () => {
-    const people = new Map(jsonl(path.join(dir, 'people.jsonl'), (v) => PersonRecordSchema.parse(v)).map((p) => [p.person_id, p]));
-    const households = new Map(jsonl(path.join(dir, 'households.jsonl'), (v) => HouseholdRecordSchema.parse(v)).map((h) => [h.windfall_id, h]));
+    const people = new Map(readJsonl(path.join(dir, 'people.jsonl'), (v) => PersonRecordSchema.parse(v)).map((p) => [p.person_id, p]));
+    const households = new Map(readJsonl(path.join(dir, 'households.jsonl'), (v) => HouseholdRecordSchema.parse(v)).map((h) => [h.windfall_id, h]));
     let named = 0;
     let unchanged = 0;
     for (const line of lines) {

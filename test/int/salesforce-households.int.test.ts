@@ -8,15 +8,12 @@ import { CAREER_FIELDS } from '../../core/contract/schemas.ts';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { InstallationSettings, LogEntry } from '../../bridge/model.ts';
 import type { Worker } from '../../bridge/worker.ts';
-import { salesforceCommands } from '../../connectors/salesforce/cli.ts';
-import { NO_SALESFORCE_APP } from '../../connectors/salesforce/install.ts';
-import type { CrmCommandContext } from '../../bridge/crm-module.ts';
 import { erasePerson } from '../../bridge/person-erasure.ts';
 import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
-import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
+import { type SalesforceRig, salesforceCli, startSalesforceRig } from '../support/salesforce-rig.ts';
 
 const HOUSEHOLD = { npe01__SYSTEM_AccountType__c: 'Household Account' };
 const NO_CAREER = CAREER_FIELDS.map((field) => `career.${field}`);
@@ -187,22 +184,7 @@ describe('NPSP household Accounts', () => {
 });
 
 describe('enrichbridge salesforce households', () => {
-  function cli() {
-    const printed: string[] = [];
-    const context: CrmCommandContext = {
-      publicUrl: () => null,
-      box: () => rig.runtime.box,
-      withRuntime: (run) => run(rig.runtime.bridge, rig.runtime.opened),
-      print: (line) => printed.push(line),
-      tell: () => undefined,
-    };
-    const run = (...args: string[]) =>
-      salesforceCommands({ ...NO_SALESFORCE_APP, allowAnyHost: true }, context)
-        .exitOverride()
-        .configureOutput({ writeErr: () => undefined })
-        .parseAsync(args, { from: 'user' });
-    return { run, printed };
-  }
+  const cli = () => salesforceCli(rig);
 
   it('puts household fields on the household Account when the org has NPSP and our Account fields', async () => {
     const id = await install({});

@@ -6,15 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { Worker } from '../../bridge/worker.ts';
 import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
-import { salesforceCommands } from '../../connectors/salesforce/cli.ts';
-import { NO_SALESFORCE_APP } from '../../connectors/salesforce/install.ts';
-import type { CrmCommandContext } from '../../bridge/crm-module.ts';
 import type { Persona } from '../../core/sandbox/personas.ts';
 import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, personaPersonAccount, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { until } from '../support/processes.ts';
 import { persona } from '../support/requests.ts';
-import { type SalesforceRig, startSalesforceRig } from '../support/salesforce-rig.ts';
+import { type SalesforceRig, salesforceCli, startSalesforceRig } from '../support/salesforce-rig.ts';
 
 let fake: FakeSalesforce;
 let rig: SalesforceRig;
@@ -110,22 +107,7 @@ describe('person Accounts', () => {
 });
 
 describe('enrichbridge salesforce person-accounts', () => {
-  function cli() {
-    const printed: string[] = [];
-    const context: CrmCommandContext = {
-      publicUrl: () => null,
-      box: () => rig.runtime.box,
-      withRuntime: (run) => run(rig.runtime.bridge, rig.runtime.opened),
-      print: (line) => printed.push(line),
-      tell: () => undefined,
-    };
-    const run = (...args: string[]) =>
-      salesforceCommands({ ...NO_SALESFORCE_APP, allowAnyHost: true }, context)
-        .exitOverride()
-        .configureOutput({ writeErr: () => undefined })
-        .parseAsync(args, { from: 'user' });
-    return { run, printed };
-  }
+  const cli = () => salesforceCli(rig);
 
   it("says whether the org has Person Accounts (its Account describes IsPersonAccount), and --enable adds Account to the installation's objects", async () => {
     const id = await rig.connect(fake, { orgId: '00D000000000003AAA' });

@@ -12,17 +12,10 @@ import { HouseholdRecordSchema, PersonRecordSchema, type QueryLine, QueryLineSch
 import { generateSnapshot } from '../../core/snapshot/generator/generate.ts';
 import { CORRUPTIONS, CORRUPTION_SHARES, NEGATIVE_SHARE, NUMBER_ERRORS, wrongNumber } from '../../core/snapshot/generator/data/corruption.ts';
 import { Rng } from '../../core/snapshot/generator/data/random.ts';
-import { tempDir } from '../support/harness.ts';
+import { readJsonl, tempDir } from '../support/harness.ts';
 
 const PEOPLE = 4000;
 const QUERIES = 2500;
-
-function jsonl<T>(file: string, parse: (value: unknown) => T): T[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => parse(JSON.parse(line)));
-}
 
 let dir = '';
 let lines: QueryLine[] = [];
@@ -30,7 +23,7 @@ let lines: QueryLine[] = [];
 beforeAll(async () => {
   dir = tempDir('enrichbridge-typos-');
   await generateSnapshot(dir, { people: PEOPLE, queries: QUERIES, seed: 3, typos: true });
-  lines = jsonl(path.join(dir, 'queries-typos.jsonl'), (v) => QueryLineSchema.parse(v));
+  lines = readJsonl(path.join(dir, 'queries-typos.jsonl'), (v) => QueryLineSchema.parse(v));
 });
 
 const typeOf = (line: QueryLine): string => (line.noise[0] ?? '').replace(/^typos:/, '');
@@ -63,8 +56,8 @@ describe('the typo query set', () => {
   });
 
   it('makes each error what its type says, against the person and household in the data', () => {
-    const people = new Map(jsonl(path.join(dir, 'people.jsonl'), (v) => PersonRecordSchema.parse(v)).map((p) => [p.person_id, p]));
-    const households = new Map(jsonl(path.join(dir, 'households.jsonl'), (v) => HouseholdRecordSchema.parse(v)).map((h) => [h.windfall_id, h]));
+    const people = new Map(readJsonl(path.join(dir, 'people.jsonl'), (v) => PersonRecordSchema.parse(v)).map((p) => [p.person_id, p]));
+    const households = new Map(readJsonl(path.join(dir, 'households.jsonl'), (v) => HouseholdRecordSchema.parse(v)).map((h) => [h.windfall_id, h]));
     const seen = new Set<string>();
     // Each wrong house number's distance from the right one.
     const numbers: number[] = [];

@@ -1,6 +1,6 @@
 // Test harness: the real app on a real SQLite file in a temporary data folder, listening on a loopback
 // port, so integration tests speak real HTTP to the same code `npm start` runs.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,14 @@ import type { KyselyStore } from '../../core/storage/kysely-store.ts';
 import { SQLITE_FILE_NAME, openSqliteStore } from '../../core/storage/sqlite.ts';
 import { createApp } from '../../server/http/app.ts';
 import { createLogger } from '../../server/logger.ts';
+
+/** A JSON-lines file's lines, each parsed (a generated snapshot's people, households or queries). */
+export function readJsonl<T>(file: string, parse: (value: unknown) => T): T[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => parse(JSON.parse(line)));
+}
 
 export function tempDir(prefix = 'enrichbridge-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));

@@ -8,7 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { type AccountSettings, createAccount } from '../../core/accounts/admin.ts';
 import type { Worker } from '../../bridge/worker.ts';
 import type { InstallationSettings } from '../../bridge/model.ts';
+import type { CrmCommandContext } from '../../bridge/crm-module.ts';
+import { salesforceCommands } from '../../connectors/salesforce/cli.ts';
 import { SALESFORCE_PROVIDER } from '../../connectors/salesforce/connector.ts';
+import { NO_SALESFORCE_APP } from '../../connectors/salesforce/install.ts';
 import { salesforceOutboundMessagePath } from '../../connectors/salesforce/paths.ts';
 import { createApp } from '../../server/http/app.ts';
 import { crmRouter } from '../../server/http/crm-routes.ts';
@@ -98,4 +101,22 @@ export async function startSalesforceRig(name: string, account: AccountSettings 
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** `enrichbridge salesforce …` on the rig's runtime (any host allowed, no app settings), and what it printed. */
+export function salesforceCli(rig: SalesforceRig): { run: (...args: string[]) => Promise<unknown>; printed: string[] } {
+  const printed: string[] = [];
+  const context: CrmCommandContext = {
+    publicUrl: () => null,
+    box: () => rig.runtime.box,
+    withRuntime: (run) => run(rig.runtime.bridge, rig.runtime.opened),
+    print: (line) => printed.push(line),
+    tell: () => undefined,
+  };
+  const run = (...args: string[]) =>
+    salesforceCommands({ ...NO_SALESFORCE_APP, allowAnyHost: true }, context)
+      .exitOverride()
+      .configureOutput({ writeErr: () => undefined })
+      .parseAsync(args, { from: 'user' });
+  return { run, printed };
 }
