@@ -22,9 +22,17 @@ export const NPSP_HOUSEHOLD_TYPE = 'Household Account';
 /** The relationship path a Contact's read reaches its Account's field by. */
 const ACCOUNT_PATH = 'Account.';
 
+/** Our household fields on Account, built once: every Contact read and every household check names them. */
+const HOUSEHOLD_FIELD_NAMES: readonly string[] = salesforceHouseholdAccountFields().map((field) => field.name);
+const READ_FIELDS: readonly string[] = [
+  'AccountId',
+  `${ACCOUNT_PATH}${NPSP_ACCOUNT_TYPE_FIELD}`,
+  ...HOUSEHOLD_FIELD_NAMES.map((name) => `${ACCOUNT_PATH}${name}`),
+];
+
 /** Read with each Contact when household fields may go to its household Account. */
-export function householdReadFields(): string[] {
-  return ['AccountId', `${ACCOUNT_PATH}${NPSP_ACCOUNT_TYPE_FIELD}`, ...salesforceHouseholdAccountFields().map((field) => `${ACCOUNT_PATH}${field.name}`)];
+export function householdReadFields(): readonly string[] {
+  return READ_FIELDS;
 }
 
 /** Whether the placement puts household fields on a household record at all. */
@@ -42,9 +50,7 @@ export function householdAccountOf(properties: Readonly<Record<string, CrmValue>
   const id = toSalesforceId18(accountId);
   if (id === null) return null;
   const current: Record<string, CrmValue> = {};
-  for (const field of salesforceHouseholdAccountFields()) {
-    current[field.name] = readSalesforceValue(field.name, properties[`${ACCOUNT_PATH}${field.name}`] ?? null);
-  }
+  for (const name of HOUSEHOLD_FIELD_NAMES) current[name] = readSalesforceValue(name, properties[`${ACCOUNT_PATH}${name}`] ?? null);
   return { object: HOUSEHOLD_ACCOUNT_OBJECT, id, properties: current };
 }
 
@@ -62,8 +68,7 @@ export interface HouseholdReadiness {
 export async function householdReadiness(api: Pick<SalesforceApi, 'fieldNames'>): Promise<HouseholdReadiness> {
   const names = await api.fieldNames(HOUSEHOLD_ACCOUNT_OBJECT);
   const npsp = names.has(NPSP_ACCOUNT_TYPE_FIELD);
-  const wanted = salesforceHouseholdAccountFields().map((field) => field.name);
-  const absent = wanted.filter((name) => !names.has(name));
+  const absent = HOUSEHOLD_FIELD_NAMES.filter((name) => !names.has(name));
   const fields = absent.length === 0;
   const missing = !npsp
     ? `Account has no ${NPSP_ACCOUNT_TYPE_FIELD}: the org does not use NPSP's Household Account model`
