@@ -1,5 +1,5 @@
 // Unit tests of the blocking keys: a record asked as it was loaded shares a key of every kind with its
-// household, one wrong field leaves a key that agrees, and the PostgreSQL statement tells the kinds
+// household, one or two wrong fields leave a key that agrees, and the PostgreSQL statement tells the kinds
 // apart by the same prefixes the builders write.
 import { describe, expect, it } from 'vitest';
 import type { Address, EnrichmentRequest } from '../../core/contract/schemas.ts';
@@ -7,6 +7,7 @@ import {
   BLOCK,
   BLOCK_KINDS,
   type BlockKind,
+  NAMING_KINDS,
   NARROWED_KINDS,
   blockKindOf,
   blockPrefix,
@@ -23,8 +24,8 @@ const HOME: Address = { address: '310 N Ridgewood Avenue Apt 4B', city: 'Atlanta
 /** Every blocking key a load files the record's household under: the household's own and the person's. */
 function loadedKeys(home: Address, first: string, last: string): Set<string> {
   const record = household([home, { address: '12 Peachtree St NE', city: 'Atlanta', state: 'GA', zipcode: '30303' }]);
-  const { household: row } = householdToWrite(record);
-  const { keys } = personToWrite(person('p-1', first, last, record), 1, row.postal);
+  const { household: row, place } = householdToWrite(record);
+  const { keys } = personToWrite(person('p-1', first, last, record), 1, place);
   return new Set([...row.blocks, ...keys.blocks]);
 }
 
@@ -86,10 +87,46 @@ describe('blocking keys', () => {
     expect(blockKindOf('1|oak st|30301')).toBeNull();
   });
 
-  it('the PostgreSQL statement reads rows up front for exactly the kinds linkage does not narrow', () => {
+  it('the PostgreSQL statement reads rows up front for exactly the kinds linkage neither narrows nor only names by', () => {
     const statement = fetchStatement(true);
-    for (const kind of BLOCK_KINDS) expect(statement.includes(`key LIKE '${blockPrefix(kind)}%'`), kind).toBe(!NARROWED_KINDS.has(kind));
+    for (const kind of BLOCK_KINDS)
+      expect(statement.includes(`key LIKE '${blockPrefix(kind)}%'`), kind).toBe(!NARROWED_KINDS.has(kind) && !NAMING_KINDS.has(kind));
     expect([...NARROWED_KINDS].sort()).toEqual([BLOCK.postalNumber, BLOCK.postalStreet].sort());
+    expect([...NAMING_KINDS]).toEqual([BLOCK.givenSound]);
+  });
+
+  it('a household’s members sharing a surname file it once under each of their common keys, and each member’s given name apart', () => {
+    const record = household([HOME]);
+    const { place } = householdToWrite(record);
+    const meredith = personToWrite(person('p-1', 'Meredith', 'Stephenson', record), 1, place).keys.blocks;
+    const gordon = personToWrite(person('p-2', 'Gordon', 'Stephenson', record), 1, place).keys.blocks;
+    expect(
+      meredith
+        .filter((key) => gordon.includes(key))
+        .map(blockKindOf)
+        .sort(),
+    ).toEqual([BLOCK.nameSound, BLOCK.regionSurnameNumber].sort());
+    expect(kindsOf(meredith)).toEqual(new Set([BLOCK.nameSound, BLOCK.givenSound, BLOCK.citySurname, BLOCK.regionSurnameNumber]));
+  });
+
+  it('two wrong fields of the six leave a key that agrees, or a narrowed one with a name that narrows it', () => {
+    const loaded = loadedKeys(HOME, 'Meredith', 'Stephenson');
+    const right = { first_name: 'Meredith', last_name: 'Stephenson', number: '310', street: 'N Ridgewood Avenue', city: 'Atlanta', zipcode: '30301' };
+    const wrong = { first_name: 'Gwendolyn', last_name: 'Tephenson', number: '854', street: 'Lakeview Drive', city: 'Marietta', zipcode: '30310' };
+    const fields = Object.keys(right) as (keyof typeof right)[];
+    for (const [i, a] of fields.entries())
+      for (const b of fields.slice(i + 1)) {
+        const value = (field: keyof typeof right) => (field === a || field === b ? wrong : right)[field];
+        const asked = askedKeys({
+          first_name: value('first_name'),
+          last_name: value('last_name'),
+          addresses: [{ address: `${value('number')} ${value('street')} Apt 4B`, city: value('city'), state: 'GA', zipcode: value('zipcode') }],
+        });
+        const shared = sharedKinds(loaded, asked);
+        const naming = shared.has(BLOCK.nameSound) || shared.has(BLOCK.givenSound);
+        const found = [...shared].some((kind) => kind !== null && !NAMING_KINDS.has(kind) && (!NARROWED_KINDS.has(kind) || naming));
+        expect({ wrong: `${a}+${b}`, found }).toEqual({ wrong: `${a}+${b}`, found: true });
+      }
   });
 
   it('the PostgreSQL statement for a snapshot without blocking keys asks for none', () => {

@@ -1,28 +1,57 @@
 // Blocking keys: what a snapshot files each household under besides its exact address, so a record with
-// one wrong field still finds its household among the candidates. Every key format is built here only:
+// one or two wrong fields still finds its household among the candidates. Every key format is built here only:
 // a load writes the keys (loader.ts), a request asks for the same ones built from its own fields
 // (linkage.ts), and the PostgreSQL lookup statement tells the kinds apart by their prefixes.
 import { phoneticKey } from '../../normalize/similarity.ts';
 import { addressKeyParts, streetCore } from './keys.ts';
 
 /**
- * The kinds of key, each one its keys' prefix (`kind|…`). One wrong field leaves at least one that agrees:
- *   pn|postal|number             — the street misspelled, or its suffix;
- *   ps|postal|street             — the house number wrong;
- *   np|postal|name sound         — number or street wrong, and swapped names (asked with the given name);
- *   cn|city|region|number|core   — the postal code wrong (the street without its type or directions).
+ * The kinds of key, each one its keys' prefix (`kind|…`). Of the six fields a record is found by (given
+ * name, surname, house number, street, city, postal code), any two wrong leave at least one that agrees:
+ *   pn|postal|number                  — the street misspelled, or its suffix;
+ *   ps|postal|street                  — the house number wrong;
+ *   np|postal|surname sound           — number or street wrong, and swapped names (asked with the given name);
+ *   cn|city|region|number|core        — the postal code wrong (the street without its type or directions);
+ *   cs|city|region|surname sound|initial — postal code and number, or postal code and street, wrong;
+ *   rn|region|surname sound|number    — postal code and city wrong (another place of the state);
+ *   gp|postal|given name sound        — never a source of candidates: it only tells which households a
+ *                                       postal code and number or street find carry the given name,
+ *                                       when the surname is wrong besides.
+ * The people's kinds (np, cs, rn, gp) are written per person, the others per household.
  */
-export const BLOCK = { postalNumber: 'pn', postalStreet: 'ps', nameSound: 'np', cityStreet: 'cn' } as const;
+export const BLOCK = {
+  postalNumber: 'pn',
+  postalStreet: 'ps',
+  nameSound: 'np',
+  cityStreet: 'cn',
+  citySurname: 'cs',
+  regionSurnameNumber: 'rn',
+  givenSound: 'gp',
+} as const;
 export type BlockKind = (typeof BLOCK)[keyof typeof BLOCK];
 
 /** Every kind, in the order a request asks an address's keys. */
-export const BLOCK_KINDS: readonly BlockKind[] = [BLOCK.postalNumber, BLOCK.postalStreet, BLOCK.nameSound, BLOCK.cityStreet];
+export const BLOCK_KINDS: readonly BlockKind[] = [
+  BLOCK.postalNumber,
+  BLOCK.postalStreet,
+  BLOCK.nameSound,
+  BLOCK.cityStreet,
+  BLOCK.citySurname,
+  BLOCK.regionSurnameNumber,
+  BLOCK.givenSound,
+];
 
 /**
  * Kinds whose households linkage keeps only when the name's sound also finds them (a street's other
  * households are never read); a reader fetches rows and members up front for the other kinds only.
  */
 export const NARROWED_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.postalNumber, BLOCK.postalStreet]);
+
+/** Kinds that only narrow (name the households of a postal code carrying a name): never candidates themselves. */
+export const NAMING_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.givenSound]);
+
+/** Kinds whose households are candidates as found: their rows and members are read up front. */
+export const READ_KINDS: readonly BlockKind[] = BLOCK_KINDS.filter((kind) => !NARROWED_KINDS.has(kind) && !NAMING_KINDS.has(kind));
 
 /** What every key of a kind starts with. */
 export function blockPrefix(kind: BlockKind): string {
@@ -33,6 +62,12 @@ export function blockPrefix(kind: BlockKind): string {
 export function blockKindOf(key: string): BlockKind | null {
   const kind = key.slice(0, key.indexOf('|'));
   return BLOCK_KINDS.find((known) => known === kind) ?? null;
+}
+
+/** Whether a key only narrows (never a source of candidates). */
+export function isNamingBlock(key: string): boolean {
+  const kind = blockKindOf(key);
+  return kind !== null && NAMING_KINDS.has(kind);
 }
 
 /** Whether linkage keeps a key's households only when the name's sound also finds them. */
@@ -55,6 +90,49 @@ export function nameSoundBlock(postal: string, name: string): string | null {
   return postal === '' || sound === '' ? null : `${BLOCK.nameSound}|${postal}|${sound}`;
 }
 
+/** A given name's sound within a postal code, or null when either is missing (narrowing only). */
+export function givenSoundBlock(postal: string, given: string): string | null {
+  const sound = given === '' ? '' : phoneticKey(given);
+  return postal === '' || sound === '' ? null : `${BLOCK.givenSound}|${postal}|${sound}`;
+}
+
+/**
+ * A surname's sound and the given name's first letter in a city, or null when any is missing: a city
+ * holds too many households of a common surname's sound for the sound alone, and a slip seldom
+ * changes a name's first letter.
+ */
+export function citySurnameBlock(city: string, region: string, surname: string, given: string): string | null {
+  const sound = surname === '' ? '' : phoneticKey(surname);
+  const initial = given.charAt(0);
+  return city === '' || region === '' || sound === '' || initial === '' ? null : `${BLOCK.citySurname}|${city}|${region}|${sound}|${initial}`;
+}
+
+/** A surname's sound and a house number in a state (region), or null when any is missing. */
+export function regionSurnameBlock(region: string, surname: string, number: string): string | null {
+  const sound = surname === '' ? '' : phoneticKey(surname);
+  return region === '' || sound === '' || number === '' ? null : `${BLOCK.regionSurnameNumber}|${region}|${sound}|${number}`;
+}
+
+/** Where a person lives, as their keys read it: their household's place and house numbers. */
+export interface PersonPlace {
+  readonly postal: string;
+  readonly city: string;
+  readonly region: string;
+  /** The house number of each of the household's addresses. */
+  readonly numbers: readonly string[];
+}
+
+/** The blocking keys of one person at their household's place (np, cs, rn, gp): the same builders the query asks. */
+export function personBlocks(place: PersonPlace, first: string, last: string): string[] {
+  const keys = [
+    nameSoundBlock(place.postal, last),
+    givenSoundBlock(place.postal, first),
+    citySurnameBlock(place.city, place.region, last, first),
+    ...[...new Set(place.numbers)].map((number) => regionSurnameBlock(place.region, last, number)),
+  ];
+  return keys.filter((key) => key !== null);
+}
+
 /** The house number and street's core in a city, or null without the city or region. */
 export function cityStreetBlock(city: string, region: string, number: string, street: string): string | null {
   return city === '' || region === '' ? null : `${BLOCK.cityStreet}|${city}|${region}|${number}|${streetCore(street)}`;
@@ -71,7 +149,7 @@ export interface BlockAddress {
 
 /**
  * The blocking keys of one address, with the sound of each name given in its postal code: the same
- * builder at load (no names: a person's key is added with the person) and at query.
+ * builder at load (no names: a person's keys are added with the person, personBlocks) and at query.
  */
 export function addressBlocks(address: BlockAddress, names: readonly string[]): string[] {
   const keys: string[] = [];

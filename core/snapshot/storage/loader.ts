@@ -19,8 +19,20 @@ import {
   type PersonRecord,
   SNAPSHOT_FILES,
 } from '../format.ts';
-import { householdBlockKeys, nameSoundBlock } from '../matching/block-keys.ts';
-import { type AddressKey, type RawAddress, addressKeyOf, cityKey, companyKey, emailKeys, nameKey, phoneKeys, postalOf, regionOf } from '../matching/keys.ts';
+import { type PersonPlace, householdBlockKeys, personBlocks } from '../matching/block-keys.ts';
+import {
+  type AddressKey,
+  type RawAddress,
+  addressKeyOf,
+  addressKeyParts,
+  cityKey,
+  companyKey,
+  emailKeys,
+  nameKey,
+  phoneKeys,
+  postalOf,
+  regionOf,
+} from '../matching/keys.ts';
 import type { NewHousehold, NewPerson, PersonKeys, SnapshotStorage, SnapshotWriter } from '../port.ts';
 import { SqliteSnapshots } from './sqlite-snapshot.ts';
 import type { SuppressionList } from '../../suppression/list.ts';
@@ -228,8 +240,8 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
   try {
     writer = await snapshots.create(location);
     const householdIds = new Map<string, number>();
-    // Each household's postal code, for its members' surname blocking keys.
-    const householdPostals = new Map<number, string>();
+    // Each household's place and house numbers, for its members' name blocking keys.
+    const householdPlaces = new Map<number, PersonPlace>();
     // Each household's addresses, while the list holds names at addresses to check its members against.
     const householdAddresses = new Map<number, RawAddress[]>();
     const interrupted = () => {
@@ -246,9 +258,9 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
       } else if (suppressions?.householdSuppressed(parsed.value.windfall_id) === true) {
         suppressedHouseholds.add(parsed.value.windfall_id);
       } else if (writer !== undefined) {
-        const hh = addHousehold(writer, parsed.value);
+        const { hh, place } = addHousehold(writer, parsed.value);
         householdIds.set(parsed.value.windfall_id, hh);
-        householdPostals.set(hh, postalOfHousehold(parsed.value));
+        householdPlaces.set(hh, place);
         if (suppressions !== undefined) householdAddresses.set(hh, parsed.value.addresses);
       }
       if ((lines & 1023) === 0) {
@@ -261,6 +273,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
     bytesBefore = statSync(householdsFile).size;
 
     const personIds = new Set<string>();
+    const recentKeys = new RecentHouseholdKeys();
     await readLines(peopleFile, maxLineBytes, (text, lineNo, bytesRead) => {
       interrupted();
       lines += 1;
@@ -288,7 +301,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
           bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
         } else if (writer !== undefined) {
           personIds.add(parsed.value.person_id);
-          addPerson(writer, parsed.value, hh, hh === null ? '' : (householdPostals.get(hh) ?? ''));
+          addPerson(writer, parsed.value, hh, hh === null ? null : (householdPlaces.get(hh) ?? null), recentKeys);
           peopleCount += 1;
         }
       }
@@ -368,13 +381,11 @@ async function readLines(
   }
 }
 
-function postalOfHousehold(record: HouseholdRecord): string {
-  const primary = record.addresses[0];
-  return (primary === undefined ? null : postalOf(primary)) ?? '';
-}
-
-/** What a load writes for one household line: its row (with its blocking keys) and its address keys. */
-export function householdToWrite(record: HouseholdRecord): { household: NewHousehold; addresses: AddressKey[] } {
+/**
+ * What a load writes for one household line: its row (with its blocking keys) and its address keys,
+ * and its place, which its members' blocking keys are built in.
+ */
+export function householdToWrite(record: HouseholdRecord): { household: NewHousehold; addresses: AddressKey[]; place: PersonPlace } {
   const { addresses, ...data } = record;
   const primary = addresses[0];
   const postal = primary === undefined ? null : postalOf(primary);
@@ -382,6 +393,7 @@ export function householdToWrite(record: HouseholdRecord): { household: NewHouse
   const region = primary === undefined ? '' : regionOf(primary, postal);
   const city = cityKey(primary?.city);
   return {
+    place: { postal: postal ?? '', city, region, numbers: keys.map((key) => addressKeyParts(key.key).number) },
     household: {
       windfallId: record.windfall_id,
       data: JSON.stringify(data),
@@ -398,16 +410,16 @@ export function householdToWrite(record: HouseholdRecord): { household: NewHouse
   };
 }
 
-/** What a load writes for one person line, `postal` being their household's (for the name's blocking key). */
-export function personToWrite(record: PersonRecord, hh: number | null, postal: string): { person: NewPerson; keys: PersonKeys } {
+/** What a load writes for one person line, `place` being their household's (for the name's blocking keys). */
+export function personToWrite(record: PersonRecord, hh: number | null, place: PersonPlace | null): { person: NewPerson; keys: PersonKeys } {
   const name = nameKey(record.first_name, record.last_name);
   const last = name?.last ?? normalizeName(record.last_name ?? '');
-  const nameBlock = hh === null ? null : nameSoundBlock(postal, last);
+  const first = name?.first ?? normalizeName(record.first_name ?? '');
   return {
     person: {
       personId: record.person_id,
       hh,
-      first: name?.first ?? normalizeName(record.first_name ?? ''),
+      first,
       last,
       company: companyKey(record.career?.company_name),
       career: record.career === null ? null : JSON.stringify(record.career),
@@ -416,19 +428,40 @@ export function personToWrite(record: PersonRecord, hh: number | null, postal: s
       emails: emailKeys(record.emails),
       phones: phoneKeys(record.phones),
       firstKeys: name?.firstKeys ?? [],
-      blocks: nameBlock === null ? [] : [nameBlock],
+      blocks: hh === null || place === null ? [] : personBlocks(place, first, last),
     },
   };
 }
 
-function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): number {
-  const { household, addresses } = householdToWrite(record);
-  return writer.addHousehold(household, addresses);
+function addHousehold(writer: SnapshotWriter, record: HouseholdRecord): { hh: number; place: PersonPlace } {
+  const { household, addresses, place } = householdToWrite(record);
+  return { hh: writer.addHousehold(household, addresses), place };
 }
 
-function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null, postal: string): void {
-  const { person, keys } = personToWrite(record, hh, postal);
-  writer.addPerson(person, keys);
+/**
+ * The blocking keys already written for the household whose members came last: a household's members
+ * mostly share a surname (and so its sound keys), and a data file mostly lists them together, so each
+ * key is written once per household rather than once per member (a reader asks DISTINCT households
+ * under a key, so a member listed apart only writes a key twice).
+ */
+class RecentHouseholdKeys {
+  private hh: number | null = null;
+  private readonly written = new Set<string>();
+
+  fresh(hh: number | null, blocks: readonly string[]): string[] {
+    if (hh !== this.hh) {
+      this.hh = hh;
+      this.written.clear();
+    }
+    const fresh = blocks.filter((key) => !this.written.has(key));
+    for (const key of fresh) this.written.add(key);
+    return fresh;
+  }
+}
+
+function addPerson(writer: SnapshotWriter, record: PersonRecord, hh: number | null, place: PersonPlace | null, recent: RecentHouseholdKeys): void {
+  const { person, keys } = personToWrite(record, hh, place);
+  writer.addPerson(person, { ...keys, blocks: recent.fresh(hh, keys.blocks) });
 }
 
 export interface CleanedLoads {

@@ -2,7 +2,7 @@
 // fetched and notes what it lacks, and the source that sends the rounds of requests in flight to the
 // snapshot's schema as one prepared statement (FETCH), a few requests at a time.
 import type pg from 'pg';
-import { BLOCK_KINDS, NARROWED_KINDS, blockPrefix } from '../matching/block-keys.ts';
+import { READ_KINDS, blockPrefix } from '../matching/block-keys.ts';
 import {
   type AddressHit,
   BLOCK_LIMIT,
@@ -46,9 +46,9 @@ const FEW_AT_ADDRESS = 4;
 
 /**
  * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
- * come along only for those linkage reads (read_blocks): the kinds it does not narrow, the name's sound
- * in the postal code and the city key. A household found through a narrowed kind (the postal code and
- * number or street) is read only when the name's sound also found it (linkage.ts, blockedCandidates),
+ * come along only for those linkage reads (read_blocks): the kinds it neither narrows nor only names
+ * by (block-keys.ts, READ_KINDS). A household found through a narrowed kind (the postal code and
+ * number or street) is read only when a name's sound also found it (linkage.ts, blockedCandidates),
  * so sending every one of them, up to 200 a key with all their members, was most of a lookup's cost.
  */
 const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
@@ -56,10 +56,8 @@ const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
 /** The same for a snapshot loaded before blocking keys existed: none, so only exact keys answer. */
 const NO_BLOCKS_CTE = 'b AS (SELECT k.key, NULL::integer AS hh FROM unnest($9::text[]) k(key) WHERE false)';
 
-/** The blocking keys whose households come with their rows and members: every kind linkage does not narrow. */
-const READ_BLOCKS = BLOCK_KINDS.filter((kind) => !NARROWED_KINDS.has(kind))
-  .map((kind) => `key LIKE '${blockPrefix(kind)}%'`)
-  .join(' OR ');
+/** The blocking keys whose households come with their rows and members: every kind linkage reads as found. */
+const READ_BLOCKS = READ_KINDS.map((kind) => `key LIKE '${blockPrefix(kind)}%'`).join(' OR ');
 
 /**
  * Every lookup of one round in one statement: the people for the e-mails, phones and names asked, the
