@@ -3,8 +3,9 @@
 // and writes them to core/snapshot/matching/match-weights.ts.
 //
 // It generates a training snapshot with its own seed (never the bench's, seed 1), loads it, and for
-// every line of its typo set (one data-entry error each, and negatives) compares the record with
-// every candidate household the linkage would consider. For each field and level:
+// every line of its typo set (one data-entry error each, and negatives), its multi-error set (one to
+// four each) and its clean set compares the record with every candidate household the linkage would
+// consider. For each field and level:
 //   m = P(level | the candidate is the record's household), u = P(level | it is not),
 // m counted over the right pairs, u over random pairs (add-one smoothed), and the level's weight is log2(m/u). Then a logistic
 // regression of "the best candidate is right" on the best weight and its lead over the next gives
@@ -21,6 +22,7 @@ import { parseArgs } from 'node:util';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
 import { QueryLineSchema } from '../core/snapshot/format.ts';
 import {
+  type Candidate,
   type Comparison,
   FIELDS,
   type Field,
@@ -31,7 +33,10 @@ import {
   calibrationFeatures,
   crowd as crowdOf,
   type LinkageQuery,
+  farOffAddress,
   linkageQuery,
+  strangerInMixedHousehold,
+  strangerNearHousehold,
 } from '../core/snapshot/matching/linkage.ts';
 import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
 
@@ -42,6 +47,10 @@ const WEIGHT_CAP = 12;
 const MARGIN_CAP = 20;
 /** The household precision every kind of answer is held to (the target production matching was fitted to). */
 const PRECISION = 0.995;
+/** The logistic's probability from which linkage answers (CALIBRATION.answerAt). */
+const ANSWER_FROM = 0.5;
+/** Fewest training answers one knot of the recalibration rests on. */
+const MIN_BLOCK = 50;
 /** Random households each record is compared with, for u. */
 const RANDOM_PAIRS = 20;
 
@@ -60,6 +69,7 @@ type Counts = { [F in Field]: Record<string, number> };
 const emptyCounts = (): Counts => Object.fromEntries(FIELDS.map((field) => [field, Object.fromEntries(LEVELS[field].map((level) => [level, 0]))])) as Counts;
 
 interface Pair {
+  readonly candidate: Candidate;
   readonly comparison: Comparison;
   readonly right: boolean;
 }
@@ -116,6 +126,34 @@ function solve(m: readonly (readonly number[])[], v: readonly number[]): number[
   return Array.from({ length: n }, (_, i) => (a[i]?.[n] ?? 0) / (a[i]?.[i] ?? 1));
 }
 
+/**
+ * Isotonic regression by pool-adjacent-violators: the rising step function closest to the labels
+ * (y, 0 or 1) ordered by x, as knots at each block's mean x with the block's share of ones. Blocks of
+ * fewer than MIN_BLOCK points are pooled with a neighbour, so no knot rests on a handful of records.
+ */
+function isotonic(points: readonly { x: number; y: number }[]): { x: number; y: number }[] {
+  const blocks: { sumX: number; sumY: number; n: number }[] = [];
+  const mean = (block: { sumY: number; n: number }) => block.sumY / block.n;
+  for (const point of [...points].sort((a, b) => a.x - b.x)) {
+    blocks.push({ sumX: point.x, sumY: point.y, n: 1 });
+    for (;;) {
+      const last = blocks.at(-1);
+      const previous = blocks.at(-2);
+      if (last === undefined || previous === undefined) break;
+      if (mean(previous) < mean(last) && previous.n >= MIN_BLOCK) break;
+      blocks.splice(-2, 2, { sumX: previous.sumX + last.sumX, sumY: previous.sumY + last.sumY, n: previous.n + last.n });
+    }
+  }
+  // The last block may be small: pool it backwards while it is.
+  while (blocks.length > 1 && (blocks.at(-1)?.n ?? MIN_BLOCK) < MIN_BLOCK) {
+    const last = blocks.pop();
+    const previous = blocks.pop();
+    if (last === undefined || previous === undefined) break;
+    blocks.push({ sumX: previous.sumX + last.sumX, sumY: previous.sumY + last.sumY, n: previous.n + last.n });
+  }
+  return blocks.map((block) => ({ x: block.sumX / block.n, y: mean(block) }));
+}
+
 function weightsFrom(m: Counts, u: Counts): { [F in Field]: Record<string, number> } {
   const entries = FIELDS.map((field) => {
     const levels: readonly string[] = LEVELS[field];
@@ -153,13 +191,14 @@ function main(): void {
     const sqlite = new SqliteSnapshotReader(path.join(snapshots, file));
     // Answered at once: nothing is ever pending.
     const reader = Object.assign(sqlite, { pending: () => false });
-    // The typo set and the clean set (its name-and-address records): data entry's errors and its
-    // everyday variation (nicknames, formats, a unit left out) both weigh in.
-    const lines = ['queries-typos.jsonl', 'queries.jsonl'].flatMap((name) =>
+    // The typo set, the multi-error set and the clean set (its name-and-address records): data
+    // entry's errors, one or several to a record, and its everyday variation (nicknames, formats, a
+    // unit left out) all weigh in.
+    const lines = ['queries-typos.jsonl', 'queries-multi.jsonl', 'queries.jsonl'].flatMap((name) =>
       readFileSync(path.join(source, name), 'utf8')
         .split('\n')
         .filter((text) => text.trim() !== '')
-        .map((text) => QueryLineSchema.parse(JSON.parse(text))),
+        .map((text) => ({ ...QueryLineSchema.parse(JSON.parse(text)), multi: name === 'queries-multi.jsonl' })),
     );
     // u is estimated over random pairs (a record and a household drawn at random), not over the
     // blocked candidates: those agree on their blocking key by construction.
@@ -177,7 +216,7 @@ function main(): void {
       // Each round reads the weights the previous one wrote (a fresh import of the written module).
       const m = emptyCounts();
       const u = emptyCounts();
-      const perQuery: { query: LinkageQuery; pairs: Pair[] }[] = [];
+      const perQuery: { query: LinkageQuery; pairs: Pair[]; multi: boolean }[] = [];
       for (const line of lines) {
         const query = linkageQuery(line.request as EnrichmentRequest);
         if (query === null) continue;
@@ -187,7 +226,7 @@ function main(): void {
           const candidate = compareCandidate(reader, query, hh);
           if (candidate === null) continue;
           const right = candidate.household.windfall_id === line.expected.windfall_id;
-          pairs.push({ comparison: candidate.comparison, right });
+          pairs.push({ candidate, comparison: candidate.comparison, right });
           if (right) for (const field of FIELDS) m[field][candidate.comparison[field]] = (m[field][candidate.comparison[field]] ?? 0) + 1;
         }
         for (let draw = 0; draw < RANDOM_PAIRS; draw += 1) {
@@ -195,30 +234,43 @@ function main(): void {
           if (candidate === null || candidate.household.windfall_id === line.expected.windfall_id) continue;
           for (const field of FIELDS) u[field][candidate.comparison[field]] = (u[field][candidate.comparison[field]] ?? 0) + 1;
         }
-        perQuery.push({ query, pairs });
+        perQuery.push({ query, pairs, multi: line.multi });
       }
       const weights = weightsFrom(m, u);
       const weigh = (c: Comparison) => FIELDS.reduce((sum, field) => sum + (weights[field][c[field]] ?? 0), 0);
       const rows: number[][] = [];
       const labels: number[] = [];
-      // Per row: the crowd when the best candidate's house number is far off, else null.
+      // Per row: the crowd when the best candidate's house number is far off, else null; null too for
+      // the multi-error set's rows (below).
       const farCrowds: (number | null)[] = [];
-      for (const { query, pairs } of perQuery) {
+      // Per row: the crowd when the best candidate's address is far off, any set's (for the recalibration).
+      const farAny: (number | null)[] = [];
+      for (const { query, pairs, multi } of perQuery) {
         const ranked = pairs
-          .map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison }))
+          .map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison, candidate: pair.candidate }))
           .sort((a, b) => b.weight - a.weight);
         const [best, second] = ranked;
-        if (best === undefined) continue;
+        // A best candidate linkage never answers (a stranger near or in the household) says nothing of
+        // the confidence of those it does.
+        if (best === undefined || strangerNearHousehold(best.comparison) || strangerInMixedHousehold(reader, query, best.candidate)) continue;
         const features = calibrationFeatures(reader, query, best, second ?? null);
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);
-        farCrowds.push(best.comparison.number === 'different' ? crowdOf(reader, query, best.comparison) : null);
+        const farCrowd = farOffAddress(best.comparison) ? crowdOf(reader, query, best.comparison) : null;
+        // The limit is read on far-off house numbers; a number one digit slipped on another street is
+        // held to it as well, but too few of those are in training to set it.
+        farCrowds.push(multi || best.comparison.number !== 'different' ? null : farCrowd);
+        farAny.push(farCrowd);
       }
       const beta = logistic(rows, labels);
       const [intercept = 0, weight = 0, margin = 0, differs = 0, crowd = 0] = beta;
       // The far-number limit (linkage.ts, likelyNamesake): the largest power of two such that the
       // answers a far-off house number leads to, for names fewer households of the postal code share,
-      // are still right PRECISION of the time. Past it, a namesake down the street is too likely.
+      // are still right PRECISION of the time. Past it, a namesake down the street is too likely. It
+      // is read on the single-error and clean sets only: in the multi-error set a far-off number comes
+      // with the postal code wrong too, where no household of the name's sound is counted (a crowd of
+      // 0), and a few wrong answers there would stop the search at once and refuse every far-off
+      // number, a rare name's included.
       const far: { crowd: number; right: boolean }[] = [];
       rows.forEach((row, i) => {
         const z = row.reduce((sum, x, k) => sum + x * (beta[k] ?? 0), 0);
@@ -238,23 +290,35 @@ function main(): void {
             `far-off number, crowd ${low}–${high - 1}: ${band.filter((answer) => answer.right).length} right, ${band.filter((answer) => !answer.right).length} wrong`,
           );
       }
+      // The recalibration: the logistic's probability mapped, monotonically, to the share right among
+      // the training answers linkage would give (isotonic regression over the best candidates whose
+      // probability is ANSWER_FROM or more and that it does not refuse as namesakes). Which records are
+      // answered stays the logistic's to say; the recalibration says how sure each answer is. The logistic alone, linear in its features, cannot follow every kind
+      // of answer at once: on the multi-error set its 0.5–0.6 answers were 97 % right.
+      const answerable = rows
+        .map((row, i) => ({ raw: 1 / (1 + Math.exp(-row.reduce((sum, x, k) => sum + x * (beta[k] ?? 0), 0))), right: labels[i] ?? 0, far: farAny[i] ?? null }))
+        .filter((row) => row.raw >= ANSWER_FROM && (row.far === null || row.far < farNumberCrowd));
+      const recalibration = isotonic(answerable.map((row) => ({ x: row.raw, y: row.right })));
       const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
       const pairsCount = perQuery.reduce((sum, q) => sum + q.pairs.length, 0);
       const rightCount = perQuery.reduce((sum, q) => sum + q.pairs.filter((p) => p.right).length, 0);
       const describe = (counts: Counts) => JSON.stringify(counts);
       fitted = `// Generated by \`npm run fit:match-weights\` (scripts/fit-match-weights.ts): do not edit by hand.
 // Fitted on a training snapshot of ${Number(values.people).toLocaleString('en-US')} people, seed ${values.seed} (the bench uses seed 1), over its typo
-// set and its clean set: ${lines.length.toLocaleString('en-US')} records, ${pairsCount.toLocaleString('en-US')} record–candidate pairs (${rightCount.toLocaleString('en-US')} of them the right
+// set, its multi-error set and its clean set: ${lines.length.toLocaleString('en-US')} records, ${pairsCount.toLocaleString('en-US')} record–candidate pairs (${rightCount.toLocaleString('en-US')} of them the right
 // household), and ${RANDOM_PAIRS} random households per record for u.
 // WEIGHTS[field][level] = log2(m/u), add-one smoothed, capped at ±${WEIGHT_CAP}; MU holds the counts they come from.
-// CALIBRATION: confidence = 1 / (1 + exp(-(intercept + weight·W + margin·min(lead, marginCap) + givenDiffers·D
-// + crowd·log2(1 + C)))), where W is the best candidate's summed weight, lead its margin over the next
+// CALIBRATION: p = 1 / (1 + exp(-(intercept + weight·W + margin·min(lead, marginCap) + givenDiffers·D
+// + crowd·log2(1 + C)))), and the confidence is p read through the recalibration's knots (raw → right,
+// linear between them, the end knots' values beyond them: the share of training answers right at that
+// p, by isotonic regression, fewest ${MIN_BLOCK} answers a knot), where W is the best candidate's summed weight, lead its margin over the next
 // candidate (marginCap with none), D 1 when its surname agrees but the given name is no member's
 // (someone the data does not know at a known household's address: the fields' weights, read as
 // independent, overrate that), and C, when its address is not the record's exactly, the households
-// of the record's postal code with the surname's sound (linkage.ts, crowd). A best candidate whose house
-// number is far off is not answered from farNumberCrowd households of the name's sound on (linkage.ts,
-// likelyNamesake): below it, such answers were right ${PRECISION * 100} % of the time or more in training.
+// of the record's postal code with the surname's sound (linkage.ts, crowd). A best candidate whose
+// address is far off (linkage.ts, farOffAddress) is not answered from farNumberCrowd households of the name's sound on (linkage.ts,
+// likelyNamesake): below it, such answers were right ${PRECISION * 100} % of the time or more in training
+// (single-error and clean sets).
 
 export const WEIGHTS = ${JSON.stringify(weights, null, 2)} as const;
 
@@ -265,8 +329,11 @@ export const CALIBRATION = {
   givenDiffers: ${round4(differs)},
   crowd: ${round4(crowd)},
   farNumberCrowd: ${farNumberCrowd},
+  /** The recalibration's knots: the logistic's probability (raw, rising) and the share right there (right). */
+  raw: ${JSON.stringify(recalibration.map((knot) => round4(knot.x)))},
+  right: ${JSON.stringify(recalibration.map((knot) => round4(knot.y)))},
   marginCap: ${MARGIN_CAP},
-  answerAt: 0.5,
+  answerAt: ${ANSWER_FROM},
 } as const;
 
 /** The counts behind WEIGHTS: m among right candidate pairs, u among random pairs. */

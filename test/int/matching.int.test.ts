@@ -9,6 +9,7 @@ import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import Database from '../../core/storage/better-sqlite3.ts';
 import { isPostgresUrl } from '../../core/storage/postgres.ts';
 import { BASE_CONFIDENCE, CONFLICT_PENALTY, HOUSEHOLD_MEMBER_PENALTY, SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
+import { type LinkageReader, blockedCandidates, exactCandidates, linkageQuery } from '../../core/snapshot/matching/linkage.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
 import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
@@ -28,6 +29,8 @@ const garcias = household([{ address: '330 Ridgewood Avenue', city: 'Springfield
 const otherGarcias = Array.from({ length: 40 }, (_, i) =>
   household([{ address: `${100 + i * 4} Lakeview Drive`, city: 'Springfield', state: 'IL', zipcode: '62704' }]),
 );
+// Flatmates: one household of two surnames.
+const flatmates = household([{ address: '42 Orchard Lane', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 // Two apartments of one building, each with an Ana Lopez.
 const lopezes2 = household([{ address: '500 Harbor Way Apt 2', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
 const lopezes5 = household([{ address: '500 Harbor Way Apt 5', city: 'Springfield', state: 'IL', zipcode: '62704' }]);
@@ -63,6 +66,8 @@ const people = [
   person('gordon-stephenson', 'Gordon', 'Stephenson', stephensons),
   person('adaeze-okafor', 'Adaeze', 'Okafor', okafors),
   person('maria-garcia', 'Maria', 'Garcia', garcias),
+  person('priya-raman', 'Priya', 'Raman', flatmates),
+  person('tom-becker', 'Tom', 'Becker', flatmates),
   person('ana-lopez-2', 'Ana', 'Lopez', lopezes2),
   person('ana-lopez-5', 'Ana', 'Lopez', lopezes5),
   ...otherGarcias.map((home, i) => person(`garcia-${i}`, ['Jose', 'Ana', 'Luis', 'Rosa'][i % 4] ?? 'Jose', 'Garcia', home)),
@@ -79,7 +84,7 @@ for (const database of TEST_DATABASES) {
       snapshots = await openTestSnapshots(database);
       source = writeSnapshot(path.join(snapshots.root, 'source'), {
         version: 'match-test',
-        households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, lopezes2, lopezes5, ...otherGarcias],
+        households: [smiths, joneses, bostonSmith, browns, quartermaines, lees, stephensons, okafors, garcias, flatmates, lopezes2, lopezes5, ...otherGarcias],
         people,
       });
       const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
@@ -366,6 +371,92 @@ for (const database of TEST_DATABASES) {
 
       it('still never matches a name alone, however rare', async () => {
         expect((await match({ first_name: 'Meredith', last_name: 'Stephenson' })).household).toBeNull();
+      });
+    });
+
+    describe('Matching: records with two data-entry errors', () => {
+      // Each field of the Stephensons' record replaced so that every blocking key built from it changes
+      // (a surname of another sound, a street of another core, another city and postal code).
+      const RIGHT = { given: 'Meredith', surname: 'Stephenson', number: '310', street: 'Ridgewood Avenue', city: 'Springfield', postal: '62704' };
+      const WRONG = { given: 'Gwendolyn', surname: 'Tephenson', number: '854', street: 'Lakeview Drive', city: 'Springdale', postal: '62711' };
+      type Part = keyof typeof RIGHT;
+      const at = (address: string) => [{ address, city: 'Springfield', state: 'IL', zipcode: '62704' }];
+      const PARTS = Object.keys(RIGHT) as Part[];
+      const recordWith = (wrong: readonly Part[]): EnrichmentRequest => {
+        const value = (part: Part) => (wrong.includes(part) ? WRONG : RIGHT)[part];
+        return {
+          first_name: value('given'),
+          last_name: value('surname'),
+          addresses: [{ address: `${value('number')} ${value('street')}`, city: value('city'), state: 'IL', zipcode: value('postal') }],
+        };
+      };
+
+      /** The windfall ids of the households linkage would compare the record with, read as the matcher reads (a round at a time on PostgreSQL). */
+      const candidatesOf = async (request: EnrichmentRequest): Promise<Set<string>> => {
+        const query = linkageQuery(request);
+        if (query === null) throw new Error('the record has no name or no street address');
+        const opened = await snapshots.storage.open(location);
+        try {
+          const source = opened.kind === 'immediate' ? opened.reader : opened.requestReader();
+          const fetching = 'lacking' in source ? source : null;
+          const reader: LinkageReader = Object.assign(source, { pending: () => false });
+          for (let round = 0; round < 8; round += 1) {
+            const hhs = [...exactCandidates(reader, query), ...blockedCandidates(reader, query)];
+            const ids = hhs.map((hh) => reader.household(hh)?.windfall_id ?? '');
+            if (fetching?.lacking() === true) {
+              await fetching.fetchLacking();
+              continue;
+            }
+            return new Set(ids);
+          }
+          throw new Error('the reader kept lacking rows');
+        } finally {
+          opened.close();
+        }
+      };
+
+      it('answers the household, not the person, for a given name no member has at the address with the surname (another member of the household)', async () => {
+        const result = await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+        expect(result.household?.windfall_id).toBe(stephensons.windfall_id);
+        expect(result.career).toBeNull();
+        // No person: the career stays unanswered, and the household's member's own record still finds her.
+        const member = await match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310 Ridgewood Avenue') });
+        expect(member.career?.linkedin_url).toBe('linkedin.com/in/meredith-stephenson');
+        // A different surname at the address is still someone else.
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Okafor', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+      });
+
+      it('does not answer a household of several surnames for a given name no member has (flatmates: the surname points at one of them)', async () => {
+        expect((await match({ first_name: 'Anita', last_name: 'Raman', addresses: at('42 Orchard Lane') })).household).toBeNull();
+        // Its members themselves are answered.
+        expect((await match({ first_name: 'Priya', last_name: 'Raman', addresses: at('42 Orchard Lane') })).household?.windfall_id).toBe(flatmates.windfall_id);
+      });
+
+      it('does not answer a given name no member has with one more slip besides (a neighbour sharing the surname)', async () => {
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('311 Ridgewood Avenue') })).household).toBeNull();
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+      });
+
+      it('any two wrong fields of given name, surname, house number, street, city and postal code leave the household among the candidates', async () => {
+        const missed: string[] = [];
+        for (const [i, a] of PARTS.entries())
+          for (const b of PARTS.slice(i + 1)) if (!(await candidatesOf(recordWith([a, b]))).has(stephensons.windfall_id)) missed.push(`${a}+${b}`);
+        expect(missed).toEqual([]);
+      });
+
+      it('finds the household through a wrong postal code and house number (the surname\u2019s sound in the city)', async () => {
+        await expect(candidatesOf(recordWith(['postal', 'number']))).resolves.toContain(stephensons.windfall_id);
+        // Without the blocking key of the surname's sound in the city, neither the postal code's keys nor the city's number found it.
+        await expect(candidatesOf(recordWith(['postal', 'number', 'surname']))).resolves.not.toContain(stephensons.windfall_id);
+      });
+
+      it('finds the household through a wrong postal code and city (another place of the state: the surname\u2019s sound and the number)', async () => {
+        await expect(candidatesOf(recordWith(['postal', 'city']))).resolves.toContain(stephensons.windfall_id);
+      });
+
+      it('finds the household through a wrong surname and street when the given name is right (the given name\u2019s sound narrows the postal code\u2019s number)', async () => {
+        await expect(candidatesOf(recordWith(['surname', 'street']))).resolves.toContain(stephensons.windfall_id);
+        await expect(candidatesOf(recordWith(['surname', 'street', 'given']))).resolves.not.toContain(stephensons.windfall_id);
       });
     });
 

@@ -3,13 +3,14 @@
 // survive one wrong field (block-keys.ts); each candidate compared field by field; the comparisons
 // weighed as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
 // scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
-// the next turned into a calibrated probability of being right, which is the answer's confidence.
+// the next turned into a probability of being right, which decides, and recalibrated into the answer's
+// confidence.
 import { parseStreetLine } from '../../normalize/address.ts';
 import { partialName } from '../../normalize/name.ts';
 import { givenNameForms, sameFirstName } from '../../normalize/nicknames.ts';
 import { damerauLevenshtein, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
 import type { EnrichmentRequest } from '../../contract/schemas.ts';
-import { addressBlocks, isNarrowedBlock, nameSoundBlock } from './block-keys.ts';
+import { addressBlocks, citySurnameBlock, givenSoundBlock, isNamingBlock, isNarrowedBlock, nameSoundBlock, regionSurnameBlock } from './block-keys.ts';
 import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore } from './keys.ts';
 import { CALIBRATION, WEIGHTS } from './match-weights.ts';
 import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from '../port.ts';
@@ -19,7 +20,7 @@ export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing'
 export type NumberLevel = 'exact' | 'near' | 'different';
 export type StreetLevel = 'exact' | 'core' | 'close' | 'different';
 export type PostalLevel = 'exact' | 'different' | 'missing';
-export type CityLevel = 'exact' | 'different' | 'missing';
+export type CityLevel = 'exact' | 'close' | 'different' | 'missing';
 export type UnitLevel = 'exact' | 'different' | 'query_only' | 'household_only' | 'none';
 
 /** How each field of a record compares with a candidate household (its best member, its best address). */
@@ -43,7 +44,7 @@ export const LEVELS: { readonly [F in Field]: readonly Comparison[F][] } = {
   number: ['exact', 'near', 'different'],
   street: ['exact', 'core', 'close', 'different'],
   postal: ['exact', 'different', 'missing'],
-  city: ['exact', 'different', 'missing'],
+  city: ['exact', 'close', 'different', 'missing'],
   unit: ['exact', 'different', 'query_only', 'household_only', 'none'],
 };
 
@@ -55,6 +56,8 @@ export const SIMILAR_SURNAME = 0.85;
 export const SOUND_ALIKE_FLOOR = 0.75;
 /** Streets this Jaro-Winkler-similar are the same street misspelled. */
 export const CLOSE_STREET = 0.88;
+/** City names this Jaro-Winkler-similar are one city misspelled (hjouston for houston). */
+export const CLOSE_CITY = 0.9;
 /** Given names this similar are one name misspelled. */
 export const CLOSE_GIVEN = 0.9;
 
@@ -137,6 +140,12 @@ export function compareStreet(query: string, known: string): StreetLevel {
   return jaroWinkler(query, known) >= CLOSE_STREET ? 'close' : 'different';
 }
 
+export function compareCity(query: string, known: string): CityLevel {
+  if (query === '') return 'missing';
+  if (query === known) return 'exact';
+  return known !== '' && jaroWinkler(query, known) >= CLOSE_CITY ? 'close' : 'different';
+}
+
 const weightOf = <F extends Field>(field: F, level: Comparison[F]): number => (WEIGHTS[field] as Record<string, number>)[level] ?? 0;
 
 /** The match weight of a comparison: the sum of its fields' log2(m/u). */
@@ -202,7 +211,7 @@ function compareAddress(reader: LinkageReader, query: LinkageQuery, household: H
       const street = compareStreet(address.street, known.street);
       if (nearOnly && number === 'different' && street === 'different') continue;
       const postal: PostalLevel = address.postal === '' ? 'missing' : address.postal === known.postal ? 'exact' : 'different';
-      const city: CityLevel = address.city === '' ? 'missing' : address.city === household.city ? 'exact' : 'different';
+      const city = compareCity(address.city, household.city);
       // The household's unit at this address (the address table has it; the key does not).
       const knownUnit = reader.householdsAtAddress(key).find((hit) => hit.hh === household.hh)?.unit ?? '';
       const unit: UnitLevel =
@@ -283,8 +292,10 @@ export function exactCandidates(reader: LinkageReader, query: LinkageQuery): num
 
 /**
  * The households of the record's postal codes that carry its surname's sound (or its given name's,
- * swapped), or null when that cannot be told (no surname, no postal code, or a sound too common).
- * With one data-entry error, a household found through a wrong number or street has the name right.
+ * swapped), or whose members carry its given name's sound, or null when that cannot be told (no
+ * surname, no postal code, or a surname sound too common). A household found through a wrong number or
+ * street has the surname right, or, with the surname wrong too, the given name (a given name's sound
+ * too common to narrow anything is left out).
  */
 function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number> | null {
   if (query.last === '') return null;
@@ -299,27 +310,42 @@ function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number
       asked += 1;
       for (const hh of hhs) named.add(hh);
     }
+    const given = givenSoundBlock(address.postal, query.first);
+    const hhs = given === null ? [] : reader.householdsByBlock(given);
+    if (hhs.length <= BLOCK_LIMIT) for (const hh of hhs) named.add(hh);
   }
   return asked === 0 ? null : named;
 }
 
-/** The blocking keys a record asks (block-keys.ts): each survives one wrong field. */
+/**
+ * The blocking keys a record asks (block-keys.ts): any two wrong fields leave one that agrees. The
+ * naming keys (the given name's sound) come along: they narrow, they are not candidates.
+ */
 export function queryBlockKeys(query: LinkageQuery): string[] {
   const keys = new Set<string>();
-  for (const address of query.addresses) for (const key of addressBlocks(address, [query.last, query.first])) keys.add(key);
+  for (const address of query.addresses) {
+    for (const key of addressBlocks(address, [query.last, query.first])) keys.add(key);
+    for (const key of [
+      givenSoundBlock(address.postal, query.first),
+      citySurnameBlock(address.city, address.region, query.last, query.first),
+      regionSurnameBlock(address.region, query.last, address.number),
+    ])
+      if (key !== null) keys.add(key);
+  }
   return [...keys];
 }
 
 /**
  * Households under the record's blocking keys, a key shared by too many left out, at most
  * MAX_CANDIDATES. Those found through the postal code and number or street must carry the record's
- * name's sound (namedHouseholds): a street's other households are never read. The city key, which
- * survives a wrong postal code, keeps all it finds.
+ * name's sound or carry its given name's (namedHouseholds): a street's other households are never
+ * read. The other kinds (a name within a postal code, city or state) keep all they find.
  */
 export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
   const named = namedHouseholds(reader, query);
   const found = new Set<number>();
   for (const key of queryBlockKeys(query)) {
+    if (isNamingBlock(key)) continue;
     const hhs = reader.householdsByBlock(key);
     if (hhs.length > BLOCK_LIMIT) continue;
     const narrowed = named !== null && isNarrowedBlock(key);
@@ -364,7 +390,26 @@ export function calibrationFeatures(
   };
 }
 
-/** The calibrated probability that the best candidate is the record's household (match-weights.ts, CALIBRATION). */
+/**
+ * A logistic probability read through the recalibration's knots (match-weights.ts, CALIBRATION.raw and
+ * .right): linear between two knots, the end knot's value beyond the ends.
+ */
+export function recalibrated(raw: number, knots: { readonly raw: readonly number[]; readonly right: readonly number[] } = CALIBRATION): number {
+  const at = knots.raw.findIndex((x) => x >= raw);
+  if (at === -1) return knots.right.at(-1) ?? raw;
+  if (at === 0) return knots.right[0] ?? raw;
+  const x0 = knots.raw[at - 1] ?? 0;
+  const x1 = knots.raw[at] ?? 1;
+  const y0 = knots.right[at - 1] ?? 0;
+  const y1 = knots.right[at] ?? 1;
+  return x1 === x0 ? y1 : y0 + ((raw - x0) / (x1 - x0)) * (y1 - y0);
+}
+
+/**
+ * The logistic's probability that the best candidate is the record's household (match-weights.ts,
+ * CALIBRATION): what linkage decides by. The answer's confidence is this read through the
+ * recalibration (recalibrated), fitted on the answers it decides to give.
+ */
 export function probability(features: ReturnType<typeof calibrationFeatures>): number {
   const z =
     CALIBRATION.intercept +
@@ -378,6 +423,8 @@ export function probability(features: ReturnType<typeof calibrationFeatures>): n
 export interface Linked {
   readonly best: Candidate;
   readonly probability: number;
+  /** The answer's confidence: the probability recalibrated, so that about that share of such answers is right. */
+  readonly confidence: number;
   /**
    * Another candidate agrees with the record exactly as well (two Mary Gomezes in one building, the
    * unit left out): the calibration, which reads only the lead, cannot see a coin toss, so a tie is
@@ -391,23 +438,68 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
   const kept = candidates.filter((candidate) => candidate !== null).sort((a, b) => b.weight - a.weight || a.household.hh - b.household.hh);
   const [best, second] = kept;
   if (best === undefined) return null;
+  const p = probability(calibrationFeatures(reader, query, best, second ?? null));
   return {
     best,
-    probability: probability(calibrationFeatures(reader, query, best, second ?? null)),
+    probability: p,
+    confidence: recalibrated(p),
     tied: second !== undefined && second.weight === best.weight,
   };
 }
 
 /**
- * A best candidate whose house number is far off (neither the household's nor one digit slipped from
- * it) for a name that CALIBRATION.farNumberCrowd or more households of the postal code carry: as
- * likely a namesake down the street (a Patricia Torres at 866 S High Ln when one lives at 597) as the
- * same person with a wrong number, which data entry seldom makes. Such a record is not answered,
- * however sure its calibrated probability: the fit picks the limit below which these answers stay as
- * precise as the rest (scripts/fit-match-weights.ts).
+ * Whether the best candidate's address is far off the record's: its house number neither the
+ * household's nor one digit slipped from it, or one digit slipped on another street (785 Chestnut Rd
+ * for 781 Spruce Trl is a neighbour's address, not a typo of it).
+ */
+export function farOffAddress(best: Comparison): boolean {
+  return best.number === 'different' || (best.number === 'near' && best.street === 'different');
+}
+
+/**
+ * A best candidate whose address is far off (farOffAddress) for a name that CALIBRATION.farNumberCrowd
+ * or more households of the postal code carry: as likely a namesake down the street (a Patricia
+ * Torres at 866 S High Ln when one lives at 597) as the same person with a wrong number, which data
+ * entry seldom makes. Such a record is not answered, however sure its calibrated probability: the fit
+ * picks the limit below which answers with a far-off number stay as precise as the rest
+ * (scripts/fit-match-weights.ts), and a number one digit slipped on another street is held to it too.
  */
 export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best: Comparison): boolean {
-  return best.number === 'different' && crowd(reader, query, best) >= CALIBRATION.farNumberCrowd;
+  return farOffAddress(best) && crowd(reader, query, best) >= CALIBRATION.farNumberCrowd;
+}
+
+/**
+ * A best candidate whose given name is no member's, with anything else off besides: the household is
+ * answered for a given name the data does not know (most often another member of it) only when the
+ * surname is the household's as written and the address agrees as written (number, street, postal
+ * code and city; the unit not another's). A different given name and one more slip (a number one digit
+ * off, a sound-alike surname) is as likely a neighbour who shares a common surname.
+ */
+export function strangerNearHousehold(best: Comparison): boolean {
+  if (!givenDiffers(best)) return false;
+  const addressAsWritten =
+    best.number === 'exact' &&
+    best.street === 'exact' &&
+    best.postal !== 'different' &&
+    best.city !== 'different' &&
+    best.city !== 'close' &&
+    best.unit !== 'different';
+  return best.surname !== 'exact' || !addressAsWritten;
+}
+
+/**
+ * A given name the data does not know, whose surname is one member's of a household of several
+ * surnames (flatmates, a blended family): the surname points at one person of it, and someone of that
+ * name the data does not know there is as likely someone else. The household is answered for an
+ * unknown given name only when every member carries the record's surname: a family of that name.
+ */
+export function strangerInMixedHousehold(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
+  return givenDiffers(best.comparison) && reader.members(best.household.hh).some((member) => member.last !== query.last);
+}
+
+/** Whether linkage answers its best candidate at all, however sure: not a likely namesake, not a stranger near or in the household. */
+export function answerable(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
+  return !strangerNearHousehold(best.comparison) && !strangerInMixedHousehold(reader, query, best) && !likelyNamesake(reader, query, best.comparison);
 }
 
 /** A linked household is answered from this probability on. */
@@ -426,7 +518,7 @@ export function link(reader: LinkageReader, query: LinkageQuery): Linked | null 
     query,
     exact.map((hh) => compareCandidate(reader, query, hh)),
   );
-  if (first !== null && !first.tied && first.probability >= DECIDED_AT) return first;
+  if (first !== null && !first.tied && first.probability >= DECIDED_AT && answerable(reader, query, first.best)) return first;
   // A reader fetching in rounds has not sent the exact candidates yet: ask the blocking keys only in
   // a later round, once the exact address has had its say.
   if (reader.pending()) return null;
@@ -436,5 +528,5 @@ export function link(reader: LinkageReader, query: LinkageQuery): Linked | null 
     query,
     [...all].map((hh) => compareCandidate(reader, query, hh)),
   );
-  return linked !== null && !linked.tied && linked.probability >= ANSWER_AT && !likelyNamesake(reader, query, linked.best.comparison) ? linked : null;
+  return linked !== null && !linked.tied && linked.probability >= ANSWER_AT && answerable(reader, query, linked.best) ? linked : null;
 }

@@ -314,7 +314,7 @@ export class SnapshotMatcher implements ProductionMatcher {
     if (query !== null) {
       const linked = link(reader, query);
       if (linked === null) return null;
-      return { household: linked.best.household, person: linked.best.person, evidence: 'address_and_name', probability: linked.probability };
+      return { household: linked.best.household, person: linked.best.person, evidence: 'address_and_name', probability: linked.confidence };
     }
     const households = new Map<number, boolean>(); // hh → unit agrees
     const units = new Map<number, Set<string>>(); // hh → its units at the address
