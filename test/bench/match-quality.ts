@@ -111,6 +111,9 @@ export class QualityTally {
   }
 }
 
+/** The minimum confidences an installation might set, whose cut the multi-error report shows. */
+const MINIMUMS = [0.5, 0.6, 0.7, 0.8, 0.9] as const;
+
 /** The multi-error set's targets (name and address duplicates with several errors each). */
 export const MULTI_TARGETS = { precision: 0.995, recall: 0.9, twoFields: 0.85, negatives: 0.005 } as const;
 
@@ -170,6 +173,12 @@ export function multiReport(scored: readonly (readonly [QueryLine, Answer])[]): 
       `  negative (a real name at another household's address): false matches ${pct(negativeRate)} (${negatives.falseMatches} of ${negatives.absent})`,
       `  household recall by modification: ${'alone'.padStart(18)} ${'with others'.padStart(18)}`,
       ...keys.map((key) => `    ${key.padEnd(28)} ${cell(alone.get(key))} ${cell(withOthers.get(key))}`),
+      "  an installation's minimum confidence (household answers at or above it, negatives included):",
+      ...MINIMUMS.map((minimum) => {
+        const kept = all.answered.filter((answer) => answer.confidence >= minimum);
+        const rightShare = kept.length === 0 ? 1 : kept.filter((answer) => answer.right).length / kept.length;
+        return `    >= ${minimum.toFixed(1)}: ${String(kept.length).padStart(6)} answers, ${pct(rightShare).padStart(8)} right (${rightShare >= minimum ? 'cuts where it says' : 'BELOW its minimum'}), household recall ${pct(kept.filter((answer) => answer.right).length / Math.max(1, duplicates.household.expected))}`;
+      }),
       `  household precision ${verdict(precision >= MULTI_TARGETS.precision)}, recall ${verdict(recall >= MULTI_TARGETS.recall)}, two fields ${verdict(twoRecall >= MULTI_TARGETS.twoFields)}, negatives ${verdict(negativeRate <= MULTI_TARGETS.negatives)}`,
     ],
   };

@@ -1,0 +1,105 @@
+// `npm run diagnose:linkage -- FOLDER [SET]`: why a query set's records are missed, for whoever works on
+// error-tolerant linkage next. FOLDER holds a generated snapshot (FOLDER/snapshot, from `data generate
+// --noise typos`) and the data folder it was loaded into (FOLDER/data, `DATA_DIR=FOLDER/data
+// enrichbridge data load FOLDER/snapshot`); SET is one of its query files (queries-multi.jsonl by default).
+// Each record is run through linkage (core/snapshot/matching/linkage.ts) against the SQLite snapshot and
+// put in one bucket: right, wrong, no candidate (the blocking keys never found the household), refused
+// (a contradiction: a different surname, another unit), outranked, tied, below the answer probability,
+// a likely namesake, a stranger near the household, or no query (no name or no street address); and, for
+// records that are not right, by the fields their noise names. Negatives that are answered are listed by
+// their comparison with the household answered.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { EnrichmentRequest } from '../core/contract/schemas.ts';
+import { QueryLineSchema } from '../core/snapshot/format.ts';
+import {
+  ANSWER_AT,
+  blockedCandidates,
+  compareCandidate,
+  exactCandidates,
+  likelyNamesake,
+  link,
+  linkageQuery,
+  rank,
+  strangerNearHousehold,
+} from '../core/snapshot/matching/linkage.ts';
+import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
+import Database from '../core/storage/better-sqlite3.ts';
+
+const [folder, set = 'queries-multi.jsonl'] = process.argv.slice(2);
+if (folder === undefined) {
+  console.error('usage: npm run diagnose:linkage -- FOLDER [SET]');
+  process.exit(2);
+}
+const snapshots = path.join(folder, 'data', 'snapshots');
+const file = readdirSync(snapshots).find((name) => name.endsWith('.db'));
+if (file === undefined) throw new Error(`no snapshot file in ${snapshots}`);
+const reader = Object.assign(new SqliteSnapshotReader(path.join(snapshots, file)), { pending: () => false });
+const db = new Database(path.join(snapshots, file), { readonly: true });
+const hhOf = db.prepare<[string], number>('SELECT hh FROM households WHERE windfall_id = ?').pluck();
+const lines = readFileSync(path.join(folder, 'snapshot', set), 'utf8')
+  .split('\n')
+  .filter((text) => text.trim() !== '')
+  .map((text) => QueryLineSchema.parse(JSON.parse(text)));
+
+const counts = new Map<string, number>();
+const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+const answeredNegatives = new Map<string, number>();
+let candidates = 0;
+let asked = 0;
+for (const line of lines) {
+  const negative = line.expected.windfall_id === null;
+  const fields = [...new Set(line.noise.filter((n) => !n.startsWith('multi:fields=')).map((n) => n.replace(/^(multi|typos):/, '').replace(/:.*/, '')))]
+    .sort()
+    .join('+');
+  const query = linkageQuery(line.request as EnrichmentRequest);
+  if (query === null) {
+    bump(negative ? 'negative: no query' : 'no query');
+    continue;
+  }
+  const all = new Set([...exactCandidates(reader, query), ...blockedCandidates(reader, query)]);
+  candidates += all.size;
+  asked += 1;
+  const linked = link(reader, query);
+  if (negative) {
+    if (linked === null) bump('negative: refused');
+    else {
+      bump('negative: ANSWERED');
+      const c = linked.best.comparison;
+      const key = `${c.surname}/${c.given}/${c.number}/${c.street}/${c.postal}/${c.city}/${c.unit}`;
+      answeredNegatives.set(key, (answeredNegatives.get(key) ?? 0) + 1);
+    }
+    continue;
+  }
+  const truth = line.expected.windfall_id === null ? undefined : hhOf.get(line.expected.windfall_id);
+  let bucket: string;
+  if (linked !== null) bucket = linked.best.household.windfall_id === line.expected.windfall_id ? 'right' : 'WRONG';
+  else if (truth === undefined || !all.has(truth)) bucket = 'no candidate';
+  else if (compareCandidate(reader, query, truth) === null) bucket = 'refused';
+  else {
+    const ranked = rank(
+      reader,
+      query,
+      [...all].map((hh) => compareCandidate(reader, query, hh)),
+    );
+    if (ranked === null || ranked.best.household.hh !== truth) bucket = 'outranked';
+    else if (ranked.tied) bucket = 'tied';
+    else if (ranked.probability < ANSWER_AT) bucket = 'below the answer probability';
+    else if (strangerNearHousehold(ranked.best.comparison)) bucket = 'stranger near the household';
+    else if (likelyNamesake(reader, query, ranked.best.comparison)) bucket = 'likely namesake';
+    else bucket = 'decided at the exact address';
+  }
+  bump(bucket);
+  if (bucket !== 'right') bump(`${bucket} | ${fields}`);
+}
+db.close();
+reader.close();
+const sorted = [...counts].sort((a, b) => b[1] - a[1]);
+console.log(`${set}: ${lines.length} records, ${(candidates / Math.max(1, asked)).toFixed(1)} candidates a record on average`);
+for (const [key, n] of sorted) if (!key.includes(' | ')) console.log(`  ${key.padEnd(40)} ${n}`);
+console.log('records not right, by bucket and the fields their noise names (20 or more):');
+for (const [key, n] of sorted) if (key.includes(' | ') && n >= 20) console.log(`  ${key.padEnd(70)} ${n}`);
+if (answeredNegatives.size > 0) {
+  console.log('answered negatives, by comparison (surname/given/number/street/postal/city/unit):');
+  for (const [key, n] of [...answeredNegatives].sort((a, b) => b[1] - a[1])) console.log(`  ${key.padEnd(70)} ${n}`);
+}
