@@ -70,6 +70,13 @@ const precision = (outcomes: readonly Outcome[]) => {
   return answered.length === 0 ? 1 : answered.filter(right).length / answered.length;
 };
 
+/** More than 300 negatives (a real name at another household's address), at most 0.5 % of them answered. */
+function expectFewNegativesAnswered(outcomes: readonly Outcome[]): void {
+  const negatives = outcomes.filter((outcome) => outcome.type === 'negative');
+  expect(negatives.length).toBeGreaterThan(300);
+  expect(negatives.filter((outcome) => outcome.windfallId !== null).length / negatives.length).toBeLessThanOrEqual(0.005);
+}
+
 /** In each confidence decile with 30 or more answers, the share right is within 5 points of the mean confidence. */
 function expectCalibrated(outcomes: readonly Outcome[]): void {
   const answered = outcomes.filter((outcome) => outcome.confidence !== null);
@@ -112,9 +119,7 @@ describe('Typo-tolerant matching on a generated snapshot', () => {
   });
 
   it("refuses a real name at another household's address: at most 0.5 % of the negatives answered", () => {
-    const negatives = typos.filter((outcome) => outcome.type === 'negative');
-    expect(negatives.length).toBeGreaterThan(300);
-    expect(negatives.filter((outcome) => outcome.windfallId !== null).length / negatives.length).toBeLessThanOrEqual(0.005);
+    expectFewNegativesAnswered(typos);
   });
 
   it('is calibrated: in each confidence decile with 30 or more answers, the share right is within 5 points of the mean confidence', () => {
@@ -146,9 +151,7 @@ describe('Matching records with several errors on a generated snapshot', () => {
   });
 
   it('answers at most 0.5 % of its negatives (a real name at another household\u2019s address)', () => {
-    const negatives = multi.filter((outcome) => outcome.type === 'negative');
-    expect(negatives.length).toBeGreaterThan(300);
-    expect(negatives.filter((outcome) => outcome.windfallId !== null).length / negatives.length).toBeLessThanOrEqual(0.005);
+    expectFewNegativesAnswered(multi);
   });
 
   it('a minimum confidence cuts where it says: the answers at or above it are right at least that share of the time', () => {
