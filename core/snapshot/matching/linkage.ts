@@ -1,6 +1,6 @@
 // Error-tolerant household linkage for records that carry a name and an address: candidate
 // households from the exact address key and, when that does not decide, from blocking keys that
-// survive one wrong field (block-keys.ts); each candidate compared field by field; the comparisons
+// survive two wrong fields (block-keys.ts); each candidate compared field by field; the comparisons
 // weighed as Fellegi–Sunter agreement weights (log2 m/u, fitted on the generator's corruption model by
 // scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
 // the next turned into a probability of being right, which decides, and recalibrated into the answer's
@@ -198,8 +198,9 @@ interface AddressComparison {
 
 /**
  * The household's address that agrees best with one of the record's, or null. With `nearOnly`, an
- * address whose number and street both differ is passed over: one data-entry error leaves at least
- * one of them, so such a household is not worth reading its members for.
+ * address whose number and street both differ is passed over: a slip or two leaves one of them (a
+ * street misspelled reads as close), and a household where neither agrees is another address, which a
+ * name alone must not decide, so it is not worth reading its members for.
  */
 function compareAddress(reader: LinkageReader, query: LinkageQuery, household: HouseholdRow, nearOnly: boolean): AddressComparison | null {
   let best: AddressComparison | null = null;
