@@ -5,7 +5,7 @@
 // Each record is run through linkage (core/snapshot/matching/linkage.ts) against the SQLite snapshot and
 // put in one bucket: right, wrong, no candidate (the blocking keys never found the household), refused
 // (a contradiction: a different surname, another unit), outranked, tied, below the answer probability,
-// a likely namesake, a stranger near the household, or no query (no name or no street address); and, for
+// a likely namesake, a given name no member has, or no query (no name or no street address); and, for
 // records that are not right, by the fields their noise names. Negatives that are answered are listed by
 // their comparison with the household answered.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -21,7 +21,7 @@ import {
   link,
   linkageQuery,
   rank,
-  strangerNearHousehold,
+  givenDiffers,
 } from '../core/snapshot/matching/linkage.ts';
 import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
 import Database from '../core/storage/better-sqlite3.ts';
@@ -85,7 +85,7 @@ for (const line of lines) {
     if (ranked === null || ranked.best.household.hh !== truth) bucket = 'outranked';
     else if (ranked.tied) bucket = 'tied';
     else if (ranked.probability < ANSWER_AT) bucket = 'below the answer probability';
-    else if (strangerNearHousehold(ranked.best.comparison)) bucket = 'stranger near the household';
+    else if (givenDiffers(ranked.best.comparison)) bucket = 'a given name no member has';
     else if (likelyNamesake(reader, query, ranked.best.comparison)) bucket = 'likely namesake';
     else bucket = 'decided at the exact address';
   }

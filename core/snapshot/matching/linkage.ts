@@ -470,37 +470,14 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
 }
 
 /**
- * A best candidate whose given name is no member's, with anything else off besides: the household is
- * answered for a given name the data does not know (most often another member of it) only when the
- * surname is the household's as written and the address agrees as written (number, street, postal
- * code and city; the unit not another's). A different given name and one more slip (a number one digit
- * off, a sound-alike surname) is as likely a neighbour who shares a common surname.
+ * A best candidate whose given name is no member's (givenDiffers) is never answered, however sure. A
+ * different first name at a household's address with its surname is most often another member of
+ * it, but it is also what a record of an erased member asks (the load leaves them out, so their own
+ * name at their home reads as a stranger's): the household cannot be answered for an unknown given
+ * name until a snapshot marks the households an erased member left.
  */
-export function strangerNearHousehold(best: Comparison): boolean {
-  if (!givenDiffers(best)) return false;
-  const addressAsWritten =
-    best.number === 'exact' &&
-    best.street === 'exact' &&
-    best.postal !== 'different' &&
-    best.city !== 'different' &&
-    best.city !== 'close' &&
-    best.unit !== 'different';
-  return best.surname !== 'exact' || !addressAsWritten;
-}
-
-/**
- * A given name the data does not know, whose surname is one member's of a household of several
- * surnames (flatmates, a blended family): the surname points at one person of it, and someone of that
- * name the data does not know there is as likely someone else. The household is answered for an
- * unknown given name only when every member carries the record's surname: a family of that name.
- */
-export function strangerInMixedHousehold(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
-  return givenDiffers(best.comparison) && reader.members(best.household.hh).some((member) => member.last !== query.last);
-}
-
-/** Whether linkage answers its best candidate at all, however sure: not a likely namesake, not a stranger near or in the household. */
 export function answerable(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
-  return !strangerNearHousehold(best.comparison) && !strangerInMixedHousehold(reader, query, best) && !likelyNamesake(reader, query, best.comparison);
+  return !givenDiffers(best.comparison) && !likelyNamesake(reader, query, best.comparison);
 }
 
 /** A linked household is answered from this probability on. */
