@@ -5,8 +5,9 @@
 // Each record is run through linkage (core/snapshot/matching/linkage.ts) against the SQLite snapshot and
 // put in one bucket: right, wrong, no candidate (the blocking keys never found the household), refused
 // (a contradiction: a different surname, another unit), outranked, tied, below the answer probability,
-// a likely namesake, a given name no member has, or no query (no name or no street address); and, for
-// records that are not right, by the fields their noise names. Negatives that are answered are listed by
+// a stranger near or in the household, a household an erased member may have left, a likely namesake,
+// or no query (no name or no street address); and, for records that are not right, by the fields their
+// noise names. Negatives that are answered are listed by
 // their comparison with the household answered.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,12 +17,14 @@ import {
   ANSWER_AT,
   blockedCandidates,
   compareCandidate,
+  erasedMemberMayBe,
   exactCandidates,
   likelyNamesake,
   link,
   linkageQuery,
   rank,
-  givenDiffers,
+  strangerInMixedHousehold,
+  strangerNearHousehold,
 } from '../core/snapshot/matching/linkage.ts';
 import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
 import Database from '../core/storage/better-sqlite3.ts';
@@ -85,7 +88,9 @@ for (const line of lines) {
     if (ranked === null || ranked.best.household.hh !== truth) bucket = 'outranked';
     else if (ranked.tied) bucket = 'tied';
     else if (ranked.probability < ANSWER_AT) bucket = 'below the answer probability';
-    else if (givenDiffers(ranked.best.comparison)) bucket = 'a given name no member has';
+    else if (strangerNearHousehold(ranked.best.comparison)) bucket = 'stranger near the household';
+    else if (strangerInMixedHousehold(reader, query, ranked.best)) bucket = 'stranger in a household of several surnames';
+    else if (erasedMemberMayBe(reader, ranked.best)) bucket = 'an erased member may be';
     else if (likelyNamesake(reader, query, ranked.best.comparison)) bucket = 'likely namesake';
     else bucket = 'decided at the exact address';
   }

@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
 import { QueryLineSchema } from '../core/snapshot/format.ts';
 import {
+  type Candidate,
   type Comparison,
   FIELDS,
   type Field,
@@ -34,7 +35,8 @@ import {
   type LinkageQuery,
   farOffAddress,
   linkageQuery,
-  givenDiffers,
+  strangerInMixedHousehold,
+  strangerNearHousehold,
 } from '../core/snapshot/matching/linkage.ts';
 import { SqliteSnapshotReader } from '../core/snapshot/storage/sqlite-snapshot.ts';
 
@@ -67,6 +69,7 @@ type Counts = { [F in Field]: Record<string, number> };
 const emptyCounts = (): Counts => Object.fromEntries(FIELDS.map((field) => [field, Object.fromEntries(LEVELS[field].map((level) => [level, 0]))])) as Counts;
 
 interface Pair {
+  readonly candidate: Candidate;
   readonly comparison: Comparison;
   readonly right: boolean;
 }
@@ -223,7 +226,7 @@ function main(): void {
           const candidate = compareCandidate(reader, query, hh);
           if (candidate === null) continue;
           const right = candidate.household.windfall_id === line.expected.windfall_id;
-          pairs.push({ comparison: candidate.comparison, right });
+          pairs.push({ candidate, comparison: candidate.comparison, right });
           if (right) for (const field of FIELDS) m[field][candidate.comparison[field]] = (m[field][candidate.comparison[field]] ?? 0) + 1;
         }
         for (let draw = 0; draw < RANDOM_PAIRS; draw += 1) {
@@ -244,12 +247,12 @@ function main(): void {
       const farAny: (number | null)[] = [];
       for (const { query, pairs, multi } of perQuery) {
         const ranked = pairs
-          .map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison }))
+          .map((pair) => ({ weight: weigh(pair.comparison), right: pair.right, comparison: pair.comparison, candidate: pair.candidate }))
           .sort((a, b) => b.weight - a.weight);
         const [best, second] = ranked;
-        // A best candidate linkage never answers (a given name no member has: linkage.ts, answerable)
-        // says nothing of the confidence of those it does.
-        if (best === undefined || givenDiffers(best.comparison)) continue;
+        // A best candidate linkage never answers (a stranger near or in the household) says nothing of
+        // the confidence of those it does.
+        if (best === undefined || strangerNearHousehold(best.comparison) || strangerInMixedHousehold(reader, query, best.candidate)) continue;
         const features = calibrationFeatures(reader, query, best, second ?? null);
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);

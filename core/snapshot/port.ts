@@ -125,6 +125,8 @@ export interface PersonKeys {
 export interface SnapshotWriter {
   addHousehold(household: NewHousehold, addresses: readonly { key: string; unit: string }[]): number;
   addPerson(person: NewPerson, keys: PersonKeys): void;
+  /** Files a household (or NO_HOUSEHOLD) under one more blocking key, after its rows (block-keys.ts, erasedMemberBlock). */
+  addBlock(key: string, hh: number): void;
   /** null while the writer takes more; else resolves when it does again (it is sending what it has). */
   backpressure(): Promise<void> | null;
   /** Writes the rest, builds the indexes and statistics, stores `meta`: ready to be opened. */

@@ -179,6 +179,22 @@ describe.each(TEST_DATABASES)('the suppression list on $name', (database) => {
     expect((await ask(s, byNameAndAddress)).response).toEqual(NO_MATCH);
   });
 
+  it('a household an erased member left is not answered for a given name no member has; another household still is', async () => {
+    const s = await setup(database);
+    await suppress(s.suppressor, { emails: [ANN.email] }, { household: false, actor: 'test' });
+    await s.load('two');
+    // Ann's own name at her home reads as a member the data does not know: refused, as is any such name there.
+    expect((await ask(s, byNameAndAddress)).response).toEqual(NO_MATCH);
+    expect((await ask(s, { first_name: 'Dana', last_name: 'Lee', addresses: [{ address: ANN.address, zipcode: ANN.zipcode }] })).response).toEqual(NO_MATCH);
+    // Bob, who stays, is answered; and at a household no erased member left, an unknown given name
+    // with its surname at its address is answered as the household (never as a person).
+    expect((await ask(s, { first_name: 'Bob', last_name: 'Lee', addresses: [{ address: ANN.address, zipcode: ANN.zipcode }] })).response).toMatchObject({
+      household_matched: true,
+    });
+    const stranger = await ask(s, { first_name: 'Dee', last_name: 'Park', addresses: [{ address: '9 Oak Avenue', zipcode: '30302' }] });
+    expect(stranger.response).toMatchObject({ household_matched: true, career_matched: false, career: null });
+  });
+
   it('reaches another instance by itself within its poll', async () => {
     const s = await setup(database);
     await s.load('one');

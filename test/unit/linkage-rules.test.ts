@@ -1,11 +1,35 @@
-// Unit tests of linkage's answer rules that read a comparison alone: a far-off address, and the
-// recalibration of the logistic's probability through the fitted knots.
+// Unit tests of linkage's answer rules that read a comparison alone: the household answered for a given
+// name the data does not know only when nothing else is off, a far-off address, and the recalibration
+// of the logistic's probability through the fitted knots.
 import { describe, expect, it } from 'vitest';
-import { type Comparison, farOffAddress, recalibrated } from '../../core/snapshot/matching/linkage.ts';
+import { type Comparison, farOffAddress, recalibrated, strangerNearHousehold } from '../../core/snapshot/matching/linkage.ts';
 
 const EXACT: Comparison = { surname: 'exact', given: 'exact', number: 'exact', street: 'exact', postal: 'exact', city: 'exact', unit: 'none' };
 
 describe('linkage answer rules', () => {
+  it('a given name no member has, at the household’s address as written with its surname, is answerable (another member of the household)', () => {
+    expect(strangerNearHousehold({ ...EXACT, given: 'different' })).toBe(false);
+    expect(strangerNearHousehold({ ...EXACT, given: 'different', postal: 'missing', city: 'missing' })).toBe(false);
+    // A member's given name is never a stranger, whatever else is off.
+    expect(strangerNearHousehold({ ...EXACT, number: 'near', street: 'close' })).toBe(false);
+  });
+
+  it('a given name no member has, with one more slip besides, is a stranger near the household (a neighbour sharing a common surname)', () => {
+    for (const slip of [
+      { surname: 'edit1' },
+      { surname: 'phonetic' },
+      { surname: 'similar' },
+      { number: 'near' },
+      { street: 'close' },
+      { street: 'core' },
+      { postal: 'different' },
+      { city: 'close' },
+      { city: 'different' },
+      { unit: 'different' },
+    ] as const)
+      expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
+  });
+
   it('a far-off address: a number neither the household’s nor one digit slipped, or one digit slipped on another street', () => {
     expect(farOffAddress({ ...EXACT, number: 'different' })).toBe(true);
     expect(farOffAddress({ ...EXACT, number: 'near', street: 'different' })).toBe(true);

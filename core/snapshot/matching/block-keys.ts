@@ -133,6 +133,22 @@ export function personBlocks(place: PersonPlace, first: string, last: string): s
   return keys.filter((key) => key !== null);
 }
 
+/**
+ * Households an erased member left: a load writes `xm|<household>` for each household of which it left
+ * a person out for the suppression list (the person alone erased, the household kept), and `xm|recorded`
+ * (under household 0, which no household is) once, so a reader tells a snapshot that records them from
+ * one loaded before it did. Such a household is never answered for a given name no member has: that is
+ * what the erased member's own record asks (linkage.ts, erasedMemberMayBe). Never asked per address.
+ */
+export const ERASED_MEMBER_PREFIX = 'xm|';
+export const ERASURES_RECORDED = `${ERASED_MEMBER_PREFIX}recorded`;
+/** The household `ERASURES_RECORDED` is filed under: none. */
+export const NO_HOUSEHOLD = 0;
+
+export function erasedMemberBlock(hh: number): string {
+  return `${ERASED_MEMBER_PREFIX}${hh}`;
+}
+
 /** The house number and street's core in a city, or null without the city or region. */
 export function cityStreetBlock(city: string, region: string, number: string, street: string): string | null {
   return city === '' || region === '' ? null : `${BLOCK.cityStreet}|${city}|${region}|${number}|${streetCore(street)}`;

@@ -10,7 +10,17 @@ import { partialName } from '../../normalize/name.ts';
 import { givenNameForms, sameFirstName } from '../../normalize/nicknames.ts';
 import { damerauLevenshtein, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
 import type { EnrichmentRequest } from '../../contract/schemas.ts';
-import { addressBlocks, citySurnameBlock, givenSoundBlock, isNamingBlock, isNarrowedBlock, nameSoundBlock, regionSurnameBlock } from './block-keys.ts';
+import {
+  ERASURES_RECORDED,
+  addressBlocks,
+  citySurnameBlock,
+  erasedMemberBlock,
+  givenSoundBlock,
+  isNamingBlock,
+  isNarrowedBlock,
+  nameSoundBlock,
+  regionSurnameBlock,
+} from './block-keys.ts';
 import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore } from './keys.ts';
 import { CALIBRATION, WEIGHTS } from './match-weights.ts';
 import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from '../port.ts';
@@ -470,14 +480,56 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
 }
 
 /**
- * A best candidate whose given name is no member's (givenDiffers) is never answered, however sure. A
- * different first name at a household's address with its surname is most often another member of
- * it, but it is also what a record of an erased member asks (the load leaves them out, so their own
- * name at their home reads as a stranger's): the household cannot be answered for an unknown given
- * name until a snapshot marks the households an erased member left.
+ * A best candidate whose given name is no member's, with anything else off besides: the household is
+ * answered for a given name the data does not know (most often another member of it) only when the
+ * surname is the household's as written and the address agrees as written (number, street, postal
+ * code and city; the unit not another's). A different given name and one more slip (a number one digit
+ * off, a sound-alike surname) is as likely a neighbour who shares a common surname.
+ */
+export function strangerNearHousehold(best: Comparison): boolean {
+  if (!givenDiffers(best)) return false;
+  const addressAsWritten =
+    best.number === 'exact' &&
+    best.street === 'exact' &&
+    best.postal !== 'different' &&
+    best.city !== 'different' &&
+    best.city !== 'close' &&
+    best.unit !== 'different';
+  return best.surname !== 'exact' || !addressAsWritten;
+}
+
+/**
+ * A given name the data does not know, whose surname is one member's of a household of several
+ * surnames (flatmates, a blended family): the surname points at one person of it, and someone of that
+ * name the data does not know there is as likely someone else. The household is answered for an
+ * unknown given name only when every member carries the record's surname: a family of that name.
+ */
+export function strangerInMixedHousehold(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
+  return givenDiffers(best.comparison) && reader.members(best.household.hh).some((member) => member.last !== query.last);
+}
+
+/**
+ * A given name no member has, at a household an erased member may have left: the load leaves a person
+ * on the suppression list out, so her own name at her home reads as a member the data does not know,
+ * and answering her household would undo her erasure. True when the snapshot marks the household (the
+ * load found a member on the list) or marks none at all (loaded before it recorded them: any may be).
+ */
+export function erasedMemberMayBe(reader: LinkageReader, best: Candidate): boolean {
+  if (!givenDiffers(best.comparison)) return false;
+  return reader.householdsByBlock(ERASURES_RECORDED).length === 0 || reader.householdsByBlock(erasedMemberBlock(best.household.hh)).length > 0;
+}
+
+/**
+ * Whether linkage answers its best candidate at all, however sure: not a likely namesake, not a
+ * stranger near or in the household, not a given name no member has where an erased member may be.
  */
 export function answerable(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
-  return !givenDiffers(best.comparison) && !likelyNamesake(reader, query, best.comparison);
+  return (
+    !strangerNearHousehold(best.comparison) &&
+    !strangerInMixedHousehold(reader, query, best) &&
+    !erasedMemberMayBe(reader, best) &&
+    !likelyNamesake(reader, query, best.comparison)
+  );
 }
 
 /** A linked household is answered from this probability on. */

@@ -67,7 +67,7 @@ export const CALIBRATION = {
   intercept: -5.7506,
   weight: 0.3197,
   margin: 0.1439,
-  givenDiffers: 0,
+  givenDiffers: 14.2015,
   crowd: -0.6462,
   farNumberCrowd: 4,
   /** The recalibration's knots: the logistic's probability (raw, rising) and the share right there (right). */

@@ -19,7 +19,7 @@ import {
   type PersonRecord,
   SNAPSHOT_FILES,
 } from '../format.ts';
-import { type PersonPlace, householdBlockKeys, personBlocks } from '../matching/block-keys.ts';
+import { ERASURES_RECORDED, NO_HOUSEHOLD, type PersonPlace, erasedMemberBlock, householdBlockKeys, personBlocks } from '../matching/block-keys.ts';
 import {
   type AddressKey,
   type RawAddress,
@@ -274,6 +274,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
 
     const personIds = new Set<string>();
     const recentKeys = new RecentHouseholdKeys();
+    const erasedLeft = new Set<number>();
     await readLines(peopleFile, maxLineBytes, (text, lineNo, bytesRead) => {
       interrupted();
       lines += 1;
@@ -296,6 +297,12 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
           if (verdict.household && windfallId !== null) {
             suppressedHouseholds.add(windfallId);
             found.push({ kind: 'household', value: windfallId, scope: 'household' });
+          }
+          // Left out alone, the household kept: her own name at her home must not read as a member the
+          // data does not know (block-keys.ts, erasedMemberBlock).
+          if (!verdict.household && hh !== null && hh !== undefined && !erasedLeft.has(hh) && writer !== undefined) {
+            erasedLeft.add(hh);
+            writer.addBlock(erasedMemberBlock(hh), hh);
           }
         } else if (hh === undefined) {
           bad.add(peopleFile, lineNo, `windfall_id ${windfallId ?? ''} names no household of this snapshot`);
@@ -321,6 +328,7 @@ export async function loadSnapshot(store: Store, place: SnapshotPlace, sourceDir
         bad.samples,
       );
     }
+    writer.addBlock(ERASURES_RECORDED, NO_HOUSEHOLD);
     report('indexing', bytesTotal, true);
     await writer.finish({ version: manifest.version, created_at: manifest.created_at, id });
     if (found.length > 0) {

@@ -110,6 +110,10 @@ export class PostgresSnapshotWriter implements SnapshotWriter {
     this.rows.person(person, keys);
   }
 
+  addBlock(key: string, hh: number): void {
+    this.rows.block(key, hh);
+  }
+
   backpressure(): Promise<void> | null {
     if (this.failure !== null) return Promise.reject(this.failure);
     const waits = [...this.targets.values()].flatMap((target) => (target.drain === null ? [] : [target.drain]));

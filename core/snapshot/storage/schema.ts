@@ -262,4 +262,8 @@ export class RowFanOut {
     }
     if (person.hh !== null) for (const key of keys.blocks) this.sink('blocks', [key, person.hh]);
   }
+
+  block(key: string, hh: number): void {
+    this.sink('blocks', [key, hh]);
+  }
 }

@@ -73,6 +73,11 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
     this.tick();
   }
 
+  addBlock(key: string, hh: number): void {
+    this.rows.block(key, hh);
+    this.tick();
+  }
+
   backpressure(): null {
     // Every insert is done when it returns.
     return null;
