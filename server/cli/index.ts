@@ -169,7 +169,7 @@ function commandPath(command: Command): string {
  * Commands that name no database: `data generate` only writes files where it is told, and
  * `data migrate-to-postgres` names both its own (it reads the SQLite file and writes PostgreSQL).
  */
-const NAMES_NO_DATABASE = new Set(['data generate', 'data migrate-to-postgres']);
+const NAMES_NO_DATABASE = new Set(['data generate', 'data migrate-to-postgres', 'start']);
 
 /**
  * Before a command runs: a data folder whose state moved to PostgreSQL is refused without DATABASE_URL,
@@ -270,6 +270,13 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   for (const command of crmCommands(modules)) program.addCommand(command);
   program.addCommand(backfillCommands(modules));
   program.addCommand(consoleCommand());
+  program
+    .command('start')
+    .description('run the enrichment server, with its pipeline workers, until SIGTERM or SIGINT (what `npm start` runs)')
+    // The server's own entry: it reads the configuration, starts, and logs which backends it uses.
+    .action(async () => {
+      await import('../main.ts');
+    });
   const isUserError = (error: unknown): error is Error =>
     error instanceof AdminError ||
     error instanceof DuplicateAccountError ||

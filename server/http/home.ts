@@ -8,14 +8,13 @@ import express from 'express';
 const FAVICON_FILE = 'favicon.ico';
 
 /**
- * Where the icon file is: beside this module in the sources (server/http/assets/), or, from the bundle
- * `npm run build` writes to dist/ (which copies no files), in the same sources one folder up.
+ * Where the icon file is: beside this module, in assets/ (server/http/assets/ in the sources,
+ * dist/assets/ beside the bundle, where `npm run build` copies it).
  */
 function faviconPath(): string {
-  const candidates = [path.join(import.meta.dirname, 'assets', FAVICON_FILE), path.join(import.meta.dirname, '..', 'server', 'http', 'assets', FAVICON_FILE)];
-  const found = candidates.find((candidate) => existsSync(candidate));
-  if (found === undefined) throw new Error(`the favicon is missing: looked for ${candidates.join(' and ')}`);
-  return found;
+  const file = path.join(import.meta.dirname, 'assets', FAVICON_FILE);
+  if (!existsSync(file)) throw new Error(`the favicon is missing: looked for ${file}`);
+  return file;
 }
 
 /** A week: browsers ask rarely, and a new icon is seen within days (its address never changes, so it cannot be cached for good). */

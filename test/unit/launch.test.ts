@@ -1,7 +1,7 @@
-// bin/launch.js: the CLI and the server run from dist/ only while the bundle is newer than every
-// source file it was built from; otherwise from the sources through tsx.
+// bin/launch.js: an installed package (no sources) runs dist/; a checkout runs dist/ only while the
+// bundle is newer than every source file it was built from, otherwise the sources through tsx.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -63,6 +63,26 @@ describe('bin/launch.js', () => {
   it('runs the sources when nothing was built', () => {
     const root = checkout(1_000);
     expect(bundleIsFresh(root, path.join(root, 'dist/cli.mjs'))).toBe(false);
+  });
+
+  it('an installed package (no sources) runs dist/ with no tsx to be found, and names what is missing without it', async () => {
+    // The package's shape in node_modules: bin/ and dist/ only, outside any checkout (so no tsx resolves).
+    const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-installed-'));
+    roots.push(root);
+    mkdirSync(path.join(root, 'bin'));
+    for (const file of ['launch.js', 'enrichbridge.js']) copyFileSync(path.join(REPO, 'bin', file), path.join(root, 'bin', file));
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ type: 'module' }));
+    mkdirSync(path.join(root, 'dist'));
+    writeFileSync(path.join(root, 'dist/cli.mjs'), "console.log('from dist', process.argv.slice(2).join(' '));\n");
+    // ENRICHBRIDGE_FROM_SOURCE asks for sources that are not there: the bundle runs all the same.
+    const run = () =>
+      promisify(execFile)(process.execPath, [path.join(root, 'bin/enrichbridge.js'), 'tokens', 'list'], {
+        cwd: root,
+        env: { ...process.env, ENRICHBRIDGE_FROM_SOURCE: '1' },
+      });
+    expect((await run()).stdout).toBe('from dist tokens list\n');
+    rmSync(path.join(root, 'dist'), { recursive: true });
+    await expect(run()).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('packed without `npm run build`') });
   });
 
   it('runs the CLI from the sources through tsx with ENRICHBRIDGE_FROM_SOURCE=1', async () => {

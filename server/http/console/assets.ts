@@ -7,14 +7,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * Where an asset file is: beside this module in the sources (server/http/console/assets/), or, from the
- * bundle `npm run build` writes to dist/ (which copies no files), in the same sources one folder up.
+ * Where an asset file is: beside this module, in assets/ (server/http/console/assets/ in the sources,
+ * dist/assets/ beside the bundle, where `npm run build` copies it).
  */
 function assetPath(name: string): string {
-  const candidates = [path.join(import.meta.dirname, 'assets', name), path.join(import.meta.dirname, '..', 'server', 'http', 'console', 'assets', name)];
-  const found = candidates.find((candidate) => existsSync(candidate));
-  if (found === undefined) throw new Error(`the console asset ${name} is missing: looked for ${candidates.join(' and ')}`);
-  return found;
+  const file = path.join(import.meta.dirname, 'assets', name);
+  if (!existsSync(file)) throw new Error(`the console asset ${name} is missing: looked for ${file}`);
+  return file;
 }
 
 export interface ConsoleAsset {
