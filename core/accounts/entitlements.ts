@@ -4,12 +4,38 @@
 import { ALWAYS_CAREER_FIELDS, ALWAYS_HOUSEHOLD_FIELDS, type Career, type Household, POLITICAL_HOUSEHOLD_FIELDS } from '../contract/schemas.ts';
 import type { Account, FieldEntitlement } from './model.ts';
 
+/** Each field list as a set with the fields always kept, made once per list (an account's lists live as long as its cached credential). */
+const keptSets = new WeakMap<readonly string[], { readonly always: readonly string[]; readonly set: ReadonlySet<string> }>();
+const withheldSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function keptSet(granted: readonly string[], always: readonly string[]): ReadonlySet<string> {
+  const cached = keptSets.get(granted);
+  if (cached?.always === always) return cached.set;
+  const set = new Set([...always, ...granted]);
+  keptSets.set(granted, { always, set });
+  return set;
+}
+
+function withheldSet(withheld: readonly string[]): ReadonlySet<string> {
+  let set = withheldSets.get(withheld);
+  if (set === undefined) {
+    set = new Set(withheld);
+    withheldSets.set(withheld, set);
+  }
+  return set;
+}
+
 function pick<T extends object>(record: T, granted: FieldEntitlement<string>, always: readonly string[], withheld: readonly string[] = []): T {
   if (granted === 'all' && withheld.length === 0) return record;
-  const keep = granted === 'all' ? null : new Set<string>([...always, ...granted]);
-  const drop = new Set<string>(withheld);
-  // Object.fromEntries loses the key type; the keys kept are a subset of T's own keys.
-  return Object.fromEntries(Object.entries(record).filter(([key]) => !drop.has(key) && (keep === null || keep.has(key)))) as T;
+  // Every answer passes here: one pass over the record's own keys, no intermediate arrays.
+  const keep = granted === 'all' ? null : keptSet(granted, always);
+  const drop = withheldSet(withheld);
+  const kept: Record<string, unknown> = {};
+  for (const key in record) {
+    if (Object.hasOwn(record, key) && !drop.has(key) && (keep === null || keep.has(key))) kept[key] = record[key];
+  }
+  // The keys kept are a subset of T's own keys.
+  return kept as T;
 }
 
 /**

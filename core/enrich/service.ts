@@ -3,7 +3,7 @@
 // [production: data snapshot loaded (503)] → quota (402) → personas or matching → entitlements.
 import { type Credential, Authenticator } from '../accounts/authenticator.ts';
 import { entitledCareer, entitledHousehold } from '../accounts/entitlements.ts';
-import type { Environment } from '../accounts/model.ts';
+import type { Account, Environment } from '../accounts/model.ts';
 import { EnrichError } from '../contract/errors.ts';
 import {
   type Career,
@@ -229,6 +229,27 @@ function echoId(request: EnrichmentRequest): Pick<EnrichmentResponse, 'id'> {
   return 'id' in request ? { id: request.id ?? null } : {};
 }
 
+/**
+ * A persona's household and career as one account may see them, made once per account record (a
+ * cached credential's account lives a quarter of a second) and frozen: every answer about the persona
+ * shares them, and answer-json.ts writes each once.
+ */
+const entitledParts = new WeakMap<Account, WeakMap<object, object>>();
+
+function entitledPart<T extends object>(account: Account, part: T, entitle: (account: Account, part: T) => T): T {
+  let parts = entitledParts.get(account);
+  if (parts === undefined) {
+    parts = new WeakMap();
+    entitledParts.set(account, parts);
+  }
+  let seen = parts.get(part) as T | undefined;
+  if (seen === undefined) {
+    seen = Object.freeze(entitle(account, part));
+    parts.set(part, seen);
+  }
+  return seen;
+}
+
 /** Sandbox rules 5–7: unmatched objects are omitted, and career needs Career Intelligence. */
 function sandboxResponse(request: EnrichmentRequest, { account }: Credential): SandboxResponse {
   const persona = matchPersona(request)?.persona;
@@ -238,7 +259,7 @@ function sandboxResponse(request: EnrichmentRequest, { account }: Credential): S
     ...echoId(request),
     household_matched: household !== undefined,
     career_matched: career !== undefined,
-    ...(household === undefined ? {} : { household: entitledHousehold(account, household) }),
-    ...(career === undefined ? {} : { career: entitledCareer(account, career) }),
+    ...(household === undefined ? {} : { household: entitledPart(account, household, entitledHousehold) }),
+    ...(career === undefined ? {} : { career: entitledPart(account, career, entitledCareer) }),
   };
 }

@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Environment } from '../../core/accounts/model.ts';
 import { EnrichError, errorBody } from '../../core/contract/errors.ts';
 import { buildOpenApiDocument } from '../../core/contract/openapi.ts';
+import { answerJson } from '../../core/enrich/answer-json.ts';
 import { SANDBOX_ERROR_HEADERS } from '../../core/enrich/sandbox-errors.ts';
 import type { EnrichResult, EnrichService } from '../../core/enrich/service.ts';
 import { readBody } from './body.ts';
@@ -13,7 +14,7 @@ import proxyaddr from 'proxy-addr';
 import { METRICS_CONTENT_TYPE, enrichDuration, httpRequests, metricsText, rateLimited } from '../../core/observe/metrics.ts';
 import { constantTimeEqual } from '../../core/secrets/constant-time.ts';
 import { isDatabaseUnavailable } from '../../core/storage/errors.ts';
-import type { Logger } from '../logger.ts';
+import { type Logger, requestLogger } from '../logger.ts';
 
 /** How long a readiness check may take before the instance counts as not ready. */
 const READY_CHECK_TIMEOUT_MS = 2_000;
@@ -67,13 +68,32 @@ const BODY_ERROR_MESSAGES: Readonly<Record<string, string>> = {
   'utf8.invalid': 'Request body must be UTF-8.',
 };
 
+/** Whether the request says it has a body (type-is's test): a Content-Length, or a Transfer-Encoding. */
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
+}
+
+/**
+ * Whether a Content-Type is JSON: application/json or application/<anything>+json, in any case, its
+ * parameters aside (what `req.is(['application/json', 'application/*+json'])` accepts, without
+ * type-is's parse of the whole header on every request).
+ */
+export function isJsonType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const semicolon = contentType.indexOf(';');
+  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  if (type === 'application/json') return true;
+  return type.startsWith('application/') && type.endsWith('+json') && type.length > 'application/+json'.length && !/[\s/]/.test(type.slice(12, -5));
+}
+
 function readJsonBody(req: Request, bodyError: string | undefined): unknown {
   if (bodyError !== undefined) throw new EnrichError('invalid_request', bodyError);
-  if (req.is(['application/json', 'application/*+json']) === false) {
+  const contentType = req.headers['content-type'];
+  if (hasBody(req) && !isJsonType(contentType)) {
     throw new EnrichError('invalid_request', 'Content-Type must be application/json.');
   }
   const charset = /charset=([^;]+)/i
-    .exec(req.get('content-type') ?? '')?.[1]
+    .exec(contentType ?? '')?.[1]
     ?.trim()
     .toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
@@ -139,8 +159,11 @@ function setLimitHeaders(res: Response, result: EnrichResult): void {
 }
 
 /** A JSON answer without res.json's freshness and ETag work, which never applies to a POST. */
-function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+function sendJson(res: Response, status: number, body: object): void {
+  sendJsonText(res, status, answerJson(body));
+}
+
+function sendJsonText(res: Response, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
@@ -149,6 +172,7 @@ function sendJson(res: Response, status: number, body: unknown): void {
 
 export function createApp(options: AppOptions): express.Express {
   const { service, logger } = options;
+  const requestLog = requestLogger(logger);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -158,12 +182,18 @@ export function createApp(options: AppOptions): express.Express {
   // than the path, which a caller could fill with a token or an e-mail; the token by its public id.
   app.use((req, res, next) => {
     const started = performance.now();
+    // One listener a request: the log line, the request counter and, for the two enrichment endpoints,
+    // their duration from the request's arrival.
     res.once('finish', () => {
       const route = routeOf(req);
+      const environment: unknown = res.locals.environment;
+      if (environment === 'production' || environment === 'sandbox') {
+        enrichDuration.observe({ environment, status: res.statusCode }, (performance.now() - started) / 1000);
+      }
       httpRequests.inc({ route, status: res.statusCode });
       if (res.statusCode === 429) rateLimited.inc({ direction: 'given', peer: 'client' });
       const { tokenId, account } = res.locals;
-      logger.info(
+      requestLog.info(
         {
           method: req.method,
           route,
@@ -177,6 +207,55 @@ export function createApp(options: AppOptions): express.Express {
     });
     next();
   });
+
+  // The two enrichment endpoints first: every request to them passes the routes before them.
+  const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
+    res.locals.environment = environment;
+    res.setHeader('Cache-Control', 'no-store');
+    if (options.requireHttps && !req.secure) {
+      const error = new EnrichError('https_required', 'HTTPS is required.');
+      sendJson(res, error.status, errorBody(environment, error));
+      return;
+    }
+    const result = await service.enrichRecord({
+      environment,
+      token: req.get('x-wf-auth-token'),
+      simulateError: sandboxErrorHeader(req),
+      readBody: () => readJsonBody(req, bodyError),
+    });
+    if (result.credential !== undefined) {
+      res.locals.tokenId = result.credential.token.id;
+      res.locals.account = result.credential.account.name;
+    }
+    setLimitHeaders(res, result);
+    if (result.ok) {
+      sendJson(res, 200, result.response);
+    } else {
+      if (result.cause !== undefined) logger.error({ err: result.cause, route: routeOf(req) }, 'unhandled error');
+      sendJson(res, result.error.status, errorBody(environment, result.error));
+    }
+  };
+
+  for (const [path, environment] of [
+    ['/v1', 'production'],
+    ['/sandbox/v1', 'sandbox'],
+  ] as const) {
+    app.post(
+      path,
+      // Unreadable bodies (too large, bad encoding, not UTF-8) still go through the pipeline, so a bad
+      // token gets its 401 before anyone is told the body was malformed: docs/reference/contract.md's order of checks.
+      readBody({
+        limit: BODY_LIMIT_BYTES,
+        refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next),
+      }),
+      (req: Request, res: Response) => enrich(environment, req, res),
+    );
+    app.all(path, (_req, res) => {
+      res.setHeader('Allow', 'POST');
+      const error = new EnrichError('method_not_allowed', 'Method not allowed; use POST.');
+      sendJson(res, error.status, errorBody(environment, error));
+    });
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -227,55 +306,6 @@ export function createApp(options: AppOptions): express.Express {
 
   // The root for a browser (a page pointing to the console and this document) and the favicon.
   app.use(homeRouter());
-
-  const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
-    const started = performance.now();
-    res.once('finish', () => enrichDuration.observe({ environment, status: res.statusCode }, (performance.now() - started) / 1000));
-    res.setHeader('Cache-Control', 'no-store');
-    if (options.requireHttps && !req.secure) {
-      const error = new EnrichError('https_required', 'HTTPS is required.');
-      sendJson(res, error.status, errorBody(environment, error));
-      return;
-    }
-    const result = await service.enrichRecord({
-      environment,
-      token: req.get('x-wf-auth-token'),
-      simulateError: sandboxErrorHeader(req),
-      readBody: () => readJsonBody(req, bodyError),
-    });
-    if (result.credential !== undefined) {
-      res.locals.tokenId = result.credential.token.id;
-      res.locals.account = result.credential.account.name;
-    }
-    setLimitHeaders(res, result);
-    if (result.ok) {
-      sendJson(res, 200, result.response);
-    } else {
-      if (result.cause !== undefined) logger.error({ err: result.cause, route: routeOf(req) }, 'unhandled error');
-      sendJson(res, result.error.status, errorBody(environment, result.error));
-    }
-  };
-
-  for (const [path, environment] of [
-    ['/v1', 'production'],
-    ['/sandbox/v1', 'sandbox'],
-  ] as const) {
-    app.post(
-      path,
-      // Unreadable bodies (too large, bad encoding, not UTF-8) still go through the pipeline, so a bad
-      // token gets its 401 before anyone is told the body was malformed: docs/reference/contract.md's order of checks.
-      readBody({
-        limit: BODY_LIMIT_BYTES,
-        refuse: (res, fault, req, next) => void enrich(environment, req, res, BODY_ERROR_MESSAGES[fault.type] ?? fault.message).catch(next),
-      }),
-      (req: Request, res: Response) => enrich(environment, req, res),
-    );
-    app.all(path, (_req, res) => {
-      res.setHeader('Allow', 'POST');
-      const error = new EnrichError('method_not_allowed', 'Method not allowed; use POST.');
-      sendJson(res, error.status, errorBody(environment, error));
-    });
-  }
 
   for (const router of options.routers ?? []) app.use(router);
 
