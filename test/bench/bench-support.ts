@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildBundles } from '../../scripts/build.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
@@ -42,6 +43,24 @@ export function startChild(name: string, script: string, env: Record<string, str
   const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.once('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') console.error(`${name} exited early: code ${code}, signal ${signal}`);
+  });
+  return child;
+}
+
+/**
+ * The server as production runs it: the bundle `npm run build` writes (built here first), with the
+ * flags `npm start` gives it, not the sources through tsx.
+ */
+export async function startBuiltServer(env: Record<string, string>): Promise<ChildProcess> {
+  await buildBundles();
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'dist/server.mjs'], {
+    cwd: ROOT,
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') console.error(`server exited early: code ${code}, signal ${signal}`);
   });
   return child;
 }

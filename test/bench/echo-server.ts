@@ -1,6 +1,9 @@
-// The bench's baseline: a bare Express 5 JSON echo (POST /echo answers the parsed body), started as a
-// child process by api.bench.ts so the sandbox is measured against Express's own floor on this machine.
+// The bench's baseline: bare Express 5 with the same validation as the enrichment endpoints (POST /echo
+// parses the JSON body, checks it against the contract's request schema, and answers what it parsed, or
+// 400), started as a child process by api.bench.ts so the sandbox is measured against Express's own
+// floor for the same work on this machine.
 import express from 'express';
+import { EnrichmentRequestSchema } from '../../core/contract/schemas.ts';
 
 const port = Number(process.env['PORT'] ?? '0');
 const app = express();
@@ -9,7 +12,9 @@ app.get('/healthz', (_req, res) => {
   res.json({ status: 'ok' });
 });
 app.post('/echo', express.json(), (req, res) => {
-  res.json(req.body);
+  const parsed = EnrichmentRequestSchema.safeParse(req.body);
+  if (parsed.success) res.json(parsed.data);
+  else res.status(400).json({ error: 'invalid_request' });
 });
 
 const server = app.listen(port, '127.0.0.1');
