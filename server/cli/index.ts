@@ -273,9 +273,12 @@ export function buildProgram(): { readonly program: Command; readonly isUserErro
   program
     .command('start')
     .description('run the enrichment server, with its pipeline workers, until SIGTERM or SIGINT (what `npm start` runs)')
-    // The server's own entry: it reads the configuration, starts, and logs which backends it uses.
+    // The server's own entry, beside this module: dist/server.mjs from the CLI's bundle, server/main.ts
+    // from the sources. Named by a variable so the bundler leaves it out of the CLI's bundle: a command's
+    // start never loads express. It reads the configuration, starts, and logs which backends it uses.
     .action(async () => {
-      await import('../main.ts');
+      const entry = import.meta.url.endsWith('.mjs') ? './server.mjs' : '../main.ts';
+      await import(entry);
     });
   const isUserError = (error: unknown): error is Error =>
     error instanceof AdminError ||

@@ -48,7 +48,7 @@ async function inFolder<T>(dataDir: string, change: (store: Store) => Promise<T>
   }
 }
 
-async function serve(env: Record<string, string>, how: 'npm' | 'node' = 'npm') {
+async function serve(env: Record<string, string>, how: 'npm' | 'node' | 'cli' = 'npm') {
   const started = await startServerProcess(env, how);
   running.push(started.proc);
   return started;
@@ -63,6 +63,13 @@ describe('npm start on a fresh data folder', () => {
     expect(body).toMatchObject({ id: 'demo-1', household_matched: true, career_matched: true });
     expect(body.household.windfall_id).toBe('bde3d183ad6215f2932217ee5d6d368a');
     expect(body.career.linkedin_url).toBe('linkedin.com/in/amanda-taylor');
+  });
+
+  it('enrichbridge start runs the same server: its first start prints the curl line, which is answered', async () => {
+    const { proc } = await serve({ DATA_DIR: tempDir() }, 'cli');
+    const line = (await proc.waitFor(/^\s*(curl .+)$/m))[1] ?? '';
+    const { stdout } = await promisify(execFile)('sh', ['-c', line]);
+    expect(JSON.parse(stdout)).toMatchObject({ id: 'demo-1', household_matched: true, career_matched: true });
   });
 
   it('mints the demo token only once listening: a first start that fails loses nothing', async () => {

@@ -70,15 +70,18 @@ export function startProcess(command: string, args: string[], env: Record<string
 }
 
 /**
- * Starts the server on a free port: through `npm start`, as the README says, or as the bare node
- * process npm runs, when a test needs the server's own exit code and signal handling.
+ * Starts the server on a free port: through `npm start`, as the README says, as the bare node
+ * process npm runs, when a test needs the server's own exit code and signal handling, or as an
+ * installed package runs it (`enrichbridge start`).
  */
-export async function startServerProcess(env: Record<string, string>, how: 'npm' | 'node' = 'npm'): Promise<{ proc: Proc; url: string }> {
+export async function startServerProcess(env: Record<string, string>, how: 'npm' | 'node' | 'cli' = 'npm'): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const proc =
     how === 'npm'
       ? startProcess('npm', ['start', '--silent'], { PORT: String(port), ...env })
-      : startProcess(process.execPath, ['bin/server.js'], { PORT: String(port), ...env });
+      : how === 'cli'
+        ? startProcess(process.execPath, ['bin/enrichbridge.js', 'start'], { PORT: String(port), ...env })
+        : startProcess(process.execPath, ['bin/server.js'], { PORT: String(port), ...env });
   try {
     const match = await proc.waitFor(/"url":"(https?:\/\/[^"]+)"/);
     return { proc, url: match[1] ?? '' };
