@@ -126,7 +126,7 @@ export async function loadWith(target: Target, seconds: number): Promise<autocan
 
 /** A warm-up run, then the measured one. */
 export async function measure(target: Target, warmUpSeconds: number, seconds: number): Promise<Measured> {
-  await loadWith(target, warmUpSeconds);
+  if (warmUpSeconds > 0) await loadWith(target, warmUpSeconds);
   const result = await loadWith(target, seconds);
   return { name: target.name, requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
