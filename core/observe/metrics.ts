@@ -26,7 +26,7 @@ export const httpRequests = new Counter({
 
 export const enrichDuration = new Histogram({
   name: 'enrichbridge_enrichment_duration_seconds',
-  help: 'Time to answer an enrichment request (/v1/, /sandbox/v1), by environment and status code.',
+  help: 'Time to answer an enrichment request (/v1/, /sandbox/v1), from its arrival, by environment and status code.',
   labelNames: ['environment', 'status'] as const,
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   registers: [registry],
