@@ -8,7 +8,9 @@
 // (6) a 10 s database outage under webhook load, two instances reaching PostgreSQL through a TCP relay
 // the bench cuts: acknowledged events lost (target 0), instances that exited (target 0), and the time
 // from the database's return to both instances ready and a webhook acknowledged again (target <= 5 s).
-// BENCH_ONLY=outage runs (6) alone (no snapshot to generate and load).
+// (7) the queue at scale: claims with 1M jobs queued against 10k (target >= 80 %), and webhook acks with
+// 1M jobs queued (target p99 <= 50 ms).
+// BENCH_ONLY=outage runs (6) alone, BENCH_ONLY=queue runs (7) alone (no snapshot to generate and load).
 // It makes a PostgreSQL database of its own (BENCH_DATABASE_URL names the server, default the local one)
 // and keys under a Redis prefix of its own (BENCH_REDIS_URL), and drops both at the end.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -46,6 +48,10 @@ import {
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
 const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
+/** (7): the large queue, the small one, and how many jobs each claims and completes while measured. */
+const LARGE_QUEUE = Number(process.env.BENCH_LARGE_QUEUE ?? 1_000_000);
+const SMALL_QUEUE = 10_000;
+const QUEUE_MEASURED = 10_000;
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const WARM_UP_SECONDS = 2;
@@ -59,6 +65,7 @@ const TARGETS = {
   outageLost: 0,
   outageExited: 0,
   outageRecoverySeconds: 5,
+  largeQueueVsSmall: 0.8,
 } as const;
 const ONLY = process.env.BENCH_ONLY;
 const OUTAGE_SECONDS = 10;
@@ -270,6 +277,138 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
   }
 }
 
+type Say = (line?: string) => void;
+
+/** Enqueues `count` no-op jobs of 20 installations, a thousand a statement, saying how far it got. */
+async function fillQueue(storage: Awaited<ReturnType<typeof openStorage>>, count: number, say: Say): Promise<number> {
+  const started = performance.now();
+  let reported = started;
+  for (let i = 0; i < count; i += 1000) {
+    await storage.queue.enqueueMany(
+      Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ installationId: `inst_${(i + k) % 20}`, kind: 'noop', payload: { n: i + k } })),
+    );
+    if (performance.now() - reported > 10_000) {
+      reported = performance.now();
+      console.error(`  queued ${(i + 1000).toLocaleString('en-US')} of ${count.toLocaleString('en-US')}`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  say(`  queued ${count.toLocaleString('en-US')} jobs in ${seconds.toFixed(1)} s`);
+  return seconds;
+}
+
+/**
+ * Jobs claimed and completed per second by 2 workers x 4 lanes (batches of 200, a no-op CRM) until
+ * `measured` are done, on a queue holding `queued` jobs. Completions are counted in the handler: a
+ * count of the table's states would itself read the million rows.
+ */
+async function claimRate(databaseUrl: string, schemaName: string, queued: number, measured: number, say: Say): Promise<number> {
+  const schema = new pg.Client({ connectionString: databaseUrl });
+  await schema.connect();
+  await schema.query(`CREATE SCHEMA ${schemaName}`);
+  await schema.end();
+  const storage = await openStorage(`${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schemaName}`)}`, { poolSize: 10 });
+  try {
+    await fillQueue(storage, queued, say);
+    await storage.store.close().catch(() => undefined);
+  } catch (error) {
+    await storage.store.close();
+    throw error;
+  }
+  // A fresh pool after the fill, and the table's statistics up to date, as autovacuum would have them.
+  const analyze = new pg.Client({ connectionString: databaseUrl });
+  await analyze.connect();
+  await analyze.query(`ANALYZE ${schemaName}.jobs`);
+  await analyze.end();
+  const queue = await openStorage(`${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schemaName}`)}`, { poolSize: 10 });
+  try {
+    let done = 0;
+    let finished: () => void = () => undefined;
+    const allDone = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    const jobs = new JobKinds(queue.queue).work('noop', async (batch, { workerId }) => {
+      const completed = await queue.queue.completeMany(
+        batch.map((job) => job.id),
+        workerId,
+      );
+      done += completed.size;
+      if (done >= measured) finished();
+      return { installationId: batch[0]?.installationId ?? '', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
+    });
+    const workers = Array.from(
+      { length: 2 },
+      (_, n) => new Worker({ queue: queue.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }),
+    );
+    const started = performance.now();
+    for (const worker of workers) worker.start();
+    await allDone;
+    const seconds = (performance.now() - started) / 1000;
+    await Promise.all(workers.map((worker) => worker.stop()));
+    return done / seconds;
+  } finally {
+    await queue.store.close();
+  }
+}
+
+/** 200 signed 100-event batches, 10 in flight, after 20 warm-up ones, to an instance of `env` with no workers. */
+async function webhookAcks(env: Record<string, string>, logDir: string, name: string): Promise<ReturnType<typeof latencyStats>> {
+  const fake = await startFakeHubSpot({ webhookUrl: null, appId: APP_ID, portalId: PORTAL_ID });
+  try {
+    await cli(['accounts', 'create', name, '--career-intelligence'], env);
+    await cli(
+      [
+        ...['hubspot', 'connect', '--portal-id', PORTAL_ID, '--access-token', fake.tokens.staticToken, '--client-secret', fake.clientSecret],
+        ...['--app-id', APP_ID, '--account', name, '--env', 'sandbox', '--api-base-url', fake.url],
+      ],
+      env,
+    );
+    const hooks = await startInstance(name, { ...env, WORKER_CONCURRENCY: '0', HUBSPOT_API_BASE_URL: fake.url }, logDir);
+    try {
+      const webhookUrl = `${hooks.url}/webhooks/hubspot`;
+      const send = async (count: number) =>
+        timedInFlight(count, 10, async () => {
+          const batch = signedCreationBatch(webhookUrl, fake.clientSecret, { portalId: PORTAL_ID, appId: APP_ID });
+          const answer = await fetch(webhookUrl, { method: 'POST', headers: batch.headers, body: batch.body, signal: AbortSignal.timeout(5_000) });
+          const text = await answer.text();
+          if (answer.status !== 200) throw new Error(`a webhook batch answered ${answer.status}: ${text}`);
+        });
+      await send(20);
+      return latencyStats((await send(200)).latencies);
+    } finally {
+      await stopChild(hooks.child);
+    }
+  } finally {
+    await fake.close();
+  }
+}
+
+/** (7) The queue at scale: claims with LARGE_QUEUE queued against SMALL_QUEUE, and acks with LARGE_QUEUE queued. */
+async function queueAtScale(databaseUrl: string, pgEnv: Record<string, string>, logDir: string, say: Say): Promise<void> {
+  say('');
+  say(`(7) the queue at scale on PostgreSQL: ${QUEUE_MEASURED.toLocaleString('en-US')} no-op jobs claimed and completed (2 workers x 4 lanes, batches of 200)`);
+  const small = await claimRate(databaseUrl, 'queue_small', SMALL_QUEUE, QUEUE_MEASURED, say);
+  say(`  with ${SMALL_QUEUE.toLocaleString('en-US')} queued: ${small.toFixed(0)} jobs/s`);
+  const large = await claimRate(databaseUrl, 'queue_large', LARGE_QUEUE, QUEUE_MEASURED, say);
+  say(`  with ${LARGE_QUEUE.toLocaleString('en-US')} queued: ${large.toFixed(0)} jobs/s`);
+  const ratio = large / small;
+  say(
+    `claims with ${LARGE_QUEUE.toLocaleString('en-US')} queued / with ${SMALL_QUEUE.toLocaleString('en-US')}  ${(ratio * 100).toFixed(1)} %   target >= ${TARGETS.largeQueueVsSmall * 100} %: ${verdict(ratio >= TARGETS.largeQueueVsSmall)}`,
+  );
+  // The instance's own queue (the database's default schema) holding LARGE_QUEUE jobs nobody works.
+  const storage = await openStorage(databaseUrl, { poolSize: 4 });
+  try {
+    await fillQueue(storage, LARGE_QUEUE, say);
+  } finally {
+    await storage.store.close();
+  }
+  const stats = await webhookAcks(pgEnv, logDir, 'hooks-large-queue');
+  say(`webhook acks with ${LARGE_QUEUE.toLocaleString('en-US')} jobs queued: 200 batches of 100 contact.creation events, 10 in flight, WORKER_CONCURRENCY=0`);
+  say(
+    `ack p50 ${stats.p50.toFixed(1)} ms   p99 ${stats.p99.toFixed(1)} ms   max ${stats.max.toFixed(1)} ms   target p99 <= ${TARGETS.ackP99Ms} ms: ${verdict(stats.p99 <= TARGETS.ackP99Ms)}`,
+  );
+}
+
 async function main(): Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-bench-scale-'));
   const logDir = path.join(root, 'logs');
@@ -298,6 +437,13 @@ async function main(): Promise<void> {
     };
     // One instance needs no Redis: its limits are its own (the state is what (1) compares).
     const pgAloneEnv = { DATA_DIR: pgEnv.DATA_DIR, ENRICHBRIDGE_SECRET_KEY: secretKey, DATABASE_URL: databaseUrl };
+    if (ONLY === 'queue') {
+      await queueAtScale(databaseUrl, pgEnv, logDir, say);
+      say('');
+      say(machine());
+      console.log(lines.join('\n'));
+      return;
+    }
     if (ONLY === 'outage') {
       await databaseOutage({ ...pgEnv, LOG_LEVEL: 'warn' }, logDir, say, children);
       say('');
@@ -490,6 +636,7 @@ async function main(): Promise<void> {
       await fake.close();
     }
     await databaseOutage(pgEnv, logDir, say, children);
+    await queueAtScale(databaseUrl, pgEnv, logDir, say);
     say('');
     say(machine());
     console.log(lines.join('\n'));
