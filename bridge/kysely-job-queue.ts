@@ -179,16 +179,25 @@ export class KyselyJobQueue implements JobQueue {
       .where('lease_expires_at', '<', now)
       .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
       .execute();
-    // Queued and due, or leased by a worker whose lease ran out (it died, or hung).
-    const due = sql<boolean>`((state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts))`;
+    // Two kinds of ready job, each claimed by a statement of its own: leased by a worker whose lease ran
+    // out (it died, or hung), then queued and due. One condition OR-ing the two cannot be read from an
+    // index in order: with a million jobs queued, every claim read the whole table and sorted an
+    // installation's jobs (585 ms a claim on PostgreSQL); apart, each is an ordered index scan that stops
+    // at the batch's end (1 ms).
     const kinds = options.kinds === undefined || options.kinds.length === 0 ? null : [...options.kinds];
-    const ready = kinds === null ? due : sql<boolean>`(${due} AND kind IN (${sql.join(kinds)}))`;
+    const ofKinds = (due: RawBuilder<boolean>) => (kinds === null ? due : sql<boolean>`(${due} AND kind IN (${sql.join(kinds)}))`);
+    const readies = [
+      ofKinds(sql<boolean>`(state = 'running' AND lease_expires_at < ${now} AND attempts < max_attempts)`),
+      ofKinds(sql<boolean>`(state = 'queued' AND run_at <= ${now})`),
+    ];
     const avoid = options.avoid === undefined || options.avoid.length === 0 ? null : [...options.avoid];
-    if (avoid !== null) {
-      const rows = await this.claimFrom(options.workerId, options.limit, now, leaseEnd, ready, avoid);
-      if (rows.length > 0) return rows;
+    for (const outside of avoid === null ? [null] : [avoid, null]) {
+      for (const ready of readies) {
+        const rows = await this.claimFrom(options.workerId, options.limit, now, leaseEnd, ready, outside);
+        if (rows.length > 0) return rows;
+      }
     }
-    return this.claimFrom(options.workerId, options.limit, now, leaseEnd, ready, null);
+    return [];
   }
 
   /**

@@ -658,4 +658,21 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('record_states').dropColumn('household_source').execute();
     },
   },
+  '0027_jobs_claim_order': {
+    // A claim orders ready jobs by run_at, then created_at: indexes in that order let it read the first
+    // batch and stop, however many jobs are queued (kysely-job-queue.ts, claimBatch). Built once, as
+    // the upgrade starts: a few seconds for a million jobs, during which enqueues wait.
+    async up(db: Kysely<unknown>) {
+      await db.schema.dropIndex('jobs_ready').execute();
+      await db.schema.createIndex('jobs_ready').on('jobs').columns(['state', 'run_at', 'created_at']).execute();
+      await db.schema.dropIndex('jobs_installation').execute();
+      await db.schema.createIndex('jobs_installation').on('jobs').columns(['installation_id', 'state', 'run_at', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('jobs_installation').execute();
+      await db.schema.createIndex('jobs_installation').on('jobs').columns(['installation_id', 'state', 'run_at']).execute();
+      await db.schema.dropIndex('jobs_ready').execute();
+      await db.schema.createIndex('jobs_ready').on('jobs').columns(['state', 'run_at']).execute();
+    },
+  },
 };

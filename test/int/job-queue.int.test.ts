@@ -192,6 +192,22 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     expect(await queue.complete(again?.id ?? '', 'other')).toBe(true);
   });
 
+  it('claims the jobs whose lease ran out before the queued ones, and the queued ones oldest first within an installation', async () => {
+    const { queue } = await open();
+    await queue.enqueueMany([1, 2, 3].map((n) => ({ installationId: 'b', kind: 'enrich', payload: { n } })));
+    await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: { n: 0 } });
+    const now = new Date();
+    // A worker takes a's job (the newest) and dies.
+    const [stuck] = await queue.claimBatch({ workerId: 'dead', limit: 1, leaseMs: 1000, now, avoid: ['b'] });
+    expect(stuck?.installationId).toBe('a');
+    const later = new Date(now.getTime() + 5000);
+    // The job a dead worker held comes back first, in a claim of its own, though queued jobs wait.
+    const recovered = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 1000, now: later });
+    expect(recovered.map((job) => job.id)).toEqual([stuck?.id]);
+    const queued = await queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 1000, now: later });
+    expect(queued.map((job) => job.payload)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
   it('retries a failed job after a backoff, and dead-letters it once its attempts are spent', async () => {
     const { queue } = await open();
     const t0 = new Date('2026-01-01T00:00:00Z');
