@@ -88,9 +88,15 @@ export class KyselyJobQueue implements JobQueue {
    * jobs are stored: a notification that cannot be sent (no connection free, say) must not turn a
    * stored enqueue into a reported failure; the workers' poll finds the jobs anyway.
    */
-  private async announce(): Promise<void> {
+  /**
+   * Tells listening workers that jobs are waiting, without holding up the enqueue: the jobs are stored
+   * once the INSERT returns, so the caller (a webhook's acknowledgement) need not wait a second round
+   * trip and commit for the notification. A notification that cannot be sent is lost, never an error:
+   * idle workers poll as well.
+   */
+  private announce(): void {
     if (!this.skipLocked) return;
-    await sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db).catch(() => undefined);
+    void sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db).catch(() => undefined);
   }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {
@@ -98,7 +104,7 @@ export class KyselyJobQueue implements JobQueue {
     const { id } = row;
     try {
       await this.db.insertInto('jobs').values(row).execute();
-      await this.announce();
+      this.announce();
       return { id, created: true };
     } catch (error) {
       if (!isUniqueViolation(error) || job.dedupeKey === undefined) throw error;
@@ -126,7 +132,7 @@ export class KyselyJobQueue implements JobQueue {
         .values(jobs.map((job) => newJobRow(job, now)))
         .executeTakeFirst();
       const created = Number(inserted.numInsertedOrUpdatedRows ?? BigInt(jobs.length));
-      if (created > 0) await this.announce();
+      if (created > 0) this.announce();
       return { created, duplicates: jobs.length - created };
     }
     const result = await this.db.transaction().execute(async (trx) => {
@@ -157,7 +163,7 @@ export class KyselyJobQueue implements JobQueue {
       }
       return { created, duplicates: jobs.length - created };
     });
-    if (result.created > 0) await this.announce();
+    if (result.created > 0) this.announce();
     return result;
   }
 
