@@ -11,18 +11,10 @@ import { spawn } from 'node:child_process';
 import { buildBundles } from './build.ts';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { type CpuProfile, type Locate, flameGraphSvg, selfTimeBy } from './flame-graph.ts';
-import { CONNECTIONS, ROOT, type Target, cli, freePort, loadWith, stopChild, waitHealthy } from '../test/bench/bench-support.ts';
+import { AMANDA_TAYLOR, CONNECTIONS, ROOT, type Target, cli, freePort, loadWith, stopChild, waitHealthy } from '../test/bench/bench-support.ts';
 
 const SECONDS = 10;
 const OUT = path.join(ROOT, 'docs', 'performance');
-
-const AMANDA_TAYLOR = JSON.stringify({
-  id: 'profile-1',
-  first_name: 'Amanda',
-  last_name: 'Taylor',
-  emails: ['amanda.taylor@sandbox.windfall.com'],
-  addresses: [{ address: '100 Demo St', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
-});
 
 /** Our frames by their source file, read through the bundle's source map. */
 function bundleLocator(): Locate {

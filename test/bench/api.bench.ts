@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import {
+  AMANDA_TAYLOR,
   CONNECTIONS,
   type Measured,
   type Target,
@@ -37,14 +38,6 @@ const ROUND_SECONDS = 4;
 const TARGET_THROUGHPUT_RATIO = 0.8;
 /** … and answers 99 % of requests within this many milliseconds. */
 const TARGET_P99_MS = 10;
-
-const AMANDA_TAYLOR = JSON.stringify({
-  id: 'bench-1',
-  first_name: 'Amanda',
-  last_name: 'Taylor',
-  emails: ['amanda.taylor@sandbox.windfall.com'],
-  addresses: [{ address: '100 Demo St', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
-});
 
 /** The operator's path: the CLI creates the account and prints the sandbox token alone on stdout. */
 async function createBenchToken(dataDir: string): Promise<string> {

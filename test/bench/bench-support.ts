@@ -103,6 +103,15 @@ export interface Measured {
   readonly p99: number;
 }
 
+/** The sandbox persona Amanda Taylor, by e-mail and address: a sandbox match with household and career. */
+export const AMANDA_TAYLOR = JSON.stringify({
+  id: 'bench-1',
+  first_name: 'Amanda',
+  last_name: 'Taylor',
+  emails: ['amanda.taylor@sandbox.windfall.com'],
+  addresses: [{ address: '100 Demo St', city: 'Atlanta', state: 'GA', zipcode: '30301' }],
+});
+
 export const CONNECTIONS = 10;
 
 export async function loadWith(target: Target, seconds: number): Promise<autocannon.Result> {
