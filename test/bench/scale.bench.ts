@@ -1,6 +1,6 @@
 // `npm run bench:scale`: several instances on PostgreSQL and Redis (issue 12), in one run, on loopback:
 // (0) `data load` of the generated snapshot into SQLite and into PostgreSQL (target: 1M people <= 120 s);
-// (1) production POST /v1/ req/s on PostgreSQL against SQLite, one instance each (target >= 0.5);
+// (1) production POST /v1/ req/s on PostgreSQL against SQLite, one instance each (target >= 0.7);
 // (2) two instances on PostgreSQL against one, with the CPU each process used (2 cores: reported as is);
 // (3) the job queue on PostgreSQL with a no-op CRM: jobs claimed and completed per second (target >= 2,000);
 // (4) webhook acknowledgement p99 on PostgreSQL: 100-event v3-signed batches, 10 in flight (target <= 50 ms);
@@ -21,6 +21,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { openStorage } from '../../bridge/storage.ts';
 import { JobKinds } from '../../bridge/job-kinds.ts';
@@ -52,13 +53,14 @@ const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const LARGE_QUEUE = Number(process.env.BENCH_LARGE_QUEUE ?? 1_000_000);
 const SMALL_QUEUE = 10_000;
 const QUEUE_MEASURED = 10_000;
+const QUEUE_ROUNDS = 3;
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
 const TARGETS = {
   loadSeconds: 120,
-  postgresVsSqlite: 0.5,
+  postgresVsSqlite: 0.7,
   queueJobsPerSecond: 2_000,
   ackP99Ms: 50,
   overLimit: 0,
@@ -300,54 +302,54 @@ async function fillQueue(storage: Awaited<ReturnType<typeof openStorage>>, count
 }
 
 /**
- * Jobs claimed and completed per second by 2 workers x 4 lanes (batches of 200, a no-op CRM) until
- * `measured` are done, on a queue holding `queued` jobs. Completions are counted in the handler: a
- * count of the table's states would itself read the million rows.
+ * Jobs claimed and completed per second by 2 workers x 4 lanes (batches of 200, a no-op CRM), the median
+ * of QUEUE_ROUNDS rounds of `measured` jobs each. `queued` jobs are enqueued before the first round,
+ * and again before each round when `refill` (a small queue drained each time); without it the rounds
+ * take turns from the one large queue. Completions are counted in the handler: a count of the table's
+ * states would itself read the million rows.
  */
-async function claimRate(databaseUrl: string, schemaName: string, queued: number, measured: number, say: Say): Promise<number> {
+async function claimRate(databaseUrl: string, schemaName: string, queued: number, measured: number, refill: boolean, say: Say): Promise<number> {
   const schema = new pg.Client({ connectionString: databaseUrl });
   await schema.connect();
   await schema.query(`CREATE SCHEMA ${schemaName}`);
   await schema.end();
-  const storage = await openStorage(`${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schemaName}`)}`, { poolSize: 10 });
+  const location = `${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schemaName}`)}`;
+  const queue = await openStorage(location, { poolSize: 10 });
   try {
-    await fillQueue(storage, queued, say);
-    await storage.store.close().catch(() => undefined);
-  } catch (error) {
-    await storage.store.close();
-    throw error;
-  }
-  // A fresh pool after the fill, and the table's statistics up to date, as autovacuum would have them.
-  const analyze = new pg.Client({ connectionString: databaseUrl });
-  await analyze.connect();
-  await analyze.query(`ANALYZE ${schemaName}.jobs`);
-  await analyze.end();
-  const queue = await openStorage(`${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schemaName}`)}`, { poolSize: 10 });
-  try {
-    let done = 0;
-    let finished: () => void = () => undefined;
-    const allDone = new Promise<void>((resolve) => {
-      finished = resolve;
-    });
-    const jobs = new JobKinds(queue.queue).work('noop', async (batch, { workerId }) => {
-      const completed = await queue.queue.completeMany(
-        batch.map((job) => job.id),
-        workerId,
+    const rates: number[] = [];
+    for (let round = 0; round < QUEUE_ROUNDS; round += 1) {
+      if (round === 0 || refill) {
+        await fillQueue(queue, queued, say);
+        // The table's statistics up to date, as autovacuum would have them.
+        await sql`ANALYZE jobs`.execute(queue.db);
+      }
+      let done = 0;
+      let finished: () => void = () => undefined;
+      const allDone = new Promise<void>((resolve) => {
+        finished = resolve;
+      });
+      const jobs = new JobKinds(queue.queue).work('noop', async (batch, { workerId }) => {
+        const completed = await queue.queue.completeMany(
+          batch.map((job) => job.id),
+          workerId,
+        );
+        done += completed.size;
+        if (done >= measured) finished();
+        return { installationId: batch[0]?.installationId ?? '', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
+      });
+      const workers = Array.from(
+        { length: 2 },
+        (_, n) => new Worker({ queue: queue.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }),
       );
-      done += completed.size;
-      if (done >= measured) finished();
-      return { installationId: batch[0]?.installationId ?? '', jobs: batch.length, outcomes: {}, released: 0, crmCalls: 0, leaseLost: 0 };
-    });
-    const workers = Array.from(
-      { length: 2 },
-      (_, n) => new Worker({ queue: queue.queue, jobs, concurrency: 4, batchSize: 200, idleMs: 20, workerId: `bench-${n}-${randomUUID().slice(0, 8)}` }),
-    );
-    const started = performance.now();
-    for (const worker of workers) worker.start();
-    await allDone;
-    const seconds = (performance.now() - started) / 1000;
-    await Promise.all(workers.map((worker) => worker.stop()));
-    return done / seconds;
+      const started = performance.now();
+      for (const worker of workers) worker.start();
+      await allDone;
+      const seconds = (performance.now() - started) / 1000;
+      await Promise.all(workers.map((worker) => worker.stop()));
+      rates.push(done / seconds);
+    }
+    say(`  rounds: ${rates.map((rate) => rate.toFixed(0)).join(', ')} jobs/s`);
+    return [...rates].sort((a, b) => a - b)[Math.floor(rates.length / 2)] ?? 0;
   } finally {
     await queue.store.close();
   }
@@ -396,10 +398,12 @@ async function webhookAcks(env: Record<string, string>, logDir: string, name: st
 /** (7) The queue at scale: claims with LARGE_QUEUE queued against SMALL_QUEUE, and acks with LARGE_QUEUE queued. */
 async function queueAtScale(databaseUrl: string, pgEnv: { readonly DATABASE_URL: string } & Record<string, string>, logDir: string, say: Say): Promise<void> {
   say('');
-  say(`(7) the queue at scale on PostgreSQL: ${QUEUE_MEASURED.toLocaleString('en-US')} no-op jobs claimed and completed (2 workers x 4 lanes, batches of 200)`);
-  const small = await claimRate(databaseUrl, 'queue_small', SMALL_QUEUE, QUEUE_MEASURED, say);
+  say(
+    `(7) the queue at scale on PostgreSQL: the median of ${QUEUE_ROUNDS} rounds of ${QUEUE_MEASURED.toLocaleString('en-US')} no-op jobs claimed and completed (2 workers x 4 lanes, batches of 200)`,
+  );
+  const small = await claimRate(databaseUrl, 'queue_small', SMALL_QUEUE, QUEUE_MEASURED, true, say);
   say(`  with ${SMALL_QUEUE.toLocaleString('en-US')} queued: ${small.toFixed(0)} jobs/s`);
-  const large = await claimRate(databaseUrl, 'queue_large', LARGE_QUEUE, QUEUE_MEASURED, say);
+  const large = await claimRate(databaseUrl, 'queue_large', LARGE_QUEUE, QUEUE_MEASURED, false, say);
   say(`  with ${LARGE_QUEUE.toLocaleString('en-US')} queued: ${large.toFixed(0)} jobs/s`);
   const ratio = large / small;
   say(
@@ -413,6 +417,11 @@ async function queueAtScale(databaseUrl: string, pgEnv: { readonly DATABASE_URL:
     const storage = await openStorage(pgEnv.DATABASE_URL, { poolSize: 4 });
     try {
       await fillQueue(storage, LARGE_QUEUE, say);
+      // A queue that grew to a million over time has been vacuumed and checkpointed along the way:
+      // measured right after a bulk fill, autovacuum's pass over the new rows and the checkpoint that
+      // writes them out would share the two cores and the disk with the acks' commits.
+      await sql`VACUUM ANALYZE jobs`.execute(storage.db);
+      await sql`CHECKPOINT`.execute(storage.db);
     } finally {
       await storage.store.close();
     }
