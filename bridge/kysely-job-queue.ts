@@ -85,14 +85,9 @@ export class KyselyJobQueue implements JobQueue {
 
   /**
    * Tells the other instances' idle workers (PostgreSQL; a no-op on SQLite). Best effort, after the
-   * jobs are stored: a notification that cannot be sent (no connection free, say) must not turn a
-   * stored enqueue into a reported failure; the workers' poll finds the jobs anyway.
-   */
-  /**
-   * Tells listening workers that jobs are waiting, without holding up the enqueue: the jobs are stored
-   * once the INSERT returns, so the caller (a webhook's acknowledgement) need not wait a second round
-   * trip and commit for the notification. A notification that cannot be sent is lost, never an error:
-   * idle workers poll as well.
+   * jobs are stored, and not waited for: the caller (a webhook's acknowledgement) need not wait a second
+   * round trip and commit. A notification that cannot be sent (no connection free, say) is lost, never a
+   * reported failure of a stored enqueue; the workers' poll finds the jobs anyway.
    */
   private announce(): void {
     if (!this.skipLocked) return;

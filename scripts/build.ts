@@ -2,8 +2,9 @@
 // compiling TypeScript: `enrichbridge --help` takes about 1.2 s from the bundle against 2.5 s through
 // tsx on this machine, nearly all of it tsx's loader hooks resolving and transforming some 250 files.
 // Packages stay external (loaded from node_modules as they are); only our own code is bundled.
-// bin/launch.js runs a bundle only while it is newer than every source file; otherwise the sources
-// through tsx, so a checkout never needs this step and an edit is never shadowed by an old build.
+// In a checkout, bin/launch.js runs a bundle only while it is newer than every source file, otherwise
+// the sources through tsx, so a checkout never needs this step and an edit is never shadowed by an old
+// build; an installed package (`npm pack` runs this first) holds only the bundles.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +16,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 export const BUNDLES = { 'cli.mjs': 'server/cli/index.ts', 'server.mjs': 'server/main.ts' } as const;
 
 /**
- * Files the server reads beside its code, copied to dist/assets/: a bundle looks for them there first
+ * Files the server reads beside its code, copied to dist/assets/: a bundle reads them there
  * (server/http/home.ts, server/http/console/assets.ts), so an installed package needs no sources.
  */
 export const ASSETS = ['server/http/assets/favicon.ico', 'server/http/console/assets/console.css', 'server/http/console/assets/console.js'] as const;

@@ -232,7 +232,8 @@ function echoId(request: EnrichmentRequest): Pick<EnrichmentResponse, 'id'> {
 /**
  * A persona's household and career as one account may see them, made once per account record (a
  * cached credential's account lives a quarter of a second) and frozen: every answer about the persona
- * shares them, and answer-json.ts writes each once.
+ * shares them, and answer-json.ts writes each once. With every field granted that is the persona's own
+ * object (personas.ts), a constant nothing changes.
  */
 const entitledParts = new WeakMap<Account, WeakMap<object, object>>();
 

@@ -160,10 +160,7 @@ function setLimitHeaders(res: Response, result: EnrichResult): void {
 
 /** A JSON answer without res.json's freshness and ETag work, which never applies to a POST. */
 function sendJson(res: Response, status: number, body: object): void {
-  sendJsonText(res, status, answerJson(body));
-}
-
-function sendJsonText(res: Response, status: number, text: string): void {
+  const text = answerJson(body);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
