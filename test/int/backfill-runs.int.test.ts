@@ -147,7 +147,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     // Delivered again (its retry brought forward): it reads from c-5 on, not from the first page.
     source.failOn = null;
     source.cursors.length = 0;
-    await h.opened.queue.reschedule(installation.id, new Date());
+    await h.opened.queue.reschedule(installation.id, h.opened.clock.now());
     await h.drain();
     expect(source.cursors).toEqual(['c-5', 'c-7']);
     expect(await runs.find(installation.id, run.id)).toMatchObject({ state: 'enqueued', enqueued: 5, read: 7, error: null });
@@ -162,7 +162,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     await runs.confirm(installation, run.id);
     source.failOn = 'c-5';
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      await h.opened.queue.reschedule(installation.id, new Date());
+      await h.opened.queue.reschedule(installation.id, h.opened.clock.now());
       await h.worker().runOnce();
     }
     expect(await runs.find(installation.id, run.id)).toMatchObject({ state: 'failed', error: 'CRM unreachable', enqueued: 3 });

@@ -113,7 +113,7 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
     // Next month (the test clock; the queue's own clock is brought forward to the jobs' time).
     const next = new Date(Date.UTC(h.clock.now.getUTCFullYear(), h.clock.now.getUTCMonth() + 1, 1, 1));
     h.clock.now = next;
-    await h.opened.queue.reschedule(installation.id, new Date());
+    await h.opened.queue.reschedule(installation.id, h.opened.clock.now());
     await h.drain();
     const after = await outcomes(h, installation);
     for (const id of queued) expect(after[id]?.at(-1)).toBe('enriched');
