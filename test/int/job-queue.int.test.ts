@@ -180,9 +180,10 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
   });
 
   it('delivers at least once: a job whose lease expired goes to another worker, and the first cannot complete it', async () => {
-    const { queue } = await open();
+    const { queue, clock } = await open();
     await queue.enqueue({ installationId: 'i', kind: 'enrich', payload: {} });
-    const now = new Date();
+    // The queue's own clock (the database's on PostgreSQL): the job was queued at its time, not the host's.
+    const now = clock.now();
     const [leased] = await queue.claimBatch({ workerId: 'slow', limit: 1, leaseMs: 1000, now });
     expect(await queue.claimBatch({ workerId: 'other', limit: 1, leaseMs: 1000, now: new Date(now.getTime() + 500) })).toEqual([]);
     const [again] = await queue.claimBatch({ workerId: 'other', limit: 1, leaseMs: 1000, now: new Date(now.getTime() + 1500) });
@@ -193,10 +194,10 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
   });
 
   it('claims the jobs whose lease ran out before the queued ones, and the queued ones oldest first within an installation', async () => {
-    const { queue } = await open();
+    const { queue, clock } = await open();
     await queue.enqueueMany([1, 2, 3].map((n) => ({ installationId: 'b', kind: 'enrich', payload: { n } })));
     await queue.enqueue({ installationId: 'a', kind: 'enrich', payload: { n: 0 } });
-    const now = new Date();
+    const now = clock.now();
     // A worker takes a's job (the newest) and dies.
     const [stuck] = await queue.claimBatch({ workerId: 'dead', limit: 1, leaseMs: 1000, now, avoid: ['b'] });
     expect(stuck?.installationId).toBe('a');
