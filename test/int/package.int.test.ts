@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { ASSETS, BUNDLES } from '../../scripts/build.ts';
 import { REPO } from '../support/processes.ts';
 
-const manifest = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; files: string[] };
+const manifest = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  files: string[];
+  allowScripts?: Record<string, boolean>;
+};
+const lock = JSON.parse(readFileSync(path.join(REPO, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { name?: string; hasInstallScript?: boolean }>;
+};
 
 /** Packages that compile or check TypeScript, or test it: never needed to run the bundle. */
 const TOOLING = /^(typescript|tsx|esbuild|vitest|ts-node|@types\/.*|@swc\/.*|@esbuild\/.*)$/;
@@ -16,6 +23,17 @@ const TOOLING = /^(typescript|tsx|esbuild|vitest|ts-node|@types\/.*|@swc\/.*|@es
 describe('the production artefact', () => {
   it('runtime dependencies hold no TypeScript tooling', () => {
     expect(Object.keys(manifest.dependencies).filter((name) => TOOLING.test(name))).toEqual([]);
+  });
+
+  it('every dependency with an install script is named in allowScripts, so npm 12 neither skips nor asks about one', () => {
+    // An aliased package (better-sqlite3-n22) keeps its own name in the lock; the folder name is the alias.
+    const scripted = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript === true)
+      .map(([folder, entry]) => entry.name ?? folder.slice(folder.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(scripted.length).toBeGreaterThan(0);
+    const unreviewed = [...new Set(scripted)].filter((name) => manifest.allowScripts?.[name] === undefined);
+    expect(unreviewed).toEqual([]);
+    expect(manifest.allowScripts?.['better-sqlite3']).toBe(true);
   });
 
   it('the packed tarball holds bin/, the bundles with their source maps and assets, and no TypeScript source', async () => {
