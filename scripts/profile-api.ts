@@ -1,19 +1,24 @@
 // `npm run profile:api`: where a request's CPU goes. Starts the server as production runs it (the bundle,
 // npm start's flags) under `--cpu-prof`, loads POST /sandbox/v1 (Amanda Taylor) and POST /v1/ (a small
-// generated snapshot's queries) with autocannon as bench:api does, stops it, and for each writes
+// generated snapshot's queries, on SQLite and then on PostgreSQL) with autocannon as bench:api does, stops it, and for each writes
 // docs/performance/<endpoint>.cpuprofile's summary: self time by package or file, and a flame graph
-// (docs/performance/<endpoint>.svg). Open a .cpuprofile itself in Chrome DevTools or speedscope; it is not
-// kept (tens of megabytes).
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// (docs/performance/<endpoint>.svg). Open a .cpuprofile itself in Chrome DevTools or speedscope; it is
+// kept only with PROFILE_KEEP=folder (tens of megabytes).
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { buildBundles } from './build.ts';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { type CpuProfile, type Locate, flameGraphSvg, selfTimeBy } from './flame-graph.ts';
 import { AMANDA_TAYLOR, CONNECTIONS, ROOT, type Target, cli, freePort, loadWith, stopChild, waitHealthy } from '../test/bench/bench-support.ts';
 
 const SECONDS = 10;
+/** The PostgreSQL server the third profile makes a database on (dropped after); none there, it is skipped. */
+const PROFILE_DATABASE = process.env.PROFILE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const database = `enrichbridge_profile_${randomBytes(4).toString('hex')}`;
 const OUT = path.join(ROOT, 'docs', 'performance');
 
 /** Our frames by their source file, read through the bundle's source map. */
@@ -27,13 +32,13 @@ function bundleLocator(): Locate {
   };
 }
 
-async function profiled(name: string, dataDir: string, target: (port: number) => Target): Promise<void> {
+async function profiled(name: string, env: Record<string, string>, target: (port: number) => Target): Promise<void> {
   const profileDir = mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-profile-'));
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
   const server = spawn(process.execPath, ['--max-semi-space-size=32', '--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'dist/server.mjs'], {
     cwd: ROOT,
-    env: { ...inherited, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: { ...inherited, ...env, PORT: String(port), LOG_LEVEL: 'info', WORKER_CONCURRENCY: '0' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
@@ -47,6 +52,8 @@ async function profiled(name: string, dataDir: string, target: (port: number) =>
   const file = readdirSync(profileDir).find((entry) => entry.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`${name}: the server wrote no profile`);
   const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as CpuProfile;
+  // PROFILE_KEEP=folder keeps the .cpuprofile files (for DevTools or speedscope).
+  if (process.env.PROFILE_KEEP !== undefined) copyFileSync(path.join(profileDir, file), path.join(process.env.PROFILE_KEEP, `${name}.cpuprofile`));
   rmSync(profileDir, { recursive: true, force: true });
   const locate = bundleLocator();
   writeFileSync(path.join(OUT, `${name}.svg`), flameGraphSvg(profile, `${name}: ${SECONDS} s under autocannon, ${CONNECTIONS} connections`, locate));
@@ -74,18 +81,47 @@ async function main(): Promise<void> {
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.stringify((JSON.parse(line) as { request: unknown }).request));
 
-    await profiled('sandbox', dataDir, (port) => ({
+    await profiled('sandbox', env, (port) => ({
       name: 'POST /sandbox/v1',
       url: `http://127.0.0.1:${port}/sandbox/v1`,
       headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandboxToken },
       bodies: [AMANDA_TAYLOR],
     }));
-    await profiled('production', dataDir, (port) => ({
+    await profiled('production', env, (port) => ({
       name: 'POST /v1/',
       url: `http://127.0.0.1:${port}/v1/`,
       headers: { 'content-type': 'application/json', 'x-wf-auth-token': productionToken },
       bodies: queries,
     }));
+
+    // The same snapshot and queries on PostgreSQL: the server's share of a request there.
+    const admin = new pg.Client({ connectionString: PROFILE_DATABASE });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${database}`);
+    } catch (error) {
+      await admin.end();
+      console.log(`production-postgres: skipped, no PostgreSQL at ${PROFILE_DATABASE} (${(error as Error).message})`);
+      return;
+    }
+    const url = new URL(PROFILE_DATABASE);
+    url.pathname = `/${database}`;
+    const pgEnv = { DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'enrichbridge-profile-pg-')), DATABASE_URL: url.toString() };
+    try {
+      await cli(['accounts', 'create', 'profile', '--career-intelligence', '--rate-limit', '1000000', '--quota', '100000000'], pgEnv);
+      const pgToken = (await cli(['tokens', 'create', 'profile', '--env', 'production'], pgEnv)).trim();
+      await cli(['data', 'load', source], pgEnv);
+      await profiled('production-postgres', pgEnv, (port) => ({
+        name: 'POST /v1/ on PostgreSQL',
+        url: `http://127.0.0.1:${port}/v1/`,
+        headers: { 'content-type': 'application/json', 'x-wf-auth-token': pgToken },
+        bodies: queries,
+      }));
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+      rmSync(pgEnv.DATA_DIR, { recursive: true, force: true });
+    }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

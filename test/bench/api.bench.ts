@@ -22,6 +22,7 @@ import {
   startChild,
   stopChild,
   tableRow,
+  medianOf,
   verdict,
   waitHealthy,
 } from './bench-support.ts';
@@ -55,22 +56,6 @@ async function checkOnce(target: Target, check: (body: unknown) => boolean): Pro
   if (response.status !== 200 || !check(body)) {
     throw new Error(`${target.name}: unexpected answer ${response.status} ${JSON.stringify(body)}`);
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
-
-/** The median round of each figure. */
-function medianOf(rounds: readonly Measured[]): Measured {
-  return {
-    name: rounds[0]?.name ?? '',
-    requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
-    p50: median(rounds.map((round) => round.p50)),
-    p99: median(rounds.map((round) => round.p99)),
-  };
 }
 
 function report(sandboxRounds: readonly Measured[], echoRounds: readonly Measured[]): string {

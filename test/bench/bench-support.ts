@@ -140,6 +140,22 @@ export async function measure(target: Target, warmUpSeconds: number, seconds: nu
   return { name: target.name, requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** The median round of each figure. */
+export function medianOf(rounds: readonly Measured[]): Measured {
+  return {
+    name: rounds[0]?.name ?? '',
+    requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
+    p50: median(rounds.map((round) => round.p50)),
+    p99: median(rounds.map((round) => round.p99)),
+  };
+}
+
 export function tableRow(cells: readonly string[]): string {
   return cells.map((cell, i) => (i === 0 ? cell.padEnd(28) : cell.padStart(12))).join('');
 }
