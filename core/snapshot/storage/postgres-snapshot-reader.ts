@@ -1,6 +1,6 @@
 // The matching side of a PostgreSQL snapshot: one request's reader, which answers from what it has
 // fetched and notes what it lacks, and the source that sends the rounds of requests in flight to the
-// snapshot's schema as one prepared statement (FETCH), a few requests at a time.
+// snapshot's schema as one prepared statement (FETCH), up to 32 requests at a time.
 import type pg from 'pg';
 import { READ_KINDS, blockPrefix } from '../matching/block-keys.ts';
 import {
@@ -241,41 +241,77 @@ class PostgresRequestReader implements FetchingReader {
       data: [...want.data],
     });
     // Every key asked gets an answer, empty ones too, so no round asks for it again.
-    const fill = <K, V>(cache: Map<K, V[]>, asked: Iterable<K>, found: Map<K, V[]>, order?: (a: V, b: V) => number) => {
-      for (const key of asked) cache.set(key, order === undefined ? (found.get(key) ?? []) : (found.get(key) ?? []).sort(order));
-    };
-    fill(this.emails, want.emails, grouped(rows.emails), byPerson);
-    fill(this.phones, want.phones, grouped(rows.phones), byPerson);
-    const named = grouped(rows.names);
-    const totals = new Map((rows.name_totals ?? []).map((row) => [row.key, Number(row.total)]));
+    for (const key of want.emails) this.emails.set(key, rows.emails.get(key) ?? []);
+    for (const key of want.phones) this.phones.set(key, rows.phones.get(key) ?? []);
     for (const key of want.names.keys()) {
-      this.names.set(key, { people: (named.get(key) ?? []).sort(byPerson), tooCommon: (totals.get(key) ?? 0) > NAME_LOOKUP_LIMIT });
+      this.names.set(key, { people: rows.names.get(key) ?? [], tooCommon: (rows.nameTotals.get(key) ?? 0) > NAME_LOOKUP_LIMIT });
     }
-    // In the order SQLite's (key, hh, unit) index gives them.
-    fill(this.addresses, want.addresses, grouped(rows.addresses), (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
-    const blocked = grouped(rows.blocks);
-    for (const key of want.blocks)
-      this.blocks.set(
-        key,
-        (blocked.get(key) ?? []).map((row) => row.hh).sort((a, b) => a - b),
-      );
-
+    for (const key of want.addresses) this.addresses.set(key, rows.addresses.get(key) ?? []);
+    for (const key of want.blocks) this.blocks.set(key, rows.blocks.get(key) ?? []);
     // Households, records, members and careers: exactly the keys the statement says it fetched.
-    const householdRows = new Map((rows.households ?? []).map((row) => [row.hh, row]));
-    for (const hh of rows.households_for ?? []) this.households.set(hh, householdRows.get(hh) ?? null);
-    const records = new Map((rows.data ?? []).map((row) => [row.hh, row.data]));
-    for (const hh of rows.data_for ?? []) this.householdRecords.set(hh, records.get(hh) ?? null);
-    const members = new Map<number, PersonRow[]>();
-    for (const row of rows.members ?? []) {
-      if (row.hh === null) continue;
-      const list = members.get(row.hh);
-      if (list === undefined) members.set(row.hh, [row]);
-      else list.push(row);
-    }
-    for (const hh of rows.members_for ?? []) this.memberLists.set(hh, (members.get(hh) ?? []).sort(byPerson));
-    const careerRows = new Map((rows.careers ?? []).map((row) => [row.p, row.career]));
-    for (const p of rows.careers_for ?? []) this.careers.set(p, careerRows.get(p) ?? null);
+    for (const [hh, row] of rows.households) this.households.set(hh, row);
+    for (const [hh, data] of rows.data) this.householdRecords.set(hh, data);
+    for (const [hh, list] of rows.members) this.memberLists.set(hh, list);
+    for (const [p, career] of rows.careers) this.careers.set(p, career);
   }
+}
+
+/**
+ * One statement's answer by key, made once for every request the statement served: the rows found
+ * under each key asked, in the order the rules read them (SQLite's index order), and for households,
+ * records, members and careers every key the statement fetched, with null or [] where nothing was found.
+ */
+interface FetchedIndex {
+  readonly emails: ReadonlyMap<string, PersonRow[]>;
+  readonly phones: ReadonlyMap<string, PersonRow[]>;
+  readonly names: ReadonlyMap<string, PersonRow[]>;
+  /** How many people carry each name key asked, counted up to NAME_LOOKUP_LIMIT + 1. */
+  readonly nameTotals: ReadonlyMap<string, number>;
+  readonly addresses: ReadonlyMap<string, AddressHit[]>;
+  readonly blocks: ReadonlyMap<string, number[]>;
+  readonly households: ReadonlyMap<number, HouseholdRow | null>;
+  readonly data: ReadonlyMap<number, string | null>;
+  readonly members: ReadonlyMap<number, PersonRow[]>;
+  readonly careers: ReadonlyMap<number, string | null>;
+}
+
+/** Rows grouped by the key they were found under, each group sorted (the key stays on each row: the rules never read it). */
+function groupedSorted<T extends { key: string }>(rows: readonly T[] | null, order: (a: T, b: T) => number): Map<string, T[]> {
+  const groups = grouped(rows);
+  for (const group of groups.values()) group.sort(order);
+  return groups;
+}
+
+function indexed(rows: FetchedRows): FetchedIndex {
+  const householdRows = new Map((rows.households ?? []).map((row) => [row.hh, row]));
+  const records = new Map((rows.data ?? []).map((row) => [row.hh, row.data]));
+  const found = new Map<number, PersonRow[]>();
+  for (const row of rows.members ?? []) {
+    if (row.hh === null) continue;
+    const list = found.get(row.hh);
+    if (list === undefined) found.set(row.hh, [row]);
+    else list.push(row);
+  }
+  const careerRows = new Map((rows.careers ?? []).map((row) => [row.p, row.career]));
+  const blocks = new Map<string, number[]>();
+  for (const row of rows.blocks ?? []) {
+    const list = blocks.get(row.key);
+    if (list === undefined) blocks.set(row.key, [row.hh]);
+    else list.push(row.hh);
+  }
+  for (const list of blocks.values()) list.sort((a, b) => a - b);
+  return {
+    emails: groupedSorted(rows.emails, byPerson),
+    phones: groupedSorted(rows.phones, byPerson),
+    names: groupedSorted(rows.names, byPerson),
+    nameTotals: new Map((rows.name_totals ?? []).map((row) => [row.key, Number(row.total)])),
+    addresses: groupedSorted(rows.addresses, (a, b) => a.hh - b.hh || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0)),
+    blocks,
+    households: new Map((rows.households_for ?? []).map((hh) => [hh, householdRows.get(hh) ?? null])),
+    data: new Map((rows.data_for ?? []).map((hh) => [hh, records.get(hh) ?? null])),
+    members: new Map((rows.members_for ?? []).map((hh) => [hh, (found.get(hh) ?? []).sort(byPerson)])),
+    careers: new Map((rows.careers_for ?? []).map((p) => [p, careerRows.get(p) ?? null])),
+  };
 }
 
 /** One name lookup as the statement reads it (jsonb): the name key and the scope. */
@@ -302,22 +338,24 @@ interface Lookups {
 }
 
 /**
- * Most requests' rounds one statement answers. Small on purpose: one statement runs on one backend,
- * so a few requests per statement and several statements in flight keep every core busy (on the
- * 2-core bench machine 4 matched about 1,750-2,000 a second at 10 in flight; 1 and 32 about 1,100-1,600).
+ * The most requests' rounds one statement answers. On the 2-core bench machine the server, PostgreSQL
+ * and the load generator share the cores, so what a request costs in CPU decides, and each statement
+ * costs a round trip on both sides: merging every round waiting in a turn of the event loop
+ * (1M people, 10 in flight, alternated runs) took 0.50 statements a request instead of 0.78 and
+ * answered 1,035-1,211 req/s against 741-912 with 4 at most; at 32 in flight, 32 at most beat 10.
  */
-const MAX_BATCH = 4;
+const MAX_BATCH = 32;
 
 /**
  * An open snapshot schema, read through the process's pool. The rounds that requests ask for in one
- * turn of the event loop go to PostgreSQL a few at a time as one statement (their keys merged), and
+ * turn of the event loop go to PostgreSQL as one statement (up to MAX_BATCH of them, their keys merged), and
  * each request takes from the answer what it asked for: under load a round trip serves several
  * requests, as the grouped quota take does. Every row in the answer is the snapshot's own, so a
  * request that caches another's rows caches true data.
  */
 export class PostgresSnapshotSource {
   private readonly statement: { name: string; text: string };
-  private pending: { lookups: Lookups; resolve: (rows: FetchedRows) => void; reject: (error: unknown) => void }[] = [];
+  private pending: { lookups: Lookups; resolve: (rows: FetchedIndex) => void; reject: (error: unknown) => void }[] = [];
   private scheduled = false;
 
   constructor(
@@ -329,7 +367,7 @@ export class PostgresSnapshotSource {
     this.statement = { name: `eb_fetch_${schema}`.slice(0, 63), text: inSchema(fetchStatement(hasBlocks), schema) };
   }
 
-  fetch(lookups: Lookups): Promise<FetchedRows> {
+  fetch(lookups: Lookups): Promise<FetchedIndex> {
     return new Promise((resolve, reject) => {
       this.pending.push({ lookups, resolve, reject });
       if (this.scheduled) return;
@@ -344,7 +382,8 @@ export class PostgresSnapshotSource {
       const batch = this.pending.splice(0, MAX_BATCH);
       this.query(batch.map((entry) => entry.lookups)).then(
         (rows) => {
-          for (const entry of batch) entry.resolve(rows);
+          const index = indexed(rows);
+          for (const entry of batch) entry.resolve(index);
         },
         (error: unknown) => {
           for (const entry of batch) entry.reject(error);
