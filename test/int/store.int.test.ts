@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount, describeAccount, issueToken } from '../../core/accounts/admin.ts';
 import { hashToken } from '../../core/accounts/tokens.ts';
 import { DuplicateAccountError } from '../../core/storage/port.ts';
+import { sql } from 'kysely';
 import { openStorage } from '../../bridge/storage.ts';
+import { openPostgresStore } from '../../core/storage/postgres.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 
 const closers: (() => Promise<void>)[] = [];
@@ -118,5 +120,24 @@ describe.each(TEST_DATABASES)('Store on $name', (database) => {
     expect(granted.reduce((a, b) => a + b, 0)).toBe(50);
     const check = await open(file);
     expect(await check.store.quotaUsed(record.id, 'all')).toBe(50);
+  });
+});
+
+// PostgreSQL only: SQLite has no per-transaction commit setting (its WAL runs synchronous=NORMAL throughout).
+describe.each(TEST_DATABASES.filter((database) => database.name === 'PostgreSQL'))('Quota takes on $name', (database) => {
+  it('a grouped take’s commit that does not wait for the disk stays its own: the connection’s next statements still wait', async () => {
+    const location = await database.fresh();
+    // One connection: the statements after the take run where the take ran.
+    const { store, db } = await openPostgresStore(location, { poolSize: 1 });
+    closers.push(() => store.close());
+    await createAccount(store, 'relaxed', { quotaLimit: 100 });
+    const { record } = await issueToken(store, 'relaxed', 'production');
+    const takes = await Promise.all(Array.from({ length: 5 }, () => store.takeQuota(record.id, 'p', 100)));
+    expect(takes.map((take) => take.used).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5]);
+    // The relaxed commit was the take's own transaction's: the session (where a webhook's acknowledged
+    // insert may run next) commits synchronously as configured.
+    const { rows } = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(db);
+    expect(rows[0]?.synchronous_commit).toBe('on');
+    expect(await store.quotaUsed(record.id, 'p')).toBe(5);
   });
 });
