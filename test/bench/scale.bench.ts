@@ -583,6 +583,9 @@ async function main(): Promise<void> {
     const cpuRow = (m: CpuMeasured) => `  ${m.name}: CPU per request ${m.serverMs.toFixed(3)} ms in the server, ${m.postgresMs.toFixed(3)} ms in PostgreSQL`;
     if (ONLY === 'production') {
       say('');
+      say(`(0) data load of ${PEOPLE.toLocaleString('en-US')} people (the CLI, end to end)`);
+      say(`SQLite file ${(loadSeconds.sqlite ?? Number.NaN).toFixed(1)} s   PostgreSQL schema (COPY) ${(loadSeconds.pg ?? Number.NaN).toFixed(1)} s`);
+      say('');
       say(`(1) production POST /v1/, 10 connections, one instance: the median of ${PRODUCTION_ROUNDS} rounds of ${PRODUCTION_ROUND_SECONDS} s each`);
       say(tableRow(['', 'req/s', 'p50 ms', 'p99 ms']));
       say(measuredRow(sqliteSpeed));
