@@ -14,7 +14,19 @@ describe('linkage answer rules', () => {
     expect(strangerNearHousehold({ ...EXACT, number: 'near', street: 'close' })).toBe(false);
   });
 
-  it('a given name no member has, with one more slip besides, is a stranger near the household (a neighbour sharing a common surname)', () => {
+  it('a given name no member has at the same door, the postal code or the city wrong beside it, is answerable (the other one places it)', () => {
+    for (const place of [
+      { postal: 'different' },
+      { postal: 'missing' },
+      { city: 'close' },
+      { city: 'different' },
+      { city: 'missing' },
+      { postal: 'missing', city: 'missing' },
+    ] as const)
+      expect({ place, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...place }) }).toEqual({ place, stranger: false });
+  });
+
+  it('a given name no member has, with one more slip on the name or the door, or with neither postal code nor city agreeing, is a stranger near the household', () => {
     for (const slip of [
       { surname: 'edit1' },
       { surname: 'phonetic' },
@@ -22,9 +34,10 @@ describe('linkage answer rules', () => {
       { number: 'near' },
       { street: 'close' },
       { street: 'core' },
-      { postal: 'different' },
-      { city: 'close' },
-      { city: 'different' },
+      { postal: 'different', city: 'close' },
+      { postal: 'different', city: 'different' },
+      { postal: 'different', city: 'missing' },
+      { postal: 'missing', city: 'different' },
       { unit: 'different' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });

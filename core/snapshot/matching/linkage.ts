@@ -482,20 +482,18 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
 /**
  * A best candidate whose given name is no member's, with anything else off besides: the household is
  * answered for a given name the data does not know (most often another member of it) only when the
- * surname is the household's as written and the address agrees as written (number, street, postal
- * code and city; the unit not another's). A different given name and one more slip (a number one digit
- * off, a sound-alike surname) is as likely a neighbour who shares a common surname.
+ * surname is the household's as written and the home is the household's as written: the number and
+ * street exact, the unit not another's, and the place agreeing by its postal code or its city (the
+ * other may be misspelled or wrong: the same number on the same street of the same town is the same
+ * door). A different given name and one more slip on the name or the door (a number one digit off, a
+ * street misspelled, a sound-alike surname) is as likely a neighbour who shares a common surname; with
+ * neither the postal code nor the city agreeing, the same street name may be another town's.
  */
 export function strangerNearHousehold(best: Comparison): boolean {
   if (!givenDiffers(best)) return false;
-  const addressAsWritten =
-    best.number === 'exact' &&
-    best.street === 'exact' &&
-    best.postal !== 'different' &&
-    best.city !== 'different' &&
-    best.city !== 'close' &&
-    best.unit !== 'different';
-  return best.surname !== 'exact' || !addressAsWritten;
+  const placeAgrees = best.postal === 'exact' || best.city === 'exact' || (best.postal === 'missing' && best.city === 'missing');
+  const homeAsWritten = best.number === 'exact' && best.street === 'exact' && best.unit !== 'different' && placeAgrees;
+  return best.surname !== 'exact' || !homeAsWritten;
 }
 
 /**
