@@ -8,7 +8,8 @@
 // a stranger near or in the household, a household an erased member may have left, a likely namesake,
 // or no query (no name or no street address); and, for records that are not right, by the fields their
 // noise names. Negatives that are answered are listed by
-// their comparison with the household answered.
+// their comparison with the household answered. DIAGNOSE_SHOW='no candidate | city+street_number' lists
+// up to 10 records of that line with their household.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
@@ -48,6 +49,9 @@ const lines = readFileSync(path.join(folder, 'snapshot', set), 'utf8')
 const counts = new Map<string, number>();
 const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
 const answeredNegatives = new Map<string, number>();
+/** DIAGNOSE_SHOW='bucket | fields' (as the report prints it) lists up to 10 such records with their household. */
+const show = process.env.DIAGNOSE_SHOW;
+let shown = 0;
 let candidates = 0;
 let asked = 0;
 for (const line of lines) {
@@ -96,6 +100,14 @@ for (const line of lines) {
   }
   bump(bucket);
   if (bucket !== 'right') bump(`${bucket} | ${fields}`);
+  if (show !== undefined && `${bucket} | ${fields}` === show && shown < 10) {
+    shown += 1;
+    const known = truth === undefined ? undefined : reader.household(truth);
+    const members = truth === undefined ? [] : reader.members(truth).map((m) => `${m.first} ${m.last}`);
+    console.log(
+      `example: ${JSON.stringify(line.request)}\n  noise ${line.noise.join(', ')}\n  household ${known?.address_keys.replaceAll('\n', ' / ')} ${known?.city} ${known?.region}: ${members.join(', ')}`,
+    );
+  }
 }
 db.close();
 reader.close();
