@@ -2,7 +2,8 @@
 # The production artefact as an operator gets it (docs/deploy/README.md): `npm pack` in this checkout,
 # `npm install --omit=dev` of the tarball into an empty folder outside it, no TypeScript tooling
 # installed, then `enrichbridge start` on an empty data folder and the curl line its first start prints,
-# answered. Prints the time from the start to that first answer. Run by .ci/run after the tests.
+# answered, and `enrichbridge worker` started and stopped beside it. Prints the time from the start to
+# that first answer. Run by .ci/run after the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,3 +73,29 @@ if ! grep -q '"household_matched":true' <<<"$answer"; then
   exit 1
 fi
 echo "== package: enrichbridge start to the first sandbox answer: $(((t1 - t0) / 1000000)) ms on $(node --version)"
+
+# The workers apart from the server, as docs/deploy's second unit runs them: started, then stopped by SIGTERM.
+worker_log="$work/worker.log"
+env -u DATABASE_URL -u REDIS_URL -u NODE_ENV -u TEST_DATABASE_URL -u TEST_REDIS_URL \
+  DATA_DIR="$work/data" LOG_LEVEL=info node_modules/.bin/enrichbridge worker >"$worker_log" 2>&1 &
+worker_pid=$!
+for _ in $(seq 1 500); do
+  grep -q '"msg":"worker started"' "$worker_log" && break
+  if ! kill -0 "$worker_pid" 2>/dev/null; then break; fi
+  sleep 0.02
+done
+if ! grep -q '"msg":"worker started"' "$worker_log"; then
+  kill "$worker_pid" 2>/dev/null || true
+  echo "package check failed: enrichbridge worker did not start within 10 s:" >&2
+  cat "$worker_log" >&2
+  exit 1
+fi
+kill -TERM "$worker_pid"
+worker_status=0
+wait "$worker_pid" || worker_status=$?
+if [ "$worker_status" -ne 0 ] || ! grep -q '"msg":"worker stopped"' "$worker_log"; then
+  echo "package check failed: enrichbridge worker did not stop cleanly on SIGTERM (exit $worker_status):" >&2
+  cat "$worker_log" >&2
+  exit 1
+fi
+echo "== package: enrichbridge worker started and stopped on SIGTERM"
