@@ -624,7 +624,8 @@ describe.each(TEST_DATABASES)('on $name', (each) => {
       const inst = await h.install();
       h.crm.create(CONTACT, 'c1', contact(AMANDA));
       await h.opened.queue.enqueue({ ...enrichJob(inst.id, { object: CONTACT, recordId: 'c1' }), maxAttempts: 3 });
-      let now = new Date();
+      // The queue's own clock (the database's on PostgreSQL): the job was queued at its time, not the host's.
+      let now = h.opened.clock.now();
       for (let attempt = 1; attempt <= 3; attempt += 1) {
         h.crm.failNext('write', () => new CrmError('transient', 'the CRM answered 503'));
         const claimed = await h.opened.queue.claimBatch({ workerId: 'w', limit: 10, leaseMs: 60_000, now });
