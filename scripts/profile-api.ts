@@ -96,11 +96,11 @@ async function main(): Promise<void> {
 
     // The same snapshot and queries on PostgreSQL: the server's share of a request there.
     const admin = new pg.Client({ connectionString: PROFILE_DATABASE });
-    await admin.connect();
     try {
+      await admin.connect();
       await admin.query(`CREATE DATABASE ${database}`);
     } catch (error) {
-      await admin.end();
+      await admin.end().catch(() => undefined);
       console.log(`production-postgres: skipped, no PostgreSQL at ${PROFILE_DATABASE} (${(error as Error).message})`);
       return;
     }

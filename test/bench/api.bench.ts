@@ -25,6 +25,8 @@ import {
   medianOf,
   verdict,
   waitHealthy,
+  ratiosPerRound,
+  takeTurns,
 } from './bench-support.ts';
 
 const WARM_UP_SECONDS = 2;
@@ -62,7 +64,7 @@ function report(sandboxRounds: readonly Measured[], echoRounds: readonly Measure
   const sandbox = medianOf(sandboxRounds);
   const echo = medianOf(echoRounds);
   const ratio = sandbox.requestsPerSecond / echo.requestsPerSecond;
-  const perRound = sandboxRounds.map((round, i) => `${((round.requestsPerSecond / (echoRounds[i]?.requestsPerSecond ?? Infinity)) * 100).toFixed(1)} %`);
+
   return [
     '',
     tableRow(['median of the rounds', 'req/s', 'p50 ms', 'p99 ms']),
@@ -71,7 +73,7 @@ function report(sandboxRounds: readonly Measured[], echoRounds: readonly Measure
     '',
     `sandbox / echo req/s     ${(ratio * 100).toFixed(1)} %   target >= ${TARGET_THROUGHPUT_RATIO * 100} %: ${verdict(ratio >= TARGET_THROUGHPUT_RATIO)}`,
     `sandbox p99              ${sandbox.p99.toFixed(2)} ms   target <= ${TARGET_P99_MS} ms: ${verdict(sandbox.p99 <= TARGET_P99_MS)}`,
-    `each round's ratio       ${perRound.join(', ')}`,
+    `each round's ratio       ${ratiosPerRound(sandboxRounds, echoRounds)}`,
     '',
     `load: autocannon, ${CONNECTIONS} connections, pipelining 1, ${WARM_UP_SECONDS} s warm-up each, then ${ROUNDS} rounds of ${ROUND_SECONDS} s, the two taking turns`,
     machine(),
@@ -122,12 +124,11 @@ async function main(): Promise<void> {
 
     await loadWith(sandboxTarget, WARM_UP_SECONDS);
     await loadWith(echoTarget, WARM_UP_SECONDS);
-    const sandboxRounds: Measured[] = [];
-    const echoRounds: Measured[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      sandboxRounds.push(await measure(sandboxTarget, 0, ROUND_SECONDS));
-      echoRounds.push(await measure(echoTarget, 0, ROUND_SECONDS));
-    }
+    const [sandboxRounds, echoRounds] = await takeTurns(
+      ROUNDS,
+      () => measure(sandboxTarget, 0, ROUND_SECONDS),
+      () => measure(echoTarget, 0, ROUND_SECONDS),
+    );
     console.log(report(sandboxRounds, echoRounds));
   } finally {
     await Promise.all(children.map(stopChild));

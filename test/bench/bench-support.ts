@@ -146,6 +146,25 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+/**
+ * Two loads measured in rounds that take turns, `a` then `b` in each round: this machine's speed drifts
+ * by a fifth within a minute, so one run of each, one after the other, would compare two machines.
+ */
+export async function takeTurns<T>(rounds: number, a: () => Promise<T>, b: () => Promise<T>): Promise<[T[], T[]]> {
+  const first: T[] = [];
+  const second: T[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    first.push(await a());
+    second.push(await b());
+  }
+  return [first, second];
+}
+
+/** Each round's req/s of `numerators` over the same round's of `denominators`, as "61.2 %, 58.0 %, …". */
+export function ratiosPerRound(numerators: readonly Measured[], denominators: readonly Measured[]): string {
+  return numerators.map((round, i) => `${((round.requestsPerSecond / (denominators[i]?.requestsPerSecond ?? Infinity)) * 100).toFixed(1)} %`).join(', ');
+}
+
 /** The median round of each figure. */
 export function medianOf(rounds: readonly Measured[]): Measured {
   return {

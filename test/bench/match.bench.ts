@@ -12,7 +12,6 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { QueryLineSchema, type QueryLine } from '../../core/snapshot/format.ts';
 import {
-  type Measured,
   type Target,
   cli,
   freePort,
@@ -25,6 +24,8 @@ import {
   tableRow,
   verdict,
   waitHealthy,
+  ratiosPerRound,
+  takeTurns,
 } from './bench-support.ts';
 import { type Answer, QualityTally, multiReport } from './match-quality.ts';
 
@@ -172,21 +173,17 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandbox },
       bodies: [AMANDA],
     };
-    // In rounds that take turns, the median of each kept: this machine's speed drifts by a fifth within
-    // a minute, and one run of each, one after the other, compared two different machines.
+    // In rounds that take turns (takeTurns says why), the median of each kept.
     await measure(productionTarget, 0, WARM_UP_SECONDS);
     await measure(sandboxTarget, 0, WARM_UP_SECONDS);
-    const productionRounds: Measured[] = [];
-    const sandboxRounds: Measured[] = [];
-    for (let round = 0; round < SPEED_ROUNDS; round += 1) {
-      productionRounds.push(await measure(productionTarget, 0, SPEED_ROUND_SECONDS));
-      sandboxRounds.push(await measure(sandboxTarget, 0, SPEED_ROUND_SECONDS));
-    }
+    const [productionRounds, sandboxRounds] = await takeTurns(
+      SPEED_ROUNDS,
+      () => measure(productionTarget, 0, SPEED_ROUND_SECONDS),
+      () => measure(sandboxTarget, 0, SPEED_ROUND_SECONDS),
+    );
     const productionSpeed = medianOf(productionRounds);
     const sandboxSpeed = medianOf(sandboxRounds);
-    const speedRounds = productionRounds
-      .map((round, i) => `${((round.requestsPerSecond / (sandboxRounds[i]?.requestsPerSecond ?? Infinity)) * 100).toFixed(1)} %`)
-      .join(', ');
+    const speedRounds = ratiosPerRound(productionRounds, sandboxRounds);
 
     // The same production load with SUPPRESSED people on the list: a tenth of them people of the
     // snapshot (their e-mails from people.jsonl), the rest e-mails it does not hold.

@@ -49,6 +49,8 @@ import {
   timedInFlight,
   verdict,
   waitHealthy,
+  ratiosPerRound,
+  takeTurns,
 } from './bench-support.ts';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 1_000_000);
@@ -557,8 +559,7 @@ async function main(): Promise<void> {
       bodies,
     });
 
-    // (1) one instance each, measured in rounds that take turns (this machine's speed drifts by a fifth
-    // within a minute: one run of each, one after the other, compared two different machines).
+    // (1) one instance each, measured in rounds that take turns (takeTurns says why).
     const sqlite = await startInstance('sqlite', { ...sqliteEnv, WORKER_CONCURRENCY: '0' }, logDir);
     children.push(sqlite.child);
     const alone = await startInstance('pg-alone', { ...pgAloneEnv, WORKER_CONCURRENCY: '0' }, logDir);
@@ -567,19 +568,16 @@ async function main(): Promise<void> {
     const pgTarget = target(alone.url, tokens.pg ?? '', 'PostgreSQL, one instance');
     await measure(sqliteTarget, 0, WARM_UP_SECONDS);
     await measure(pgTarget, 0, WARM_UP_SECONDS);
-    const sqliteRounds: CpuMeasured[] = [];
-    const pgRounds: CpuMeasured[] = [];
-    for (let round = 0; round < PRODUCTION_ROUNDS; round += 1) {
-      sqliteRounds.push(await measureWithCpu(sqliteTarget, sqlite, PRODUCTION_ROUND_SECONDS));
-      pgRounds.push(await measureWithCpu(pgTarget, alone, PRODUCTION_ROUND_SECONDS));
-    }
+    const [sqliteRounds, pgRounds] = await takeTurns(
+      PRODUCTION_ROUNDS,
+      () => measureWithCpu(sqliteTarget, sqlite, PRODUCTION_ROUND_SECONDS),
+      () => measureWithCpu(pgTarget, alone, PRODUCTION_ROUND_SECONDS),
+    );
     await stopChild(sqlite.child);
     await stopChild(alone.child);
     const sqliteSpeed = medianCpu(sqliteRounds);
     const pgSpeed = medianCpu(pgRounds);
-    const perRound = pgRounds
-      .map((round, i) => `${((round.requestsPerSecond / (sqliteRounds[i]?.requestsPerSecond ?? Infinity)) * 100).toFixed(1)} %`)
-      .join(', ');
+    const perRound = ratiosPerRound(pgRounds, sqliteRounds);
     const cpuRow = (m: CpuMeasured) => `  ${m.name}: CPU per request ${m.serverMs.toFixed(3)} ms in the server, ${m.postgresMs.toFixed(3)} ms in PostgreSQL`;
     const ratio = pgSpeed.requestsPerSecond / sqliteSpeed.requestsPerSecond;
     const pgLoad = loadSeconds.pg ?? Number.NaN;
