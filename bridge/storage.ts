@@ -25,7 +25,8 @@ export interface OpenedStorage {
 
 /**
  * Opens the database at `location`: a `postgres://` URL (DATABASE_URL), or else the path of a SQLite
- * file. `busyTimeoutMs` is SQLite's; PostgreSQL waits on row locks, not on the whole file.
+ * file. `busyTimeoutMs` and `checkpointThread` are SQLite's; PostgreSQL waits on row locks, not on the
+ * whole file, and checkpoints in a process of its own.
  */
 export async function openStorage(location: string, options: Omit<OpenOptions, 'migrations'> & { readonly poolSize?: number } = {}): Promise<OpenedStorage> {
   if (isPostgresUrl(location)) {
@@ -52,6 +53,7 @@ export async function openStorage(location: string, options: Omit<OpenOptions, '
   }
   const { store, db } = await openSqliteStore(location, {
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.checkpointThread === undefined ? {} : { checkpointThread: options.checkpointThread }),
     migrations: PIPELINE_MIGRATIONS,
   });
   const pipelineDb = db.withTables<PipelineTables>();

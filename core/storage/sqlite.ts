@@ -6,6 +6,7 @@ import { ensurePrivateFile } from './data-folder.ts';
 import { isDatabaseBusy } from './errors.ts';
 import { EventLoopSlices } from './event-loop-slices.ts';
 import { KyselyStore } from './kysely-store.ts';
+import { CheckpointThread, type CheckpointThreadOptions, WAL_SIZE_LIMIT_BYTES, WRITER_CHECKPOINT_PAGES } from './sqlite-checkpoints.ts';
 import type { QuotaTake } from './port.ts';
 import { CORE_MIGRATIONS, type Database as Tables } from './schema.ts';
 
@@ -53,6 +54,7 @@ class SqliteStore extends KyselyStore {
   constructor(
     db: Kysely<Tables>,
     private readonly quotaConnection: BetterSqlite3.Database,
+    private readonly checkpoints: CheckpointThread | null = null,
   ) {
     super(db);
     this.take = quotaConnection.prepare(
@@ -98,6 +100,8 @@ class SqliteStore extends KyselyStore {
   }
 
   override async close(): Promise<void> {
+    // The thread first: the last connection to close checkpoints what is left and removes the log.
+    await this.checkpoints?.stop();
     await super.close();
     this.quotaConnection.close();
   }
@@ -182,6 +186,17 @@ export interface OpenOptions {
   readonly busyTimeoutMs?: number;
   /** Migrations of the layers above (the pipeline's tables), run with the service's own. */
   readonly migrations?: Readonly<Record<string, Migration>>;
+  /**
+   * A serving process's: the log is checkpointed by a thread of its own, not in the commit that takes
+   * it past 1,000 pages on the event loop (sqlite-checkpoints.ts).
+   */
+  readonly checkpointThread?: CheckpointThreadOptions;
+}
+
+/** A writer that leaves checkpoints to the thread, checkpointing itself only past the fallback. */
+function leaveCheckpointsToThread(connection: BetterSqlite3.Database): void {
+  connection.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+  connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 export async function openSqliteStore(file: string, options: OpenOptions = {}): Promise<OpenedStore> {
@@ -193,5 +208,9 @@ export async function openSqliteStore(file: string, options: OpenOptions = {}): 
   // Migrating at start may wait the long time (nothing is served yet); serving may not.
   await migrateToLatest(db, options.migrations);
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
-  return { store: new SqliteStore(db, connect(file, busyTimeoutMs)), db };
+  const quotaConnection = connect(file, busyTimeoutMs);
+  if (options.checkpointThread === undefined) return { store: new SqliteStore(db, quotaConnection), db };
+  leaveCheckpointsToThread(main);
+  leaveCheckpointsToThread(quotaConnection);
+  return { store: new SqliteStore(db, quotaConnection, CheckpointThread.start(file, options.checkpointThread)), db };
 }

@@ -75,6 +75,8 @@ export async function openRuntime(config: Config, logger: Logger, connectors?: C
   const opened = serving
     ? await openConfiguredStorage(config, {
         busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS,
+        // Nor stand still while its own commit copies the log back into the file.
+        checkpointThread: { onError: (message) => logger.warn({ reason: message }, 'the SQLite checkpoint thread could not checkpoint the log') },
         onTightened: (paths) => logger.warn({ paths }, 'tightened file modes in the data folder: group and others could read these'),
       })
     : await openConfiguredStorage(config);

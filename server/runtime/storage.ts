@@ -11,6 +11,7 @@ import { EnrichService } from '../../core/enrich/service.ts';
 import { ensurePrivateDir, securePrivateFolder } from '../../core/storage/data-folder.ts';
 import { refuseMigratedFolder } from '../../core/storage/migration-marker.ts';
 import { SQLITE_FILE_NAME } from '../../core/storage/sqlite.ts';
+import type { CheckpointThreadOptions } from '../../core/storage/sqlite-checkpoints.ts';
 import { type OpenedStorage, openStorage } from '../../bridge/storage.ts';
 import { type Config } from '../config.ts';
 import { type Logger } from '../logger.ts';
@@ -25,6 +26,7 @@ export async function openDataFolder(
   dataDir: string,
   options: {
     readonly busyTimeoutMs?: number;
+    readonly checkpointThread?: CheckpointThreadOptions;
     readonly onTightened?: (paths: string[]) => void;
     readonly databaseUrl?: string | null;
     readonly poolSize?: number;
@@ -37,13 +39,16 @@ export async function openDataFolder(
   if (options.databaseUrl !== undefined && options.databaseUrl !== null) {
     return openStorage(options.databaseUrl, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   }
-  return openStorage(path.join(dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+  return openStorage(path.join(dataDir, SQLITE_FILE_NAME), {
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.checkpointThread === undefined ? {} : { checkpointThread: options.checkpointThread }),
+  });
 }
 
 /** The data folder and the database a configuration names. */
 export function openConfiguredStorage(
   config: Config,
-  options: { readonly busyTimeoutMs?: number; readonly onTightened?: (paths: string[]) => void } = {},
+  options: { readonly busyTimeoutMs?: number; readonly checkpointThread?: CheckpointThreadOptions; readonly onTightened?: (paths: string[]) => void } = {},
 ): Promise<OpenedStorage> {
   return openDataFolder(config.dataDir, { ...options, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 }

@@ -77,8 +77,10 @@ async function startServer(fake: FakeHubSpot, name: string, workerConcurrency: n
   const log = openSync(logFile, 'a');
   // NODE_ENV=production would demand HTTPS on this plain-HTTP loopback bench.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_ENV'));
-  // The same command line as `npm start` (its larger young generation included).
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'bin/server.js'], {
+  // The same command line as `npm start` (its larger young generation included); BENCH_CPU_PROF=folder
+  // writes each server's CPU profile there (.cpuprofile, for Chrome's DevTools or speedscope).
+  const profile = process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`];
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', ...profile, 'bin/server.js'], {
     cwd: ROOT,
     env: {
       ...inherited,
