@@ -1,10 +1,20 @@
 // The job queue's SQL adapter (Kysely, on the pipeline's `jobs` table): the JobQueue port of
 // job-queue.ts, with claims that lease one installation's ready jobs at a time.
 import { type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import { monotonicFactory } from 'ulid';
+import { timeOrderedIds } from '../core/storage/time-ordered-ids.ts';
 import { z } from 'zod';
 import { isUniqueViolation } from '../core/storage/errors.ts';
-import { type ClaimOptions, DEFAULT_MAX_ATTEMPTS, JOB_STATES, type Job, type JobQueue, type JobState, type NewJob, retryDelayMs } from './job-queue.ts';
+import {
+  type ClaimOptions,
+  DEFAULT_MAX_ATTEMPTS,
+  JOB_STATES,
+  type Job,
+  type JobQueue,
+  type JobState,
+  JsonText,
+  type NewJob,
+  retryDelayMs,
+} from './job-queue.ts';
 import type { JobsTable, PipelineDatabase as Database } from './schema.ts';
 import { JOBS_CHANNEL_SQL, type JobListener } from './job-notifications.ts';
 import { HOST_CLOCK, type LeaseClock } from '../core/storage/database-clock.ts';
@@ -16,14 +26,14 @@ const stateColumn = z.enum(JOB_STATES);
 const ENQUEUE_CHUNK = 100;
 
 /** Time-ordered ids: inserts append to the primary key's index instead of scattering across it. */
-const nextJobId = monotonicFactory();
+const nextJobId = timeOrderedIds();
 
 function newJobRow(job: NewJob, now: string): JobsTable {
   return {
     id: `job_${nextJobId()}`,
     installation_id: job.installationId,
     kind: job.kind,
-    payload: JSON.stringify(job.payload),
+    payload: job.payload instanceof JsonText ? job.payload.text : JSON.stringify(job.payload),
     dedupe_key: job.dedupeKey ?? null,
     state: 'queued',
     attempts: 0,

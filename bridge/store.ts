@@ -1,7 +1,7 @@
 // The pipeline's storage, as a port: installations, per-record state, the enrichment log, the answers
 // kept for reuse and leases, each its own interface, together the one PipelineStore callers are handed.
 // The adapter on the service database (SQLite or PostgreSQL) is store/kysely-pipeline-store.ts.
-import { monotonicFactory } from 'ulid';
+import { timeOrderedIds } from '../core/storage/time-ordered-ids.ts';
 import type {
   Installation,
   InstallationSettings,
@@ -178,7 +178,7 @@ export interface PipelineStore extends InstallationStore, RecordStateStore, Enri
   afterErasure(installationId: string): Promise<void>;
 }
 
-const nextId = monotonicFactory();
+const nextId = timeOrderedIds();
 
 /** A time-ordered log entry id: the log is listed, and paged (`LogSearch.before`), in id order. */
 export function newLogId(at: Date = new Date()): string {

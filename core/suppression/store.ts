@@ -1,7 +1,7 @@
 // The suppression list as stored: entries (keyed hashes of identifiers, or snapshot ids) and an audit
 // trail of every change (who, when, what, how many; never a value). Both dialects, plain statements.
 import type { Kysely } from 'kysely';
-import { monotonicFactory } from 'ulid';
+import { timeOrderedIds } from '../storage/time-ordered-ids.ts';
 import type { Database } from '../storage/schema.ts';
 
 export const SUPPRESSION_KINDS = ['email', 'phone', 'name_address', 'person', 'household'] as const;
@@ -34,7 +34,7 @@ export interface SuppressionCounts {
 
 /** Rows a statement inserts or deletes at most: well under SQLite's 32,766 bound parameters (5 a row). */
 const CHUNK = 500;
-const nextId = monotonicFactory();
+const nextId = timeOrderedIds();
 
 export class SuppressionStore {
   constructor(private readonly db: Kysely<Database>) {}
