@@ -21,9 +21,18 @@ export interface Job {
   readonly createdAt: string;
 }
 
+/**
+ * A payload already written as JSON (a webhook batch's body, which passed its schema): stored as that
+ * text instead of being parsed into objects and written out again. A claim reads it back as any payload.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface NewJob {
   readonly installationId: string;
   readonly kind: string;
+  /** Stored as JSON; a JsonText as its text. */
   readonly payload: unknown;
   /**
    * A queued job with this key makes the new one a no-op. A running one is marked to run once more

@@ -4,7 +4,7 @@
 // pipeline. Creation and identity changes enqueue enrichment; our own writes are dropped; a merge carries
 // our state to the survivor; deletions erase what we keep. (The workflow action is action.ts.)
 import { z } from 'zod';
-import type { Job, JobQueue, NewJob } from '../../bridge/job-queue.ts';
+import { type Job, type JobQueue, JsonText, type NewJob } from '../../bridge/job-queue.ts';
 import type { Installation } from '../../bridge/model.ts';
 import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { PipelineStore } from '../../bridge/store.ts';
@@ -203,6 +203,11 @@ export async function queueHubSpotBatch(
      * installation are dropped, so one tenant's secret cannot act on another tenant's portal.
      */
     verifiedFor?: (installation: Installation) => Promise<boolean>;
+    /**
+     * The batch's body as received (it parsed to `events`): stored as that text when every event is
+     * of the one portal queued, instead of writing the parsed events out as JSON again.
+     */
+    body?: string;
   },
 ): Promise<QueuedBatch> {
   const byPortal = new Map<string, HubSpotEvent[]>();
@@ -222,7 +227,8 @@ export async function queueHubSpotBatch(
       continue;
     }
     // The events as received (they passed the schema): the expansion parses them again.
-    jobs.push({ installationId: installation.id, kind: HUBSPOT_EVENTS_JOB, payload: { events: ofPortal }, maxAttempts: 10 });
+    const payload = byPortal.size === 1 && deps.body !== undefined ? new JsonText(`{"events":${deps.body}}`) : { events: ofPortal };
+    jobs.push({ installationId: installation.id, kind: HUBSPOT_EVENTS_JOB, payload, maxAttempts: 10 });
   }
   await deps.queue.enqueueMany(jobs);
   return { received: events.length, queued: jobs.length, ignored, ...(foreignPortals.length > 0 ? { foreignPortals } : {}) };
@@ -247,9 +253,9 @@ export async function expandHubSpotEventJobs(jobs: readonly Job[], deps: IntakeD
 
 const NOT_JSON = Symbol('not JSON');
 
-function parseJson(raw: Buffer): unknown {
+function parseJson(text: string): unknown {
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text);
   } catch {
     return NOT_JSON;
   }
@@ -296,7 +302,8 @@ export async function acceptWebhookBatch(
   deps: HubSpotWebhookDeps,
 ): Promise<JsonAnswer> {
   // Parsed once, but nothing in it is acted on before the signature checks out.
-  const json = parseJson(body);
+  const text = body.toString('utf8');
+  const json = parseJson(text);
   const secrets: string[] = [];
   if (deps.appClientSecret !== null) secrets.push(deps.appClientSecret);
   let verifiedBy: string | undefined;
@@ -334,6 +341,7 @@ export async function acceptWebhookBatch(
         const credentials = await deps.credentialsOf(installation);
         return credentials !== null && constantTimeEqual(credentials.clientSecret, secret);
       },
+      body: text,
     });
     if (queued.foreignPortals !== undefined) deps.onForeignPortals(queued.foreignPortals);
     if (queued.queued > 0) deps.wake();
