@@ -105,8 +105,25 @@ describe('blocking keys', () => {
         .filter((key) => gordon.includes(key))
         .map(blockKindOf)
         .sort(),
-    ).toEqual([BLOCK.nameSound, BLOCK.regionSurnameNumber].sort());
-    expect(kindsOf(meredith)).toEqual(new Set([BLOCK.nameSound, BLOCK.givenSound, BLOCK.citySurname, BLOCK.regionSurnameNumber]));
+    ).toEqual([BLOCK.nameSound, BLOCK.regionSurnameNumber, BLOCK.regionSurnameStreet].sort());
+    expect(kindsOf(meredith)).toEqual(new Set([BLOCK.nameSound, BLOCK.givenSound, BLOCK.citySurname, BLOCK.regionSurnameNumber, BLOCK.regionSurnameStreet]));
+  });
+
+  it('another place of the state (postal code and city) and a wrong house number leave the surname’s sound on the street in the state', () => {
+    const loaded = loadedKeys(HOME, 'Meredith', 'Stephenson');
+    const asked = askedKeys({
+      first_name: 'Meredith',
+      last_name: 'Stephenson',
+      addresses: [{ address: '854 N Ridgewood Avenue Apt 4B', city: 'Marietta', state: 'GA', zipcode: '30060' }],
+    });
+    expect(sharedKinds(loaded, asked)).toEqual(new Set([BLOCK.regionSurnameStreet]));
+    // The street's type or directions wrong besides: its core still agrees.
+    const typed = askedKeys({
+      first_name: 'Meredith',
+      last_name: 'Stevenson',
+      addresses: [{ address: '854 Ridgewood Rd', city: 'Marietta', state: 'GA', zipcode: '30060' }],
+    });
+    expect(sharedKinds(loaded, typed)).toEqual(new Set([BLOCK.regionSurnameStreet]));
   });
 
   it('two wrong fields of the six leave a key that agrees, or a narrowed one with a name that narrows it', () => {

@@ -14,10 +14,12 @@ import { addressKeyParts, streetCore } from './keys.ts';
  *   cn|city|region|number|core        — the postal code wrong (the street without its type or directions);
  *   cs|city|region|surname sound|initial — postal code and number, or postal code and street, wrong;
  *   rn|region|surname sound|number    — postal code and city wrong (another place of the state);
+ *   rt|region|surname sound|core      — postal code and city wrong, and the house number besides
+ *                                       (the street's core, as cn's);
  *   gp|postal|given name sound        — never a source of candidates: it only tells which households a
  *                                       postal code and number or street find carry the given name,
  *                                       when the surname is wrong besides.
- * The people's kinds (np, cs, rn, gp) are written per person, the others per household.
+ * The people's kinds (np, cs, rn, rt, gp) are written per person, the others per household.
  */
 export const BLOCK = {
   postalNumber: 'pn',
@@ -26,6 +28,7 @@ export const BLOCK = {
   cityStreet: 'cn',
   citySurname: 'cs',
   regionSurnameNumber: 'rn',
+  regionSurnameStreet: 'rt',
   givenSound: 'gp',
 } as const;
 export type BlockKind = (typeof BLOCK)[keyof typeof BLOCK];
@@ -38,6 +41,7 @@ export const BLOCK_KINDS: readonly BlockKind[] = [
   BLOCK.cityStreet,
   BLOCK.citySurname,
   BLOCK.regionSurnameNumber,
+  BLOCK.regionSurnameStreet,
   BLOCK.givenSound,
 ];
 
@@ -113,24 +117,35 @@ export function regionSurnameBlock(region: string, surname: string, number: stri
   return region === '' || sound === '' || number === '' ? null : `${BLOCK.regionSurnameNumber}|${region}|${sound}|${number}`;
 }
 
-/** Where a person lives, as their keys read it: their household's place and house numbers. */
+/** A surname's sound and a street's core in a state (region), or null when any is missing. */
+export function regionStreetBlock(region: string, surname: string, street: string): string | null {
+  const sound = surname === '' ? '' : phoneticKey(surname);
+  const core = streetCore(street);
+  return region === '' || sound === '' || core === '' ? null : `${BLOCK.regionSurnameStreet}|${region}|${sound}|${core}`;
+}
+
+/** Where a person lives, as their keys read it: their household's place, house numbers and streets. */
 export interface PersonPlace {
   readonly postal: string;
   readonly city: string;
   readonly region: string;
   /** The house number of each of the household's addresses. */
   readonly numbers: readonly string[];
+  /** The street of each of the household's addresses (normalized, as in its address key). */
+  readonly streets: readonly string[];
 }
 
-/** The blocking keys of one person at their household's place (np, cs, rn, gp): the same builders the query asks. */
+/** The blocking keys of one person at their household's place (np, cs, rn, rt, gp): the same builders the query asks. */
 export function personBlocks(place: PersonPlace, first: string, last: string): string[] {
   const keys = [
     nameSoundBlock(place.postal, last),
     givenSoundBlock(place.postal, first),
     citySurnameBlock(place.city, place.region, last, first),
     ...[...new Set(place.numbers)].map((number) => regionSurnameBlock(place.region, last, number)),
+    ...[...new Set(place.streets)].map((street) => regionStreetBlock(place.region, last, street)),
   ];
-  return keys.filter((key) => key !== null);
+  // Two streets of one core (Oak Street, Oak Avenue) are one key.
+  return [...new Set(keys.filter((key) => key !== null))];
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   isNamingBlock,
   isNarrowedBlock,
   nameSoundBlock,
+  regionStreetBlock,
   regionSurnameBlock,
 } from './block-keys.ts';
 import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf, streetCore } from './keys.ts';
@@ -340,6 +341,7 @@ export function queryBlockKeys(query: LinkageQuery): string[] {
       givenSoundBlock(address.postal, query.first),
       citySurnameBlock(address.city, address.region, query.last, query.first),
       regionSurnameBlock(address.region, query.last, address.number),
+      regionStreetBlock(address.region, query.last, address.street),
     ])
       if (key !== null) keys.add(key);
   }

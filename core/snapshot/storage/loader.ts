@@ -401,7 +401,13 @@ export function householdToWrite(record: HouseholdRecord): { household: NewHouse
   const region = primary === undefined ? '' : regionOf(primary, postal);
   const city = cityKey(primary?.city);
   return {
-    place: { postal: postal ?? '', city, region, numbers: keys.map((key) => addressKeyParts(key.key).number) },
+    place: {
+      postal: postal ?? '',
+      city,
+      region,
+      numbers: keys.map((key) => addressKeyParts(key.key).number),
+      streets: keys.map((key) => addressKeyParts(key.key).street),
+    },
     household: {
       windfallId: record.windfall_id,
       data: JSON.stringify(data),
