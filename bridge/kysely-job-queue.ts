@@ -1,9 +1,9 @@
 // The job queue's SQL adapter (Kysely, on the pipeline's `jobs` table): the JobQueue port of
 // job-queue.ts, with claims that lease one installation's ready jobs at a time.
 import { type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import { timeOrderedIds } from '../core/storage/time-ordered-ids.ts';
 import { z } from 'zod';
 import { isUniqueViolation } from '../core/storage/errors.ts';
+import { timeOrderedIds } from '../core/storage/time-ordered-ids.ts';
 import {
   type ClaimOptions,
   DEFAULT_MAX_ATTEMPTS,

@@ -400,13 +400,14 @@ export function householdToWrite(record: HouseholdRecord): { household: NewHouse
   const keys = addresses.map(addressKeyOf).filter((key) => key !== null);
   const region = primary === undefined ? '' : regionOf(primary, postal);
   const city = cityKey(primary?.city);
+  const parts = keys.map((key) => addressKeyParts(key.key));
   return {
     place: {
       postal: postal ?? '',
       city,
       region,
-      numbers: keys.map((key) => addressKeyParts(key.key).number),
-      streets: keys.map((key) => addressKeyParts(key.key).street),
+      numbers: parts.map((part) => part.number),
+      streets: parts.map((part) => part.street),
     },
     household: {
       windfallId: record.windfall_id,
