@@ -9,7 +9,8 @@
 // or no query (no name or no street address); and, for records that are not right, by the fields their
 // noise names. Negatives that are answered are listed by
 // their comparison with the household answered. DIAGNOSE_SHOW='no candidate | city+street_number' lists
-// up to 10 records of that line with their household.
+// up to 10 records of that line with their household; DIAGNOSE_FIELDS=2 reads only the duplicates with
+// that many corrupted fields (`multi:fields=2`).
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';
@@ -44,7 +45,8 @@ const hhOf = db.prepare<[string], number>('SELECT hh FROM households WHERE windf
 const lines = readFileSync(path.join(folder, 'snapshot', set), 'utf8')
   .split('\n')
   .filter((text) => text.trim() !== '')
-  .map((text) => QueryLineSchema.parse(JSON.parse(text)));
+  .map((text) => QueryLineSchema.parse(JSON.parse(text)))
+  .filter((line) => process.env.DIAGNOSE_FIELDS === undefined || line.noise.includes(`multi:fields=${process.env.DIAGNOSE_FIELDS}`));
 
 const counts = new Map<string, number>();
 const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
