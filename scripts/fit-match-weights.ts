@@ -257,10 +257,14 @@ function main(): void {
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);
         const farCrowd = farOffAddress(best.comparison) ? crowdOf(reader, query, best.comparison) : null;
+        // A far-off address with a surname two slips off is never answered (linkage.ts, likelyNamesake:
+        // the record's surname does not count the household's namesakes), so it sets no limit and is
+        // no answer to recalibrate.
+        const neverAnswered = farCrowd !== null && best.comparison.surname === 'edit2';
         // The limit is read on far-off house numbers; a number one digit slipped on another street is
         // held to it as well, but too few of those are in training to set it.
-        farCrowds.push(multi || best.comparison.number !== 'different' ? null : farCrowd);
-        farAny.push(farCrowd);
+        farCrowds.push(multi || neverAnswered || best.comparison.number !== 'different' ? null : farCrowd);
+        farAny.push(neverAnswered ? Number.POSITIVE_INFINITY : farCrowd);
       }
       const beta = logistic(rows, labels);
       const [intercept = 0, weight = 0, margin = 0, differs = 0, crowd = 0] = beta;

@@ -462,6 +462,21 @@ for (const database of TEST_DATABASES) {
         expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
       });
 
+      it('finds the household through a surname two slips off when the given name and the door are right (Akafur for Okafor)', async () => {
+        const result = await match({ first_name: 'Adaeze', last_name: 'Akafur', addresses: at('316 Ridgewood Avenue') });
+        expect(result.household?.windfall_id).toBe(okafors.windfall_id);
+        // With the given name no member's as well, it is someone else.
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Akafur', addresses: at('316 Ridgewood Avenue') })).household).toBeNull();
+      });
+
+      it('never answers a surname two slips off at a far-off number (its sound counts none of the household’s namesakes)', async () => {
+        expect((await match({ first_name: 'Adaeze', last_name: 'Akafur', addresses: at('392 Ridgewood Avenue') })).household).toBeNull();
+        // The surname as written, at the same far-off number, is a rare name's mistyped number.
+        expect((await match({ first_name: 'Adaeze', last_name: 'Okafor', addresses: at('392 Ridgewood Avenue') })).household?.windfall_id).toBe(
+          okafors.windfall_id,
+        );
+      });
+
       it('any two wrong fields of given name, surname, house number, street, city and postal code leave the household among the candidates', async () => {
         const missed: string[] = [];
         for (const [i, a] of PARTS.entries())

@@ -2,7 +2,7 @@
 // name the data does not know only when nothing else is off, a far-off address, and the recalibration
 // of the logistic's probability through the fitted knots.
 import { describe, expect, it } from 'vitest';
-import { type Comparison, farOffAddress, recalibrated, strangerNearHousehold } from '../../core/snapshot/matching/linkage.ts';
+import { type Comparison, compareSurname, farOffAddress, recalibrated, strangerNearHousehold } from '../../core/snapshot/matching/linkage.ts';
 
 const EXACT: Comparison = { surname: 'exact', given: 'exact', number: 'exact', street: 'exact', postal: 'exact', city: 'exact', unit: 'none' };
 
@@ -41,6 +41,18 @@ describe('linkage answer rules', () => {
       { unit: 'different' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
+  });
+
+  it('a surname two slips off is its own level (Riu for Ruiz, Ntlsor for Nelson), never for a name of two letters (Lo for Li)', () => {
+    expect(compareSurname('riu', 'ruiz')).toBe('edit2');
+    expect(compareSurname('ntlsor', 'nelson')).toBe('edit2');
+    expect(compareSurname('lo', 'li')).toBe('different');
+    // Nearer levels keep their own: one slip, a sound-alike that looks alike, a close spelling.
+    expect(compareSurname('okafro', 'okafor')).toBe('edit1');
+    expect(compareSurname('ocafur', 'okafor')).toBe('phonetic');
+    expect(compareSurname('ofakor', 'okafor')).toBe('similar');
+    // Three slips are another surname.
+    expect(compareSurname('ukxfir', 'okafor')).toBe('different');
   });
 
   it('a far-off address: a number neither the household’s nor one digit slipped, or one digit slipped on another street', () => {

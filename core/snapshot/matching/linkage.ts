@@ -26,7 +26,7 @@ import { addressKey, addressKeyParts, cityKey, normalizeUnit, postalOf, regionOf
 import { CALIBRATION, WEIGHTS } from './match-weights.ts';
 import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from '../port.ts';
 
-export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'different' | 'swapped' | 'missing';
+export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'edit2' | 'different' | 'swapped' | 'missing';
 export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing';
 export type NumberLevel = 'exact' | 'near' | 'different';
 export type StreetLevel = 'exact' | 'core' | 'close' | 'different';
@@ -50,7 +50,7 @@ export type Field = (typeof FIELDS)[number];
 
 /** The levels of each field, in the order the weights table lists them. */
 export const LEVELS: { readonly [F in Field]: readonly Comparison[F][] } = {
-  surname: ['exact', 'edit1', 'phonetic', 'similar', 'different', 'swapped', 'missing'],
+  surname: ['exact', 'edit1', 'phonetic', 'similar', 'edit2', 'different', 'swapped', 'missing'],
   given: ['exact', 'close', 'different', 'swapped', 'missing'],
   number: ['exact', 'near', 'different'],
   street: ['exact', 'core', 'close', 'different'],
@@ -130,7 +130,11 @@ export function compareSurname(query: string, known: string): SurnameLevel {
   const similarity = jaroWinkler(query, known);
   // Double Metaphone alone is coarse (garcia and cruz share a code): a sound-alike must look alike too.
   if (similarity >= SOUND_ALIKE_FLOOR && soundAlike(query, known)) return 'phonetic';
-  return similarity >= SIMILAR_SURNAME ? 'similar' : 'different';
+  if (similarity >= SIMILAR_SURNAME) return 'similar';
+  // Two slips in one surname (Riu for Ruiz, Ntlsor for Nelson) look like no other level: its own
+  // weight says how often a household's surname is that near by chance. Two-letter names are left
+  // out: every two-letter surname is two edits from every other.
+  return Math.min(query.length, known.length) >= 3 && damerauLevenshtein(query, known) === 2 ? 'edit2' : 'different';
 }
 
 export function compareGiven(query: string, known: string): GivenLevel {
@@ -476,9 +480,11 @@ export function farOffAddress(best: Comparison): boolean {
  * entry seldom makes. Such a record is not answered, however sure its calibrated probability: the fit
  * picks the limit below which answers with a far-off number stay as precise as the rest
  * (scripts/fit-match-weights.ts), and a number one digit slipped on another street is held to it too.
+ * A far-off address with a surname two slips off is never answered: the record's surname has another
+ * sound than the household's, so its crowd does not count the household's namesakes.
  */
 export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best: Comparison): boolean {
-  return farOffAddress(best) && crowd(reader, query, best) >= CALIBRATION.farNumberCrowd;
+  return farOffAddress(best) && (best.surname === 'edit2' || crowd(reader, query, best) >= CALIBRATION.farNumberCrowd);
 }
 
 /**
