@@ -97,11 +97,10 @@ function expectCalibrated(outcomes: readonly Outcome[]): void {
 }
 
 describe('Typo-tolerant matching on a generated snapshot', () => {
-  it('finds the household for each single error type in at least 90 % of its records (multi-edit surnames excepted)', () => {
+  it('finds the household for each single error type in at least 90 % of its records, a surname of several edits included', () => {
     for (const type of CORRUPTIONS) {
       const ofType = typos.filter((outcome) => outcome.type === type);
       expect(ofType.length).toBeGreaterThan(50);
-      if (type === 'surname_multi_edit') continue;
       expect({ type, recall: recall(ofType) >= 0.9 }).toEqual({ type, recall: true });
     }
   });
@@ -136,18 +135,19 @@ describe('Typo-tolerant matching on a generated snapshot', () => {
 describe('Matching records with several errors on a generated snapshot', () => {
   const duplicates = () => multi.filter((outcome) => outcome.type !== 'negative');
 
-  // The targets are 90 % and 85 % at 1M people; these floors are what the blocking keys that
-  // survive two wrong fields reached (at 1M: 78 % and 81 %, from 59 % and 59 % before them).
-  it('keeps household precision at 99.5 % or more over the multi-error duplicates, and finds 70 % or more', () => {
+  // The targets are 90 % and 85 % at 1M people; the first floor is what the blocking keys that
+  // survive two wrong fields and a surname two edits off reached (at 1M: 81.6 %, from 59 % before them;
+  // here 85 %), the second the target (at 1M: 86.1 %, from 59 %; here 89 %).
+  it('keeps household precision at 99.5 % or more over the multi-error duplicates, and finds 80 % or more', () => {
     expect(duplicates().length).toBeGreaterThan(1000);
     expect(precision(duplicates())).toBeGreaterThanOrEqual(0.995);
-    expect(recall(duplicates())).toBeGreaterThanOrEqual(0.7);
+    expect(recall(duplicates())).toBeGreaterThanOrEqual(0.8);
   });
 
-  it('finds the household of 75 % or more of the duplicates with two corrupted fields', () => {
+  it('finds the household of 85 % or more of the duplicates with two corrupted fields', () => {
     const two = multi.filter((outcome) => outcome.type === 'fields=2');
     expect(two.length).toBeGreaterThan(300);
-    expect(recall(two)).toBeGreaterThanOrEqual(0.75);
+    expect(recall(two)).toBeGreaterThanOrEqual(0.85);
   });
 
   it('answers at most 0.5 % of its negatives (a real name at another household\u2019s address)', () => {
