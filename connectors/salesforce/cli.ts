@@ -60,6 +60,33 @@ interface ReconnectFlags {
   anyOrg?: boolean;
 }
 
+/** One GET of the API's version root with the given token: a wrong token or host fails before anything is stored or changed. */
+async function checkAccessToken(orgId: string, instanceUrl: string, accessToken: string, allowAnyHost: boolean): Promise<void> {
+  const probe = new SalesforceApi({ orgId, session: () => Promise.resolve({ instanceUrl, accessToken }), allowAnyHost });
+  await probe.send('check the token', { method: 'GET', url: `/services/data/v${SALESFORCE_API_VERSION}/` });
+}
+
+/** The credentials an admin gives on the command line: an access token, refreshable when a refresh token and client id come with it. */
+function givenCredentials(
+  flags: { refreshToken?: string; clientId?: string; clientSecret?: string },
+  given: { orgId: string; instanceUrl: string; accessToken: string; loginUrl: string },
+): SalesforceCredentials {
+  return {
+    kind: flags.refreshToken !== undefined ? 'oauth' : 'static',
+    instanceUrl: given.instanceUrl,
+    accessToken: given.accessToken,
+    refreshToken: flags.refreshToken ?? null,
+    issuedAt: null,
+    expiresAt: null,
+    clientId: flags.clientId ?? null,
+    clientSecret: flags.clientSecret ?? null,
+    loginUrl: given.loginUrl,
+    orgId: given.orgId,
+    userId: null,
+    jwt: null,
+  };
+}
+
 export function salesforceCommands(app: SalesforceAppSettings, context: CrmCommandContext): Command {
   const salesforce = new Command('salesforce').description('connect Salesforce orgs');
 
@@ -80,26 +107,13 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
     const instanceUrl = checkInstanceUrl(flags.instanceUrl, { allowAnyHost: app.allowAnyHost });
     const target = targetFromFlags(flags);
     // The token is tried before anything is stored: a wrong one fails here, not in the first batch.
-    const probe = new SalesforceApi({
+    await checkAccessToken(orgId, instanceUrl, flags.accessToken, app.allowAnyHost);
+    const credentials = givenCredentials(flags, {
       orgId,
-      session: () => Promise.resolve({ instanceUrl, accessToken: flags.accessToken }),
-      allowAnyHost: app.allowAnyHost,
-    });
-    await probe.send('check the token', { method: 'GET', url: `/services/data/v${SALESFORCE_API_VERSION}/` });
-    const credentials: SalesforceCredentials = {
-      kind: flags.refreshToken !== undefined ? 'oauth' : 'static',
       instanceUrl,
       accessToken: flags.accessToken,
-      refreshToken: flags.refreshToken ?? null,
-      issuedAt: null,
-      expiresAt: null,
-      clientId: flags.clientId ?? null,
-      clientSecret: flags.clientSecret ?? null,
       loginUrl: flags.sandboxOrg === true ? SALESFORCE_SANDBOX_LOGIN_URL : SALESFORCE_PRODUCTION_LOGIN_URL,
-      orgId,
-      userId: null,
-      jwt: null,
-    };
+    });
     await context.withRuntime(async ({ installations }) => {
       const installation = await installations.create({
         provider: SALESFORCE_PROVIDER,
@@ -218,26 +232,13 @@ export function salesforceCommands(app: SalesforceAppSettings, context: CrmComma
         if (rawInstanceUrl === undefined) throw new InstallationError('give --instance-url: the installation holds none');
         const instanceUrl = checkInstanceUrl(rawInstanceUrl, { allowAnyHost: app.allowAnyHost });
         // The token is tried before anything is changed: a wrong one fails here, and the installation stays as it was.
-        const probe = new SalesforceApi({
+        await checkAccessToken(orgId, instanceUrl, flags.accessToken, app.allowAnyHost);
+        const credentials = givenCredentials(flags, {
           orgId,
-          session: () => Promise.resolve({ instanceUrl, accessToken: flags.accessToken ?? '' }),
-          allowAnyHost: app.allowAnyHost,
-        });
-        await probe.send('check the token', { method: 'GET', url: `/services/data/v${SALESFORCE_API_VERSION}/` });
-        const credentials: SalesforceCredentials = {
-          kind: flags.refreshToken !== undefined ? 'oauth' : 'static',
           instanceUrl,
           accessToken: flags.accessToken,
-          refreshToken: flags.refreshToken ?? null,
-          issuedAt: null,
-          expiresAt: null,
-          clientId: flags.clientId ?? null,
-          clientSecret: flags.clientSecret ?? null,
           loginUrl: sandbox ? SALESFORCE_SANDBOX_LOGIN_URL : current.success ? current.data.loginUrl : SALESFORCE_PRODUCTION_LOGIN_URL,
-          orgId,
-          userId: null,
-          jwt: null,
-        };
+        });
         const result = await reconnectOrg({ installations, installationId: id, credentials, anyOrg: flags.anyOrg === true });
         context.tell(
           `moved installation ${id} from org ${result.movedFrom ?? '?'} to org ${result.installation.externalAccountId}; its settings, secrets and outbound-message URL are unchanged`,
