@@ -123,7 +123,10 @@ export interface ForgetDeps {
   readonly suppressions?: SuppressionList | undefined;
 }
 
-/** What forgetting some records did: each erased; `blanked` of them had properties of ours emptied in the CRM (or were gone). */
+/**
+ * What forgetting some records did: each erased, with the household records that held one of their
+ * answers; `blanked` of them had properties of ours emptied in the CRM (or were gone).
+ */
 export interface ForgottenRecords {
   readonly records: number;
   readonly blanked: number;
@@ -135,8 +138,9 @@ export interface ForgottenRecords {
  * Individual"). The person is remembered for the installation under the keyed hashes of the identifiers
  * each record carries now as well as those its enrichment carried (a record enriched before identifiers
  * were kept has only the former), so a record re-created with them is skipped as suppressed; the
- * properties we wrote there are blanked in the CRM; then our state, log entries, kept answers and
- * controls of each are erased. Run again on the same records, it sends nothing and changes nothing.
+ * properties we wrote there, and on a household record whose answer came from one of them, are blanked
+ * in the CRM; then our state, log entries, kept answers and controls of each are erased. Run again on
+ * the same records, it sends nothing and changes nothing.
  */
 export async function forgetRecords(deps: ForgetDeps, installation: Installation, object: string, records: readonly CrmRecord[]): Promise<ForgottenRecords> {
   if (records.length === 0) return { records: 0, blanked: 0, notBlanked: 0 };
@@ -146,7 +150,25 @@ export async function forgetRecords(deps: ForgetDeps, installation: Installation
     if (digests.length > 0) await retryWhileBusy(() => deps.store.suppressForInstallation(installation.id, [...new Set(digests)]));
   }
   const ids = records.map((record) => record.id);
-  const { blanked, notBlanked } = await blankWritten(deps.store, deps.connector, installation, object, ids);
+  // A household record (an NPSP household Account) holding one of their answers goes with them: found
+  // by its row's mark, whatever the read carried and wherever the installation puts household fields now.
+  const held = await deps.store.householdRecordsHeldBy(
+    installation.id,
+    ids.map((id) => `${object}/${id}`),
+  );
+  let { blanked, notBlanked } = await blankWritten(deps.store, deps.connector, installation, object, ids);
+  for (const [householdObject, householdIds] of groupByObject(held)) {
+    const households = await blankWritten(deps.store, deps.connector, installation, householdObject, householdIds);
+    blanked += households.blanked;
+    notBlanked += households.notBlanked;
+    for (const id of householdIds) await retryWhileBusy(() => deps.store.eraseRecord(installation.id, householdObject, id, { suppress: true }));
+  }
   for (const id of ids) await retryWhileBusy(() => deps.store.eraseRecord(installation.id, object, id, { suppress: true }));
-  return { records: ids.length, blanked, notBlanked };
+  return { records: ids.length + held.length, blanked, notBlanked };
+}
+
+function groupByObject(records: readonly { object: string; recordId: string }[]): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const { object, recordId } of records) grouped.set(object, [...(grouped.get(object) ?? []), recordId]);
+  return grouped;
 }

@@ -675,4 +675,19 @@ export const PIPELINE_MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.createIndex('jobs_ready').on('jobs').columns(['state', 'run_at']).execute();
     },
   },
+  '0028_record_states_household_source_index': {
+    // Forgetting a person finds the household records (NPSP household Accounts) that hold their answer
+    // by the row's household_source. Only household rows carry one, so the index holds only them.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('record_states_household_source')
+        .on('record_states')
+        .columns(['installation_id', 'household_source'])
+        .where(sql.ref('household_source'), 'is not', null)
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('record_states_household_source').execute();
+    },
+  },
 };

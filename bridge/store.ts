@@ -100,6 +100,8 @@ export interface InstallationStore {
 /** What the pipeline knows of each record it enriched (what `tracked` compares with, what is due again). */
 export interface RecordStateStore {
   recordStates(installationId: string, object: string, recordIds: readonly string[]): Promise<Map<string, RecordState>>;
+  /** The household records (NPSP household Accounts) whose row holds the answer of one of these people, by `object/recordId`. */
+  householdRecordsHeldBy(installationId: string, sources: readonly string[]): Promise<{ object: string; recordId: string }[]>;
   /** Records enriched before `beforeIso`, oldest first: what a scheduled refresh takes next. */
   staleRecords(installationId: string, beforeIso: string, limit: number): Promise<{ object: string; recordId: string; enrichedAt: string }[]>;
   /** A CRM merge: the survivor takes the merged record's state unless it has its own. */

@@ -62,6 +62,10 @@ export class KyselyPipelineStore implements PipelineStore {
     return states.recordStates(this.db, installationId, object, recordIds);
   }
 
+  householdRecordsHeldBy(installationId: string, sources: readonly string[]): Promise<{ object: string; recordId: string }[]> {
+    return states.householdRecordsHeldBy(this.db, installationId, sources);
+  }
+
   staleRecords(installationId: string, beforeIso: string, limit: number): Promise<{ object: string; recordId: string; enrichedAt: string }[]> {
     return states.staleRecords(this.db, installationId, beforeIso, limit);
   }

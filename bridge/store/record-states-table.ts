@@ -67,6 +67,27 @@ export async function recordStates(
   return states;
 }
 
+/** The household records whose row holds the answer of one of these people (`object/recordId`). */
+export async function householdRecordsHeldBy(
+  db: Kysely<Database>,
+  installationId: string,
+  sources: readonly string[],
+): Promise<{ object: string; recordId: string }[]> {
+  const held: { object: string; recordId: string }[] = [];
+  for (const some of chunks([...new Set(sources)], CHUNK * 4)) {
+    const rows = await db
+      .selectFrom('record_states')
+      .select(['object', 'record_id'])
+      .where('installation_id', '=', installationId)
+      .where('household_source', 'in', some)
+      .orderBy('object')
+      .orderBy('record_id')
+      .execute();
+    for (const row of rows) held.push({ object: row.object, recordId: row.record_id });
+  }
+  return held;
+}
+
 /** Inserts or replaces the states (within the adapter's saveOutcomes transaction). */
 export async function upsertStates(db: Kysely<Database>, states: readonly RecordState[]): Promise<void> {
   for (const batch of chunks(states.map(stateRow), CHUNK)) {

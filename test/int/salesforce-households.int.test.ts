@@ -9,6 +9,7 @@ import { enrichDedupeKey, enrichJob } from '../../bridge/enrich-job.ts';
 import type { InstallationSettings, LogEntry } from '../../bridge/model.ts';
 import type { Worker } from '../../bridge/worker.ts';
 import { erasePerson } from '../../bridge/person-erasure.ts';
+import { privacySweepJob } from '../../connectors/salesforce/privacy.ts';
 import type { Runtime } from '../../server/runtime.ts';
 import { type FakeRecord, type FakeSalesforce, personaContact, startFakeSalesforce } from '../support/fake-salesforce.ts';
 import { until } from '../support/processes.ts';
@@ -65,6 +66,16 @@ function spouse(name: string, of: ReturnType<typeof persona>, accountId: string)
     MailingPostalCode: of.zipcode,
     AccountId: accountId,
   };
+}
+
+/** Runs the installation's privacy sweep (Forget this Individual) once, through the worker. */
+async function sweep(installationId: string): Promise<void> {
+  const job = privacySweepJob(installationId);
+  await runtime.opened.queue.enqueueMany([job]);
+  worker.wake();
+  await until('the sweep done', async () => ((await runtime.opened.queue.findPending([job.dedupeKey ?? ''])) === undefined ? true : undefined), {
+    timeoutMs: 30_000,
+  });
 }
 
 const householdValues = (record: FakeRecord) =>
@@ -158,6 +169,47 @@ describe('NPSP household Accounts', () => {
     expect(done.installations.find((i) => i.installation.id === id)).toMatchObject({ records: 2, blanked: 2, notBlanked: 0 });
     expect(householdValues(home)).toEqual([]);
     expect(await runtime.bridge.pipelineStore.recordStates(id, 'Account', [home.id])).toEqual(new Map());
+  });
+
+  it('forgetting the person whose answer a household Account holds blanks the Account too, by the privacy sweep and by a job alike', async () => {
+    // The sweep reads the flagged Contacts' identity fields only (no AccountId): the Account is found by its row's mark.
+    for (const [name, by] of [
+      ['Jane Doe', 'sweep'],
+      ['Michael Williams', 'job'],
+    ] as const) {
+      const id = await install({ householdFieldsOn: 'household' });
+      const person = persona(name);
+      const home = fake.createAccount(`${person.last_name} Household`, HOUSEHOLD);
+      const contact = await fake.createContact(personaContact(person, { AccountId: home.id }), { notify: false });
+      await enrich(id, [contact]);
+      expect({ by, held: householdValues(home).length > 0 }).toEqual({ by, held: true });
+
+      fake.setIndividual(contact.id, { ShouldForget: true });
+      if (by === 'sweep') await sweep(id);
+      else await enrich(id, [contact], true);
+      expect({ by, left: householdValues(home) }).toEqual({ by, left: [] });
+      expect(await runtime.bridge.pipelineStore.recordStates(id, 'Account', [home.id])).toEqual(new Map());
+      expect(await runtime.bridge.pipelineStore.recordStates(id, 'Contact', [contact.id])).toEqual(new Map());
+    }
+  });
+
+  it('forgetting a person leaves a household Account that holds another member’s answer', async () => {
+    const id = await install({ householdFieldsOn: 'household' });
+    const amanda = persona('Amanda Taylor');
+    const home = fake.createAccount('Taylor Household', HOUSEHOLD);
+    const first = await fake.createContact(personaContact(amanda, { AccountId: home.id }), { notify: false });
+    const second = await fake.createContact(spouse('Robert', amanda, home.id), { notify: false });
+    await enrich(id, [first, second]);
+    const held = householdValues(home);
+    expect(held).not.toEqual([]);
+    const [state] = (await runtime.bridge.pipelineStore.recordStates(id, 'Account', [home.id])).values();
+    // The spouse is forgotten: the Account holds the first contact's answer, and keeps it.
+    expect(state?.householdSource).toBe(`Contact/${first.id}`);
+    fake.setIndividual(second.id, { ShouldForget: true });
+    await sweep(id);
+    expect(await runtime.bridge.pipelineStore.recordStates(id, 'Contact', [second.id])).toEqual(new Map());
+    expect(householdValues(home)).toEqual(held);
+    expect((await runtime.bridge.pipelineStore.recordStates(id, 'Account', [home.id])).size).toBe(1);
   });
 
   it('a contact of an organization Account keeps household fields on the Contact', async () => {
