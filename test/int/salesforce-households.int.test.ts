@@ -78,16 +78,22 @@ async function sweep(installationId: string): Promise<void> {
   });
 }
 
+/** A new installation writing household fields on household Accounts, and Amanda Taylor and her spouse as Contacts of one. */
+async function taylorHousehold(spouseName: string) {
+  const id = await install({ householdFieldsOn: 'household' });
+  const amanda = persona('Amanda Taylor');
+  const home = fake.createAccount('Taylor Household', HOUSEHOLD);
+  const first = await fake.createContact(personaContact(amanda, { AccountId: home.id }), { notify: false });
+  const second = await fake.createContact(spouse(spouseName, amanda, home.id), { notify: false });
+  return { id, amanda, home, first, second };
+}
+
 const householdValues = (record: FakeRecord) =>
   Object.entries(fake.record(record.id).fields).filter(([name, value]) => name.startsWith('WF_HH_') && value !== null && value !== false);
 
 describe('NPSP household Accounts', () => {
   it('two contacts of one household Account write one household answer, once, to the Account', async () => {
-    const id = await install({ householdFieldsOn: 'household' });
-    const amanda = persona('Amanda Taylor');
-    const home = fake.createAccount('Taylor Household', HOUSEHOLD);
-    const first = await fake.createContact(personaContact(amanda, { AccountId: home.id }), { notify: false });
-    const second = await fake.createContact(spouse('Sam', amanda, home.id), { notify: false });
+    const { id, amanda, home, first, second } = await taylorHousehold('Sam');
     const logs = await enrich(id, [first, second]);
     expect(logs.map((log) => log.at(-1)?.outcome)).toEqual(['enriched', 'enriched']);
     // The Account got the household once; the contacts keep none of it, but their career and status.
@@ -194,11 +200,7 @@ describe('NPSP household Accounts', () => {
   });
 
   it('forgetting a person leaves a household Account that holds another member’s answer', async () => {
-    const id = await install({ householdFieldsOn: 'household' });
-    const amanda = persona('Amanda Taylor');
-    const home = fake.createAccount('Taylor Household', HOUSEHOLD);
-    const first = await fake.createContact(personaContact(amanda, { AccountId: home.id }), { notify: false });
-    const second = await fake.createContact(spouse('Robert', amanda, home.id), { notify: false });
+    const { id, home, first, second } = await taylorHousehold('Robert');
     await enrich(id, [first, second]);
     const held = householdValues(home);
     expect(held).not.toEqual([]);
