@@ -35,6 +35,7 @@ import {
   type LinkageQuery,
   farOffAddress,
   linkageQuery,
+  namesakesUncounted,
   strangerInMixedHousehold,
   strangerNearHousehold,
 } from '../core/snapshot/matching/linkage.ts';
@@ -257,10 +258,8 @@ function main(): void {
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);
         const farCrowd = farOffAddress(best.comparison) ? crowdOf(reader, query, best.comparison) : null;
-        // A far-off address with a surname two slips off is never answered (linkage.ts, likelyNamesake:
-        // the record's surname does not count the household's namesakes), so it sets no limit and is
-        // no answer to recalibrate.
-        const neverAnswered = farCrowd !== null && best.comparison.surname === 'edit2';
+        // Never answered by linkage (its namesakes cannot be counted): it sets no limit and is no answer to recalibrate.
+        const neverAnswered = namesakesUncounted(best.comparison);
         // The limit is read on far-off house numbers; a number one digit slipped on another street is
         // held to it as well, but too few of those are in training to set it.
         farCrowds.push(multi || neverAnswered || best.comparison.number !== 'different' ? null : farCrowd);

@@ -126,15 +126,17 @@ export function compareSurname(query: string, known: string): SurnameLevel {
   if (query === '') return 'missing';
   if (known === '') return 'different';
   if (query === known) return 'exact';
-  if (Math.min(query.length, known.length) >= 3 && damerauLevenshtein(query, known) <= 1) return 'edit1';
+  // Edits are counted for names of three letters or more: every two-letter surname is two edits from
+  // every other. Lengths more than two apart are more than two edits apart, and are not counted.
+  const edits = Math.min(query.length, known.length) >= 3 && Math.abs(query.length - known.length) <= 2 ? damerauLevenshtein(query, known) : Infinity;
+  if (edits <= 1) return 'edit1';
   const similarity = jaroWinkler(query, known);
   // Double Metaphone alone is coarse (garcia and cruz share a code): a sound-alike must look alike too.
   if (similarity >= SOUND_ALIKE_FLOOR && soundAlike(query, known)) return 'phonetic';
   if (similarity >= SIMILAR_SURNAME) return 'similar';
   // Two slips in one surname (Riu for Ruiz, Ntlsor for Nelson) look like no other level: its own
-  // weight says how often a household's surname is that near by chance. Two-letter names are left
-  // out: every two-letter surname is two edits from every other.
-  return Math.min(query.length, known.length) >= 3 && damerauLevenshtein(query, known) === 2 ? 'edit2' : 'different';
+  // weight says how often a household's surname is that near by chance.
+  return edits === 2 ? 'edit2' : 'different';
 }
 
 export function compareGiven(query: string, known: string): GivenLevel {
@@ -474,6 +476,15 @@ export function farOffAddress(best: Comparison): boolean {
 }
 
 /**
+ * A far-off address whose namesakes down the street cannot be counted: the record's surname two slips
+ * off has another sound than the household's. Never answered (likelyNamesake), so the weight fitter
+ * leaves such answers out as well.
+ */
+export function namesakesUncounted(best: Comparison): boolean {
+  return farOffAddress(best) && best.surname === 'edit2';
+}
+
+/**
  * A best candidate whose address is far off (farOffAddress) for a name that CALIBRATION.farNumberCrowd
  * or more households of the postal code carry: as likely a namesake down the street (a Patricia
  * Torres at 866 S High Ln when one lives at 597) as the same person with a wrong number, which data
@@ -484,7 +495,7 @@ export function farOffAddress(best: Comparison): boolean {
  * sound than the household's, so its crowd does not count the household's namesakes.
  */
 export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best: Comparison): boolean {
-  return farOffAddress(best) && (best.surname === 'edit2' || crowd(reader, query, best) >= CALIBRATION.farNumberCrowd);
+  return namesakesUncounted(best) || (farOffAddress(best) && crowd(reader, query, best) >= CALIBRATION.farNumberCrowd);
 }
 
 /**
