@@ -16,6 +16,10 @@ import { type CpuProfile, type Locate, flameGraphSvg, selfTimeBy } from './flame
 import { AMANDA_TAYLOR, CONNECTIONS, ROOT, type Target, cli, freePort, loadWith, stopChild, waitHealthy } from '../test/bench/bench-support.ts';
 
 const SECONDS = 10;
+/** The generated snapshot's size: PROFILE_PEOPLE=1000000 profiles production as bench:match measures it. */
+const PEOPLE = Number(process.env.PROFILE_PEOPLE ?? '50000');
+/** PROFILE_ONLY=production (or sandbox, production-postgres; comma-separated) profiles those alone. */
+const ONLY = new Set((process.env.PROFILE_ONLY ?? 'sandbox,production,production-postgres').split(',').map((name) => name.trim()));
 /** The PostgreSQL server the third profile makes a database on (dropped after); none there, it is skipped. */
 const PROFILE_DATABASE = process.env.PROFILE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const database = `enrichbridge_profile_${randomBytes(4).toString('hex')}`;
@@ -74,27 +78,30 @@ async function main(): Promise<void> {
     const sandboxToken = (await cli(['tokens', 'create', 'profile', '--env', 'sandbox'], env)).trim();
     const productionToken = (await cli(['tokens', 'create', 'profile', '--env', 'production'], env)).trim();
     const source = path.join(dataDir, 'snapshot');
-    await cli(['data', 'generate', source, '--people', '50000', '--queries', '2000'], env);
+    await cli(['data', 'generate', source, '--people', String(PEOPLE), '--queries', '2000'], env);
     await cli(['data', 'load', source], env);
     const queries = readFileSync(path.join(source, 'queries.jsonl'), 'utf8')
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.stringify((JSON.parse(line) as { request: unknown }).request));
 
-    await profiled('sandbox', env, (port) => ({
-      name: 'POST /sandbox/v1',
-      url: `http://127.0.0.1:${port}/sandbox/v1`,
-      headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandboxToken },
-      bodies: [AMANDA_TAYLOR],
-    }));
-    await profiled('production', env, (port) => ({
-      name: 'POST /v1/',
-      url: `http://127.0.0.1:${port}/v1/`,
-      headers: { 'content-type': 'application/json', 'x-wf-auth-token': productionToken },
-      bodies: queries,
-    }));
+    if (ONLY.has('sandbox'))
+      await profiled('sandbox', env, (port) => ({
+        name: 'POST /sandbox/v1',
+        url: `http://127.0.0.1:${port}/sandbox/v1`,
+        headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandboxToken },
+        bodies: [AMANDA_TAYLOR],
+      }));
+    if (ONLY.has('production'))
+      await profiled('production', env, (port) => ({
+        name: 'POST /v1/',
+        url: `http://127.0.0.1:${port}/v1/`,
+        headers: { 'content-type': 'application/json', 'x-wf-auth-token': productionToken },
+        bodies: queries,
+      }));
 
     // The same snapshot and queries on PostgreSQL: the server's share of a request there.
+    if (!ONLY.has('production-postgres')) return;
     const admin = new pg.Client({ connectionString: PROFILE_DATABASE });
     try {
       await admin.connect();
