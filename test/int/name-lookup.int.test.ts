@@ -1,11 +1,15 @@
 // The name rule at its limit, on each database: a name shared by more than NAME_LOOKUP_LIMIT people
-// is too common to decide anything, even when only one of them lives in the place supplied (on
-// PostgreSQL the lookup sends only the people in the place, so the count must come from the index).
+// is too common to decide anything, even when only one of them lives in the place supplied (the lookup
+// sends only the people in the place, so the count must come from the index). On SQLite, the name
+// index carries the scope, and a file loaded before it did is still read.
+import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
 import { NAME_LOOKUP_LIMIT } from '../../core/snapshot/port.ts';
+import { SqliteSnapshotReader } from '../../core/snapshot/storage/sqlite-snapshot.ts';
+import Database from '../../core/storage/better-sqlite3.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
@@ -14,6 +18,7 @@ for (const database of TEST_DATABASES) {
   describe(`a name lookup on ${database.name}`, () => {
     let snapshots: TestSnapshots;
     let matcher: SnapshotMatcher;
+    let location = '';
     const boston = household([{ address: '45 Beacon Street', city: 'Boston', state: 'MA', zipcode: '02108' }], { windfall_id: 'b'.repeat(32) });
     const denver = household([{ address: '9 Larimer Street', city: 'Denver', state: 'CO', zipcode: '80202' }], { windfall_id: 'd'.repeat(32) });
 
@@ -30,7 +35,8 @@ for (const database of TEST_DATABASES) {
       ];
       const source = writeSnapshot(path.join(snapshots.root, 'common'), { version: 'common', households: [...atlanta, boston, denver], people });
       const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
-      matcher = new SnapshotMatcher(await snapshots.storage.open(snapshots.storage.locationFor(result.id)), result.version);
+      location = snapshots.storage.locationFor(result.id);
+      matcher = new SnapshotMatcher(await snapshots.storage.open(location), result.version);
     }, 120_000);
     afterAll(() => snapshots.close());
 
@@ -45,6 +51,45 @@ for (const database of TEST_DATABASES) {
     it('matches a rarer name with its place', async () => {
       const answer = await matcher.match({ first_name: 'Zeb', last_name: 'Quartermaine', addresses: [{ zipcode: '80202' }] }, { career: true });
       expect(answer.household?.windfall_id).toBe(denver.windfall_id);
+    });
+
+    it.runIf(database.name === 'SQLite')('reads only the people of the scope from the name index, and counts everyone with the name', () => {
+      const reader = new SqliteSnapshotReader(path.join(snapshots.root, location));
+      try {
+        const byPostal = reader.peopleByName('smith', 'john', { company: '', postals: ['02108'], places: [] });
+        expect(byPostal.people.map((row) => row.person_id)).toEqual(['bos']);
+        expect(byPostal.tooCommon).toBe(true);
+        const byPlace = reader.peopleByName('smith', 'john', { company: '', postals: [], places: [{ city: 'boston', region: 'MA' }] });
+        expect(byPlace.people.map((row) => row.person_id)).toEqual(['bos']);
+        expect(reader.peopleByName('smith', 'john', { company: '', postals: ['80202'], places: [] }).people).toEqual([]);
+        expect(reader.peopleByName('quartermaine', 'zeb', { company: '', postals: ['80202'], places: [] })).toMatchObject({
+          people: [{ person_id: 'den' }],
+          tooCommon: false,
+        });
+      } finally {
+        reader.close();
+      }
+    });
+
+    it.runIf(database.name === 'SQLite')('still answers the name rule from a SQLite file whose name index carries no scope', async () => {
+      // What a load before the scope left: the name rows with the name key and the person only (made
+      // on a copy: the suite's matcher holds the file).
+      const file = path.join(snapshots.root, `before-${location}`);
+      copyFileSync(path.join(snapshots.root, location), file);
+      const older = new Database(file);
+      older.exec(`CREATE TABLE names_before AS SELECT last, first_key, p FROM names; DROP TABLE names;
+        ALTER TABLE names_before RENAME TO names; CREATE INDEX names_last_first ON names (last, first_key, p);`);
+      older.close();
+      const reader = new SqliteSnapshotReader(file);
+      const olderMatcher = new SnapshotMatcher({ kind: 'immediate', reader, close: () => reader.close() }, 'before');
+      const rare = await olderMatcher.match({ first_name: 'Zeb', last_name: 'Quartermaine', addresses: [{ zipcode: '80202' }] }, { career: true });
+      expect(rare.household?.windfall_id).toBe(denver.windfall_id);
+      const common = await olderMatcher.match(
+        { first_name: 'John', last_name: 'Smith', addresses: [{ city: 'Boston', state: 'MA', zipcode: '02108' }] },
+        { career: true },
+      );
+      expect(common).toEqual({ household: null, career: null });
+      reader.close();
     });
   });
 }

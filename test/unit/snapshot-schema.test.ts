@@ -1,10 +1,9 @@
-// Unit tests of the snapshot schema: rendered for SQLite it creates what snapshot files already hold,
-// rendered for PostgreSQL it is what loaded snapshot schemas were created with, every key and index is
-// built once, and the rows a household and a person fan out into fit each dialect's columns.
+// Unit tests of the snapshot schema: rendered for SQLite it creates what snapshot files are written
+// with, rendered for PostgreSQL it is what loaded snapshot schemas were created with, every key and
+// index is built once, and the rows a household and a person fan out into fit the tables' columns.
 import { describe, expect, it } from 'vitest';
 import Database from '../../core/storage/better-sqlite3.ts';
 import {
-  type Dialect,
   INDEXES,
   LOADED_TABLES,
   type LoadedTable,
@@ -20,7 +19,10 @@ import {
   tableNamed,
 } from '../../core/snapshot/storage/schema.ts';
 
-/** The tables and indexes snapshot files were written with before the schema was declared once. */
+/**
+ * The tables and indexes snapshot files are written with: those of the files written before the schema
+ * was declared once, and the name rows' scope (employer and place) carried in the name index since.
+ */
 const SQLITE_FORMAT = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE households (hh INTEGER PRIMARY KEY, windfall_id TEXT NOT NULL, data TEXT NOT NULL,
@@ -31,7 +33,8 @@ CREATE TABLE people (p INTEGER PRIMARY KEY, person_id TEXT NOT NULL, hh INTEGER,
 CREATE TABLE careers (p INTEGER PRIMARY KEY, career TEXT NOT NULL);
 CREATE TABLE emails (email TEXT NOT NULL, p INTEGER NOT NULL);
 CREATE TABLE phones (phone TEXT NOT NULL, p INTEGER NOT NULL);
-CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL);
+CREATE TABLE names (last TEXT NOT NULL, first_key TEXT NOT NULL, p INTEGER NOT NULL, company TEXT NOT NULL,
+  postal TEXT NOT NULL, city TEXT NOT NULL, region TEXT NOT NULL);
 CREATE TABLE blocks (key TEXT NOT NULL, hh INTEGER NOT NULL);
 CREATE UNIQUE INDEX households_windfall_id ON households (windfall_id);
 CREATE INDEX addresses_key ON addresses (key, hh, unit);
@@ -39,7 +42,7 @@ CREATE UNIQUE INDEX people_person_id ON people (person_id);
 CREATE INDEX people_hh ON people (hh);
 CREATE INDEX emails_email ON emails (email, p);
 CREATE INDEX phones_phone ON phones (phone, p);
-CREATE INDEX names_last_first ON names (last, first_key, p);
+CREATE INDEX names_last_first ON names (last, first_key, p, company, postal, city, region);
 CREATE INDEX blocks_key ON blocks (key, hh);
 `;
 
@@ -97,9 +100,9 @@ function sqliteStructure(db: InstanceType<typeof Database>): unknown {
   }));
 }
 
-function fannedOut(dialect: Dialect): { table: LoadedTable; row: Row }[] {
+function fannedOut(): { table: LoadedTable; row: Row }[] {
   const rows: { table: LoadedTable; row: Row }[] = [];
-  const fanOut = new RowFanOut(dialect, (table, row) => rows.push({ table, row }));
+  const fanOut = new RowFanOut((table, row) => rows.push({ table, row }));
   const hh = fanOut.household({ windfallId: 'w1', data: '{}', postal: '30301', region: 'GA', city: 'atlanta', blocks: ['pn|30301|310'] }, [
     { key: '310|ridgewood ave|30301', unit: '4b' },
   ]);
@@ -145,24 +148,21 @@ describe('the snapshot schema', () => {
     expect(sqliteIndexes()).toHaveLength(INDEXES.length);
   });
 
-  it('names in each index only columns its table has, and INCLUDEs only PostgreSQL-only ones', () => {
+  it('names in each index, keyed or carried, only columns its table has', () => {
     for (const index of INDEXES) {
-      const sqlite = columnsOf(index.table, 'sqlite').map((column) => column.name);
-      for (const name of index.columns) expect(sqlite, `${index.name}.${name}`).toContain(name);
-      for (const name of index.include ?? []) {
-        expect(tableNamed(index.table).columns.find((column) => column.name === name)?.postgresOnly, `${index.name} INCLUDE ${name}`).toBe(true);
-      }
+      const columns = columnsOf(index.table).map((column) => column.name);
+      for (const name of [...index.columns, ...(index.include ?? [])]) expect(columns, `${index.name}.${name}`).toContain(name);
     }
+    expect(tableNamed('names').columns.map((column) => column.name)).toEqual(['last', 'first_key', 'p', 'company', 'postal', 'city', 'region']);
   });
 
-  it.each(['sqlite', 'postgres'] as const)('fans a household and its people out into rows of exactly the %s columns', (dialect) => {
-    const rows = fannedOut(dialect);
+  it('fans a household and its people out into rows of exactly the tables’ columns, each name row with its scope', () => {
+    const rows = fannedOut();
     const named = rows.map(({ table, row }) => {
-      const columns = columnsOf(table, dialect);
+      const columns = columnsOf(table);
       expect(row, table).toHaveLength(columns.length);
       return [table, Object.fromEntries(columns.map((column, i) => [column.name, row[i]]))] as const;
     });
-    const place = dialect === 'postgres';
     expect(named).toEqual([
       ['households', { hh: 1, windfall_id: 'w1', data: '{}', postal: '30301', region: 'GA', city: 'atlanta', address_keys: '310|ridgewood ave|30301' }],
       ['addresses', { key: '310|ridgewood ave|30301', unit: '4b', hh: 1 }],
@@ -171,10 +171,10 @@ describe('the snapshot schema', () => {
       ['careers', { p: 1, career: '{"job_title":"VP"}' }],
       ['emails', { email: 'm@example.com', p: 1 }],
       ['phones', { phone: '+14045550101', p: 1 }],
-      ['names', { last: 'stephenson', first_key: 'meredith', p: 1, ...(place ? { company: 'acme', postal: '30301', city: 'atlanta', region: 'GA' } : {}) }],
+      ['names', { last: 'stephenson', first_key: 'meredith', p: 1, company: 'acme', postal: '30301', city: 'atlanta', region: 'GA' }],
       ['blocks', { key: 'np|30301|STFN', hh: 1 }],
       ['people', { p: 2, person_id: 'p2', hh: null, first: 'bob', last: 'lee', company: '', has_career: 0 }],
-      ['names', { last: 'lee', first_key: 'robert', p: 2, ...(place ? { company: '', postal: '', city: '', region: '' } : {}) }],
+      ['names', { last: 'lee', first_key: 'robert', p: 2, company: '', postal: '', city: '', region: '' }],
     ]);
   });
 });

@@ -50,7 +50,7 @@ export class PostgresSnapshotWriter implements SnapshotWriter {
         this.failure ??= error;
       });
     }
-    this.rows = new RowFanOut('postgres', (table, row) => this.row(table, row));
+    this.rows = new RowFanOut((table, row) => this.row(table, row));
   }
 
   /** Creates the schema and its tables and opens one COPY per table, each on a connection of its own. */

@@ -15,8 +15,6 @@ export interface Column {
   readonly type: ColumnType;
   /** NULL allowed; every other column is NOT NULL. */
   readonly nullable?: true;
-  /** Stored on PostgreSQL only. */
-  readonly postgresOnly?: true;
 }
 
 export interface Table {
@@ -27,7 +25,7 @@ export interface Table {
   readonly loaded: boolean;
 }
 
-const column = (name: string, type: ColumnType, extra: Pick<Column, 'nullable' | 'postgresOnly'> = {}): Column => ({ name, type, ...extra });
+const column = (name: string, type: ColumnType, extra: Pick<Column, 'nullable'> = {}): Column => ({ name, type, ...extra });
 
 export const TABLES = [
   { name: 'meta', columns: [column('key', 'text'), column('value', 'text')], primaryKey: 'key', loaded: false },
@@ -71,12 +69,12 @@ export const TABLES = [
       column('first_key', 'key'),
       column('p', 'integer'),
       // With what a name lookup's scope compares (the person's employer, their household's place), so
-      // the people outside the scope are passed over in the index, never read. SQLite answers at once
-      // and filters the people it finds instead.
-      column('company', 'key', { postgresOnly: true }),
-      column('postal', 'key', { postgresOnly: true }),
-      column('city', 'key', { postgresOnly: true }),
-      column('region', 'key', { postgresOnly: true }),
+      // the people outside the scope are passed over in the index, never read. A SQLite file loaded
+      // before these columns has the first three only; its reader filters the people it finds instead.
+      column('company', 'key'),
+      column('postal', 'key'),
+      column('city', 'key'),
+      column('region', 'key'),
     ],
     loaded: true,
   },
@@ -95,7 +93,10 @@ export interface Index {
   readonly table: LoadedTable;
   readonly columns: readonly string[];
   readonly unique?: true;
-  /** PostgreSQL-only columns carried in the index's leaves (INCLUDE), so a lookup reads no table row. */
+  /**
+   * Columns carried in the index's leaves, so a lookup reads no table row: INCLUDE on PostgreSQL, after
+   * the key columns on SQLite (which has no INCLUDE).
+   */
   readonly include?: readonly string[];
 }
 
@@ -114,18 +115,15 @@ export const INDEXES: readonly Index[] = [
   { name: 'blocks_key', table: 'blocks', columns: ['key', 'hh'] },
 ];
 
-export type Dialect = 'sqlite' | 'postgres';
-
 export function tableNamed(name: TableName): Table {
   const table = TABLES.find((candidate) => candidate.name === name);
   if (table === undefined) throw new Error(`no snapshot table ${name}`);
   return table;
 }
 
-/** A table's columns as the dialect stores them, in order. */
-export function columnsOf(name: TableName, dialect: Dialect): readonly Column[] {
-  const { columns } = tableNamed(name);
-  return dialect === 'postgres' ? columns : columns.filter((candidate) => candidate.postgresOnly !== true);
+/** A table's columns, in order (both dialects store the same). */
+export function columnsOf(name: TableName): readonly Column[] {
+  return tableNamed(name).columns;
 }
 
 // SQLite: a primary key is declared with its table (an INTEGER PRIMARY KEY is the rowid, which cannot
@@ -142,7 +140,7 @@ function sqliteColumn(table: Table, { name, type, nullable }: Column): string {
 export function sqliteTables(): string[] {
   return TABLES.map(
     (table) =>
-      `CREATE TABLE ${table.name} (${columnsOf(table.name, 'sqlite')
+      `CREATE TABLE ${table.name} (${columnsOf(table.name)
         .map((c) => sqliteColumn(table, c))
         .join(', ')})`,
   );
@@ -150,7 +148,10 @@ export function sqliteTables(): string[] {
 
 /** Every index of a snapshot file, to run once its rows are in. */
 export function sqliteIndexes(): string[] {
-  return INDEXES.map((index) => `CREATE ${index.unique === true ? 'UNIQUE ' : ''}INDEX ${index.name} ON ${index.table} (${index.columns.join(', ')})`);
+  return INDEXES.map(
+    (index) =>
+      `CREATE ${index.unique === true ? 'UNIQUE ' : ''}INDEX ${index.name} ON ${index.table} (${[...index.columns, ...(index.include ?? [])].join(', ')})`,
+  );
 }
 
 // PostgreSQL: statements name the snapshot's schema as `S.` (inSchema fills it in). A table the load
@@ -168,7 +169,7 @@ function postgresColumn(table: Table, { name, type, nullable }: Column): string 
 export function postgresTables(): string[] {
   return TABLES.map(
     (table) =>
-      `CREATE TABLE S.${table.name} (${columnsOf(table.name, 'postgres')
+      `CREATE TABLE S.${table.name} (${columnsOf(table.name)
         .map((c) => postgresColumn(table, c))
         .join(', ')})`,
   );
@@ -176,7 +177,7 @@ export function postgresTables(): string[] {
 
 /** The COPY that fills a loaded table. */
 export function postgresCopy(table: LoadedTable): string {
-  return `COPY S.${table} (${columnsOf(table, 'postgres')
+  return `COPY S.${table} (${columnsOf(table)
     .map((c) => c.name)
     .join(', ')}) FROM STDIN`;
 }
@@ -218,28 +219,23 @@ export type Row = readonly (string | number | null)[];
 export type RowSink = (table: LoadedTable, row: Row) => void;
 
 /**
- * Numbers households and people from 1 and turns each into its rows, in the dialect's columns and
+ * Numbers households and people from 1 and turns each into its rows, in the tables' columns and
  * order, handing every row to the writer's sink.
  */
 export class RowFanOut {
   private nextHousehold = 1;
   private nextPerson = 1;
-  /** Each household's place, for its members' name rows where those carry it (PostgreSQL). */
-  private readonly places: Map<number, readonly [postal: string, city: string, region: string]> | null;
+  /** Each household's place, which its members' name rows carry. */
+  private readonly places = new Map<number, readonly [postal: string, city: string, region: string]>();
 
-  constructor(
-    dialect: Dialect,
-    private readonly sink: RowSink,
-  ) {
-    this.places = dialect === 'postgres' ? new Map() : null;
-  }
+  constructor(private readonly sink: RowSink) {}
 
   household(household: NewHousehold, addresses: readonly { key: string; unit: string }[]): number {
     const hh = this.nextHousehold;
     this.nextHousehold += 1;
     const keys = addresses.map((address) => address.key).join('\n');
     this.sink('households', [hh, household.windfallId, household.data, household.postal, household.region, household.city, keys]);
-    this.places?.set(hh, [household.postal, household.city, household.region]);
+    this.places.set(hh, [household.postal, household.city, household.region]);
     for (const address of addresses) this.sink('addresses', [address.key, address.unit, hh]);
     for (const key of household.blocks) this.sink('blocks', [key, hh]);
     return hh;
@@ -253,12 +249,8 @@ export class RowFanOut {
     for (const email of keys.emails) this.sink('emails', [email, p]);
     for (const phone of keys.phones) this.sink('phones', [phone, p]);
     if (person.last !== '') {
-      if (this.places === null) {
-        for (const key of keys.firstKeys) this.sink('names', [person.last, key, p]);
-      } else {
-        const [postal, city, region] = (person.hh === null ? undefined : this.places.get(person.hh)) ?? ['', '', ''];
-        for (const key of keys.firstKeys) this.sink('names', [person.last, key, p, person.company, postal, city, region]);
-      }
+      const [postal, city, region] = (person.hh === null ? undefined : this.places.get(person.hh)) ?? ['', '', ''];
+      for (const key of keys.firstKeys) this.sink('names', [person.last, key, p, person.company, postal, city, region]);
     }
     if (person.hh !== null) for (const key of keys.blocks) this.sink('blocks', [key, person.hh]);
   }
