@@ -7,8 +7,11 @@ declare module 'talisman/metrics/jaro-winkler.js' {
 }
 
 declare module 'talisman/metrics/damerau-levenshtein.js' {
-  /** Edits (insertions, deletions, substitutions, transpositions of neighbours) between a and b. */
-  const damerauLevenshtein: (a: string, b: string) => number;
+  /**
+   * Edits (insertions, deletions, substitutions, transpositions of neighbours) between a and b; its
+   * `limited(max, a, b)` is the same count when at most max, else Infinity, and stops once past max.
+   */
+  const damerauLevenshtein: ((a: string, b: string) => number) & { readonly limited: (max: number, a: string, b: string) => number };
   export default damerauLevenshtein;
 }
 

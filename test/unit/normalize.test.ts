@@ -5,6 +5,8 @@ import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from 
 import { normalizeEmail } from '../../core/normalize/email.ts';
 import { normalizeName, personName, withinOneEdit } from '../../core/normalize/name.ts';
 import { normalizePhone } from '../../core/normalize/phone.ts';
+import { editsWithin } from '../../core/normalize/similarity.ts';
+import damerauLevenshtein from 'talisman/metrics/damerau-levenshtein.js';
 
 describe('normalizePhone', () => {
   it.each(['(555) 300-0001', '+1 555 300 0001', '555.300.0001', '1-555-300-0001', '5553000001', '555-300-0001', '+1 (555) 300-0001', '  5553000001  '])(
@@ -216,5 +218,33 @@ describe('withinOneEdit: one typo in a name', () => {
     ['lee', 'les'],
   ])('refuses %s ~ %s', (a, b) => {
     expect(withinOneEdit(a, b)).toBe(false);
+  });
+});
+
+describe('editsWithin', () => {
+  it.each([
+    ['ruiz', 'riu', 2, 2],
+    ['nelson', 'ntlsor', 2, 2],
+    ['okafor', 'akafur', 2, 2],
+    ['587', '597', 1, 1],
+    ['587', '578', 1, 1],
+    ['587', '5987', 1, 1],
+    ['587', '612', 1, Infinity],
+    ['stephenson', 'tephenson', 2, 1],
+    ['garcia', 'cruz', 2, Infinity],
+  ])('counts the edits from %s to %s up to %i (%s), and no further', (a, b, max, edits) => {
+    expect(editsWithin(max, a, b)).toBe(edits);
+  });
+
+  it('agrees with the full Damerau-Levenshtein count wherever that is within the limit', () => {
+    const words = ['', 'a', 'ab', 'ba', 'abc', 'acb', 'bca', 'abcd', 'abdc', 'xbcd', 'abcde', 'aecdb', 'dcba'];
+    for (const a of words) {
+      for (const b of words) {
+        for (const max of [1, 2]) {
+          const full = damerauLevenshtein(a, b);
+          expect(editsWithin(max, a, b), `${a} ${b} ${max}`).toBe(full <= max ? full : Infinity);
+        }
+      }
+    }
   });
 });

@@ -8,7 +8,7 @@
 import { parseStreetLine } from '../../normalize/address.ts';
 import { partialName } from '../../normalize/name.ts';
 import { givenNameForms, sameFirstName } from '../../normalize/nicknames.ts';
-import { damerauLevenshtein, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
+import { editsWithin, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
 import type { EnrichmentRequest } from '../../contract/schemas.ts';
 import {
   ERASURES_RECORDED,
@@ -127,8 +127,8 @@ export function compareSurname(query: string, known: string): SurnameLevel {
   if (known === '') return 'different';
   if (query === known) return 'exact';
   // Edits are counted for names of three letters or more: every two-letter surname is two edits from
-  // every other. Lengths more than two apart are more than two edits apart, and are not counted.
-  const edits = Math.min(query.length, known.length) >= 3 && Math.abs(query.length - known.length) <= 2 ? damerauLevenshtein(query, known) : Infinity;
+  // every other. Past two edits the count stops (Infinity): no level reads more.
+  const edits = Math.min(query.length, known.length) >= 3 ? editsWithin(2, query, known) : Infinity;
   if (edits <= 1) return 'edit1';
   const similarity = jaroWinkler(query, known);
   // Double Metaphone alone is coarse (garcia and cruz share a code): a sound-alike must look alike too.
@@ -146,7 +146,7 @@ export function compareGiven(query: string, known: string): GivenLevel {
   if (query.length === 1) return known.startsWith(query) ? 'close' : 'different';
   if (jaroWinkler(query, known) >= CLOSE_GIVEN) return 'close';
   // One slip from the name or from one of its nicknames (`chck` for Chuck, who is Charles).
-  for (const form of givenNameForms(known)) if (Math.min(query.length, form.length) >= 3 && damerauLevenshtein(query, form) <= 1) return 'close';
+  for (const form of givenNameForms(known)) if (Math.min(query.length, form.length) >= 3 && editsWithin(1, query, form) <= 1) return 'close';
   return 'different';
 }
 
@@ -201,7 +201,7 @@ function compareName(query: LinkageQuery, member: PersonRow): NameComparison {
  */
 export function compareNumber(query: string, known: string): NumberLevel {
   if (query === known) return 'exact';
-  return damerauLevenshtein(query, known) === 1 ? 'near' : 'different';
+  return editsWithin(1, query, known) === 1 ? 'near' : 'different';
 }
 
 interface AddressComparison {
