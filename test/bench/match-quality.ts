@@ -92,6 +92,17 @@ export class QualityTally {
     }));
   }
 
+  /**
+   * Whether every decile with at least `minimum` answers has a share right within `points` of its mean
+   * confidence (fewer answers say little about a share), and the deciles that do not.
+   */
+  calibrated(points = 0.05, minimum = 30): { met: boolean; off: string[] } {
+    const off = this.calibration()
+      .filter((row) => row.answers >= minimum && Math.abs(row.right - row.meanConfidence) > points)
+      .map((row) => row.decile);
+    return { met: off.length === 0, off };
+  }
+
   static precision(t: Tally): number {
     return t.correct + t.wrong === 0 ? 1 : t.correct / (t.correct + t.wrong);
   }

@@ -39,6 +39,12 @@ const SPEED_ROUNDS = 5;
 const SPEED_ROUND_SECONDS = 4;
 const DATABASE = process.env.BENCH_DATABASE ?? 'sqlite';
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The calibration target's line: every decile with 30 or more answers within 5 points of its mean confidence. */
+function calibrationVerdict(tally: QualityTally): string {
+  const { met, off } = tally.calibrated();
+  return `calibrated within 5 points in every decile of 30 or more answers: ${met ? 'met' : `MISSED (${off.join(', ')})`}`;
+}
+
 const TARGETS = { precision: 0.995, recall: 0.97, falseMatches: 0.005, loadSeconds: 60, productionVsSandbox: 0.6, withSuppressed: 0.95 } as const;
 /** People on the suppression list for the last measure: hashed e-mails, as a deletion platform sends them. */
 const SUPPRESSED = Number(process.env.BENCH_SUPPRESSED ?? 100_000);
@@ -245,6 +251,7 @@ async function main(): Promise<void> {
           .map((row) =>
             tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),
           ),
+        calibrationVerdict(typoTotal),
         '',
         ...multi.lines,
         '',
@@ -255,6 +262,7 @@ async function main(): Promise<void> {
           .map((row) =>
             tableRow([row.decile, String(row.answers), row.answers === 0 ? '-' : row.meanConfidence.toFixed(3), row.answers === 0 ? '-' : pct(row.right)]),
           ),
+        calibrationVerdict(multi.all),
         '',
         tableRow(['', 'req/s', 'p50 ms', 'p99 ms']),
         measuredRow(productionSpeed),

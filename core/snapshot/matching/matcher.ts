@@ -11,13 +11,22 @@ import { type FetchingReader, type HouseholdRow, type NameHits, type NameScope, 
 /** How the record was found; each has a base confidence (docs/operator-guide.md: "Matching rules"). */
 export type Evidence = 'email' | 'phone_and_name' | 'address_and_name' | 'address' | 'name_and_company' | 'name_and_place';
 
+/**
+ * The bases are set by hand, except name and place's, which is measured: the one rule the generator's
+ * errors reach besides linkage (a record whose street address linkage could not link, or that has
+ * none). On bench:match's 1M snapshot (2026-11-28) its answers were 98.0 % right (347 of 354 over the
+ * clean, typo and multi-error sets; 95.1 % of the 143 with a street address, all 211 without); at 0.5
+ * they were the one decile far from calibrated. The others are answered on data that cannot make them
+ * wrong (every e-mail, phone and address answer there is right), so their calibration is not measured,
+ * and they stay below it.
+ */
 export const BASE_CONFIDENCE: Record<Evidence, number> = {
   email: 0.9,
   phone_and_name: 0.85,
   address_and_name: 0.85,
   address: 0.75,
   name_and_company: 0.6,
-  name_and_place: 0.5,
+  name_and_place: 0.95,
 };
 /** Evidence that already rests on the name: an agreeing name earns no bonus on top. */
 const NAME_IS_EVIDENCE: ReadonlySet<Evidence> = new Set(['phone_and_name', 'address_and_name', 'name_and_company', 'name_and_place']);
