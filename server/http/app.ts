@@ -133,7 +133,6 @@ function sandboxErrorHeader(req: Request): string | undefined {
   return undefined;
 }
 
-// Plain setHeader on the hot path: express's res.set adds charset logic these headers do not need.
 /** The limit headers an enrichment answer carries (the console's playground shows the same). */
 export function limitHeaders(result: EnrichResult): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -154,16 +153,18 @@ export function limitHeaders(result: EnrichResult): Record<string, string> {
   return headers;
 }
 
-function setLimitHeaders(res: Response, result: EnrichResult): void {
-  for (const [name, value] of Object.entries(limitHeaders(result))) res.setHeader(name, value);
-}
-
-/** A JSON answer without res.json's freshness and ETag work, which never applies to a POST. */
-function sendJson(res: Response, status: number, body: object): void {
+/**
+ * A JSON answer, never to be cached, without res.json's freshness and ETag work (which never applies to
+ * a POST). Its headers go to writeHead in one list: when no header was set before (the enrichment
+ * endpoints set none), Node writes the list as it is instead of building its header map one setHeader
+ * at a time; a header set before (Allow, Retry-After) is merged, as Node does.
+ */
+function sendJson(res: Response, status: number, body: object, headers: Readonly<Record<string, string>> = {}): void {
   const text = answerJson(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  const list = ['Cache-Control', 'no-store'];
+  for (const name in headers) list.push(name, headers[name] ?? '');
+  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)));
+  res.writeHead(status, list);
   res.end(text);
 }
 
@@ -208,7 +209,6 @@ export function createApp(options: AppOptions): express.Express {
   // The two enrichment endpoints first: every request to them passes the routes before them.
   const enrich = async (environment: Environment, req: Request, res: Response, bodyError?: string): Promise<void> => {
     res.locals.environment = environment;
-    res.setHeader('Cache-Control', 'no-store');
     if (options.requireHttps && !req.secure) {
       const error = new EnrichError('https_required', 'HTTPS is required.');
       sendJson(res, error.status, errorBody(environment, error));
@@ -224,12 +224,12 @@ export function createApp(options: AppOptions): express.Express {
       res.locals.tokenId = result.credential.token.id;
       res.locals.account = result.credential.account.name;
     }
-    setLimitHeaders(res, result);
+    const headers = limitHeaders(result);
     if (result.ok) {
-      sendJson(res, 200, result.response);
+      sendJson(res, 200, result.response, headers);
     } else {
       if (result.cause !== undefined) logger.error({ err: result.cause, route: routeOf(req) }, 'unhandled error');
-      sendJson(res, result.error.status, errorBody(environment, result.error));
+      sendJson(res, result.error.status, errorBody(environment, result.error), headers);
     }
   };
 

@@ -137,3 +137,23 @@ describe('Endpoints: production responses carry the data version that answered',
     expect(reply.headers.get('x-data-version')).toBe('test-personas');
   });
 });
+
+describe('Every JSON answer is marked not to be cached, and each header is sent once', () => {
+  it('marks an answer, a refusal, a wrong method and an unknown path no-store, with the limit headers once on the answer', async () => {
+    const answered = await post(`${server.url}/sandbox/v1`, byEmail(amanda), { 'X-WF-Auth-Token': sandbox });
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get('cache-control')).toBe('no-store');
+    expect(answered.headers.get('ratelimit-remaining')).toMatch(/^\d+$/);
+    expect(answered.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answered.headers.get('content-length')).toBe(String(Buffer.byteLength(answered.text)));
+    const refused = await post(`${server.url}/v1/`, byEmail(amanda), { 'X-WF-Auth-Token': 'prod_not-a-token' });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    const wrongMethod = await fetch(`${server.url}/v1/`, { method: 'GET' });
+    expect(wrongMethod.status).toBe(405);
+    expect([wrongMethod.headers.get('allow'), wrongMethod.headers.get('cache-control')]).toEqual(['POST', 'no-store']);
+    const unknown = await fetch(`${server.url}/v2/`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('cache-control')).toBe('no-store');
+  });
+});
