@@ -40,6 +40,12 @@ export class SqliteSnapshotWriter implements SnapshotWriter {
     this.db.pragma('synchronous = OFF');
     this.db.pragma('cache_size = -262144');
     this.db.pragma('temp_store = MEMORY');
+    // The indexes are built after the rows, while the load has nothing else to do: their sorts may use
+    // a second thread (at 1M people the blocks index took 5.8 s with one more, 10.6 s without).
+    this.db.pragma('threads = 2');
+    // Statistics from about a thousand rows of each index: every lookup has one index to use, so
+    // approximate counts choose the same plans, in a tenth of the time (2.1 s at 1M people).
+    this.db.pragma('analysis_limit = 1000');
     for (const statement of sqliteTables()) this.db.exec(statement);
     const inserts = new Map<LoadedTable, BetterSqlite3.Statement>();
     for (const table of LOADED_TABLES) {
