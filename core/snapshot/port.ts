@@ -119,6 +119,8 @@ export interface PersonKeys {
   readonly firstKeys: readonly string[];
   /** Blocking keys that file the person's household under them too (block-keys.ts, nameSoundBlock). */
   readonly blocks: readonly string[];
+  /** Their household's place, which their name rows carry for a lookup's scope; null without a household. */
+  readonly place: { readonly postal: string; readonly city: string; readonly region: string } | null;
 }
 
 /** What a load writes into: rows in, indexes built at the end. Numbers households and people from 1. */

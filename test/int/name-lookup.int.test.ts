@@ -4,7 +4,7 @@
 // index carries the scope, and a file loaded before it did is still read.
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
 import { NAME_LOOKUP_LIMIT } from '../../core/snapshot/port.ts';
@@ -32,6 +32,8 @@ for (const database of TEST_DATABASES) {
         ...atlanta.map((h, i) => person(`atl-${i}`, 'John', 'Smith', h)),
         person('bos', 'John', 'Smith', boston),
         person('den', 'Zeb', 'Quartermaine', denver),
+        person('ada-bos', 'Ada', 'Lovelace', boston),
+        person('ada-den', 'Ada', 'Lovelace', denver),
       ];
       const source = writeSnapshot(path.join(snapshots.root, 'common'), { version: 'common', households: [...atlanta, boston, denver], people });
       const result = await loadSnapshot(snapshots.store, snapshots.storage, source);
@@ -56,16 +58,23 @@ for (const database of TEST_DATABASES) {
     it.runIf(database.name === 'SQLite')('reads only the people of the scope from the name index, and counts everyone with the name', () => {
       const reader = new SqliteSnapshotReader(path.join(snapshots.root, location));
       try {
-        const byPostal = reader.peopleByName('smith', 'john', { company: '', postals: ['02108'], places: [] });
-        expect(byPostal.people.map((row) => row.person_id)).toEqual(['bos']);
-        expect(byPostal.tooCommon).toBe(true);
-        const byPlace = reader.peopleByName('smith', 'john', { company: '', postals: [], places: [{ city: 'boston', region: 'MA' }] });
-        expect(byPlace.people.map((row) => row.person_id)).toEqual(['bos']);
-        expect(reader.peopleByName('smith', 'john', { company: '', postals: ['80202'], places: [] }).people).toEqual([]);
+        // Too common: counted in the index, and no one read.
+        expect(reader.peopleByName('smith', 'john', { company: '', postals: ['02108'], places: [] })).toEqual({ people: [], tooCommon: true });
         expect(reader.peopleByName('quartermaine', 'zeb', { company: '', postals: ['80202'], places: [] })).toMatchObject({
           people: [{ person_id: 'den' }],
           tooCommon: false,
         });
+        expect(reader.peopleByName('quartermaine', 'zeb', { company: '', postals: [], places: [{ city: 'denver', region: 'CO' }] })).toMatchObject({
+          people: [{ person_id: 'den' }],
+        });
+        // Namesakes elsewhere are passed over in the index: the one in Boston is not sent for Denver.
+        expect(reader.peopleByName('lovelace', 'ada', { company: '', postals: ['80202'], places: [] }).people.map((row) => row.person_id)).toEqual(['ada-den']);
+        expect(
+          reader
+            .peopleByName('lovelace', 'ada', { company: '', postals: ['99999'], places: [{ city: 'boston', region: 'MA' }] })
+            .people.map((row) => row.person_id),
+        ).toEqual(['ada-bos']);
+        expect(reader.peopleByName('smith', 'john', { company: '', postals: ['80202'], places: [] })).toEqual({ people: [], tooCommon: true });
       } finally {
         reader.close();
       }
@@ -81,6 +90,7 @@ for (const database of TEST_DATABASES) {
         ALTER TABLE names_before RENAME TO names; CREATE INDEX names_last_first ON names (last, first_key, p);`);
       older.close();
       const reader = new SqliteSnapshotReader(file);
+      onTestFinished(() => reader.close());
       const olderMatcher = new SnapshotMatcher({ kind: 'immediate', reader, close: () => reader.close() }, 'before');
       const rare = await olderMatcher.match({ first_name: 'Zeb', last_name: 'Quartermaine', addresses: [{ zipcode: '80202' }] }, { career: true });
       expect(rare.household?.windfall_id).toBe(denver.windfall_id);
@@ -89,7 +99,6 @@ for (const database of TEST_DATABASES) {
         { career: true },
       );
       expect(common).toEqual({ household: null, career: null });
-      reader.close();
     });
   });
 }

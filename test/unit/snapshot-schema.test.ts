@@ -108,11 +108,17 @@ function fannedOut(): { table: LoadedTable; row: Row }[] {
   ]);
   fanOut.person(
     { personId: 'p1', hh, first: 'meredith', last: 'stephenson', company: 'acme', career: '{"job_title":"VP"}' },
-    { emails: ['m@example.com'], phones: ['+14045550101'], firstKeys: ['meredith'], blocks: ['np|30301|STFN'] },
+    {
+      emails: ['m@example.com'],
+      phones: ['+14045550101'],
+      firstKeys: ['meredith'],
+      blocks: ['np|30301|STFN'],
+      place: { postal: '30301', city: 'atlanta', region: 'GA' },
+    },
   );
   fanOut.person(
     { personId: 'p2', hh: null, first: 'bob', last: 'lee', company: '', career: null },
-    { emails: [], phones: [], firstKeys: ['robert'], blocks: [] },
+    { emails: [], phones: [], firstKeys: ['robert'], blocks: [], place: null },
   );
   return rows;
 }

@@ -444,6 +444,7 @@ export function personToWrite(record: PersonRecord, hh: number | null, place: Pe
       phones: phoneKeys(record.phones),
       firstKeys: name?.firstKeys ?? [],
       blocks: hh === null || place === null ? [] : personBlocks(place, first, last),
+      place: hh === null ? null : place,
     },
   };
 }

@@ -225,8 +225,6 @@ export type RowSink = (table: LoadedTable, row: Row) => void;
 export class RowFanOut {
   private nextHousehold = 1;
   private nextPerson = 1;
-  /** Each household's place, which its members' name rows carry. */
-  private readonly places = new Map<number, readonly [postal: string, city: string, region: string]>();
 
   constructor(private readonly sink: RowSink) {}
 
@@ -235,7 +233,6 @@ export class RowFanOut {
     this.nextHousehold += 1;
     const keys = addresses.map((address) => address.key).join('\n');
     this.sink('households', [hh, household.windfallId, household.data, household.postal, household.region, household.city, keys]);
-    this.places.set(hh, [household.postal, household.city, household.region]);
     for (const address of addresses) this.sink('addresses', [address.key, address.unit, hh]);
     for (const key of household.blocks) this.sink('blocks', [key, hh]);
     return hh;
@@ -249,7 +246,7 @@ export class RowFanOut {
     for (const email of keys.emails) this.sink('emails', [email, p]);
     for (const phone of keys.phones) this.sink('phones', [phone, p]);
     if (person.last !== '') {
-      const [postal, city, region] = (person.hh === null ? undefined : this.places.get(person.hh)) ?? ['', '', ''];
+      const { postal, city, region } = keys.place ?? { postal: '', city: '', region: '' };
       for (const key of keys.firstKeys) this.sink('names', [person.last, key, p, person.company, postal, city, region]);
     }
     if (person.hh !== null) for (const key of keys.blocks) this.sink('blocks', [key, person.hh]);

@@ -188,6 +188,8 @@ export class SqliteSnapshotReader implements SnapshotReader {
     const total = this.nameCount.get(last, firstKey) ?? 0;
     if (total === 0) return { people: [], tooCommon: false };
     const tooCommon = total > NAME_LOOKUP_LIMIT;
+    // Too common to decide anything: no one is read (in its scope, a lookup could walk every one of them).
+    if (tooCommon) return { people: [], tooCommon };
     if (!this.scopedNames) return { people: this.people(this.byName.all(last, firstKey)), tooCommon };
     const postals = [...new Set(scope.postals)];
     const places = [...new Map(scope.places.map((place) => [`${place.city}\n${place.region}`, place])).values()];
@@ -198,8 +200,9 @@ export class SqliteSnapshotReader implements SnapshotReader {
 
   /**
    * The statement for a name within a scope of this shape, prepared once. json_each over one statement
-   * for every shape cost three times the lookup itself; a record has at most ten addresses, so there
-   * are a few dozen shapes at most.
+   * for every shape cost three times the lookup itself. A record has at most ten addresses, so there
+   * are at most 242 shapes (with or without an employer, 0–10 postal codes, 0–10 places), and a few in
+   * practice.
    */
   private nameInScope(company: boolean, postals: number, places: number): BetterSqlite3.Statement<string[], number> {
     const shape = `${company ? 1 : 0}|${postals}|${places}`;
