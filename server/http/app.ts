@@ -157,7 +157,8 @@ export function limitHeaders(result: EnrichResult): Record<string, string> {
  * A JSON answer, never to be cached, without res.json's freshness and ETag work (which never applies to
  * a POST). Its headers go to writeHead in one list: when no header was set before (the enrichment
  * endpoints set none), Node writes the list as it is instead of building its header map one setHeader
- * at a time; a header set before (Allow, Retry-After) is merged, as Node does.
+ * at a time; a header set before (Allow, Retry-After) is merged, as Node does. On that fast path
+ * res.getHeader() knows none of them afterwards: nothing may read an answer's headers back.
  */
 function sendJson(res: Response, status: number, body: object, headers: Readonly<Record<string, string>> = {}): void {
   const text = answerJson(body);
