@@ -42,7 +42,10 @@ export interface NameScope {
 }
 
 export interface NameHits {
-  /** Every person with the name key within the scope, by p; a reader may return others besides. */
+  /**
+   * Every person with the name key within the scope, by p (a reader may return others besides); none
+   * when the name is too common, which no one within it can change.
+   */
   readonly people: PersonRow[];
   /** More than NAME_LOOKUP_LIMIT people carry the name key, within the scope or not. */
   readonly tooCommon: boolean;

@@ -78,12 +78,12 @@ nk AS (SELECT x->>'key' AS key, x->>'last' AS last, x->>'first_key' AS first_key
          ARRAY(SELECT jsonb_array_elements_text(x->'postals')) AS postals,
          ARRAY(SELECT p->>'city' || '|' || (p->>'region') FROM jsonb_array_elements(x->'places') p) AS places
        FROM jsonb_array_elements($3::jsonb) x),
-n AS (SELECT nk.key, y.* FROM nk CROSS JOIN LATERAL (SELECT ${PERSON} FROM
+nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
+         LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
+n AS (SELECT nk.key, y.* FROM nk JOIN nc ON nc.key = nk.key AND nc.total <= ${NAME_LOOKUP_LIMIT} CROSS JOIN LATERAL (SELECT ${PERSON} FROM
         (SELECT n.p FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
            AND ((nk.company <> '' AND n.company = nk.company) OR n.postal = ANY(nk.postals) OR n.city || '|' || n.region = ANY(nk.places))
          ORDER BY n.p LIMIT ${NAME_LOOKUP_LIMIT + 1}) q JOIN S.people p ON p.p = q.p) y),
-nc AS (SELECT nk.key, (SELECT count(*) FROM (SELECT 1 FROM S.names n WHERE n.last = nk.last AND n.first_key = nk.first_key
-         LIMIT ${NAME_LOOKUP_LIMIT + 1}) z) AS total FROM nk),
 a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
 ${BLOCKS_CTE},
 read_blocks AS (SELECT hh FROM b WHERE ${READ_BLOCKS}),
