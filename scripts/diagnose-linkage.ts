@@ -95,7 +95,7 @@ for (const line of lines) {
     else if (ranked.tied) bucket = 'tied';
     else if (ranked.probability < ANSWER_AT) bucket = 'below the answer probability';
     else if (strangerNearHousehold(ranked.best.comparison)) bucket = 'stranger near the household';
-    else if (strangerInMixedHousehold(reader, query, ranked.best)) bucket = 'stranger in a household of several surnames';
+    else if (strangerInMixedHousehold(reader, ranked.best)) bucket = 'stranger in a household of several surnames';
     else if (erasedMemberMayBe(reader, ranked.best)) bucket = 'an erased member may be';
     else if (likelyNamesake(reader, query, ranked.best.comparison)) bucket = 'likely namesake';
     else bucket = 'decided at the exact address';

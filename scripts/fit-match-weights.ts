@@ -253,7 +253,7 @@ function main(): void {
         const [best, second] = ranked;
         // A best candidate linkage never answers (a stranger near or in the household) says nothing of
         // the confidence of those it does.
-        if (best === undefined || strangerNearHousehold(best.comparison) || strangerInMixedHousehold(reader, query, best.candidate)) continue;
+        if (best === undefined || strangerNearHousehold(best.comparison) || strangerInMixedHousehold(reader, best.candidate)) continue;
         const features = calibrationFeatures(reader, query, best, second ?? null);
         rows.push([1, features.weight, features.lead, features.givenDiffers, features.crowd]);
         labels.push(best.right ? 1 : 0);

@@ -134,14 +134,26 @@ export interface StreetLine {
  * its first comma. Null when there is no leading house number or no street name: a partial address.
  */
 export function parseStreetLine(raw: string): StreetLine | null {
+  const line = parseStreetParts(raw);
+  return line === null || line.number === '' || line.street === '' ? null : line;
+}
+
+/**
+ * Reads the first line of a street address as parseStreetLine does, keeping a partial one: a number
+ * with no street (`1603`, `1953 Apt 104`) has street '', a street with no number (`Vista Ct Apt 1207`)
+ * has number ''. Null when neither is there. Only error-tolerant linkage reads partial lines: an
+ * address key needs both.
+ */
+export function parseStreetParts(raw: string): StreetLine | null {
   const firstLine = (raw.split(',')[0] ?? '').toLowerCase().replace(/\./g, ' ').replace(/#/g, ' # ');
   const words = firstLine.split(/\s+/).filter((w) => w !== '');
   const head = words[0];
-  if (head === undefined || !/^\d+[a-z]?$/.test(head)) return null;
-  const number = head.replace(/^0+(?=\d)/, '');
+  if (head === undefined) return null;
+  const numbered = /^\d+[a-z]?$/.test(head);
+  const number = numbered ? head.replace(/^0+(?=\d)/, '') : '';
   const streetWords: string[] = [];
   let unit: string | null = null;
-  for (let i = 1; i < words.length; i += 1) {
+  for (let i = numbered ? 1 : 0; i < words.length; i += 1) {
     const word = words[i] ?? '';
     if (UNIT_DESIGNATORS.has(word)) {
       unit = words.slice(i + 1).join(' ') || word;
@@ -149,7 +161,7 @@ export function parseStreetLine(raw: string): StreetLine | null {
     }
     streetWords.push(word);
   }
-  if (streetWords.length === 0) return null;
+  if (number === '' && streetWords.length === 0) return null;
   const last = streetWords.length - 1;
   // A trailing directional (`Main St S`, `Main Street South`) follows the suffix; both are abbreviated.
   const lastWord = streetWords[last] ?? '';

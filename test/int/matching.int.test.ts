@@ -437,6 +437,7 @@ for (const database of TEST_DATABASES) {
 
       it('does not answer a household of several surnames for a given name no member has (flatmates: the surname points at one of them)', async () => {
         expect((await match({ first_name: 'Anita', last_name: 'Raman', addresses: at('42 Orchard Lane') })).household).toBeNull();
+        expect((await match({ first_name: 'Anita', last_name: 'Ramen', addresses: at('42 Orchard Lane') })).household).toBeNull();
         // Its members themselves are answered.
         expect((await match({ first_name: 'Priya', last_name: 'Raman', addresses: at('42 Orchard Lane') })).household?.windfall_id).toBe(flatmates.windfall_id);
       });
@@ -457,9 +458,33 @@ for (const database of TEST_DATABASES) {
         }
       });
 
-      it('does not answer a given name no member has with one more slip besides (a neighbour sharing the surname)', async () => {
+      it('answers a given name no member has at the household’s door with one slip on the surname or the street (the same door)', async () => {
+        const surnameSlipped = await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewood Avenue') });
+        expect(surnameSlipped.household?.windfall_id).toBe(stephensons.windfall_id);
+        expect(surnameSlipped.career).toBeNull();
+        const streetSlipped = await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('310 Ridgewod Avenue') });
+        expect(streetSlipped.household?.windfall_id).toBe(stephensons.windfall_id);
+      });
+
+      it('does not answer a given name no member has off the household’s door, or with two slips at it (a neighbour sharing the surname)', async () => {
         expect((await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('311 Ridgewood Avenue') })).household).toBeNull();
-        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewod Avenue') })).household).toBeNull();
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stevenson', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
+      });
+
+      it('finds the household from a street line missing its number or its street, when the part it gives is the household’s', async () => {
+        const noNumber = await match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('Ridgewood Avenue') });
+        expect(noNumber.household?.windfall_id).toBe(stephensons.windfall_id);
+        const noStreet = await match({ first_name: 'Meredith', last_name: 'Stephenson', addresses: at('310') });
+        expect(noStreet.household?.windfall_id).toBe(stephensons.windfall_id);
+        // A name ten households of the postal code carry (Jose Garcia), which the name alone never
+        // answers: the number places the door.
+        const joseAt100 = otherGarcias[0];
+        expect((await match({ first_name: 'Jose', last_name: 'Garcia', addresses: at('100') })).household?.windfall_id).toBe(joseAt100?.windfall_id);
+        // Ten Jose Garcias on one street, its number left out: no door, and none answered.
+        expect((await match({ first_name: 'Jose', last_name: 'Garcia', addresses: at('Lakeview Drive') })).household).toBeNull();
+        // A given name no member has is never answered without the whole door.
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('Ridgewood Avenue') })).household).toBeNull();
       });
 
       it('finds the household through a surname two slips off when the given name and the door are right (Akafur for Okafor)', async () => {

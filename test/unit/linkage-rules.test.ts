@@ -22,23 +22,32 @@ describe('linkage answer rules', () => {
       { city: 'different' },
       { city: 'missing' },
       { postal: 'missing', city: 'missing' },
+      { postal: 'different', city: 'close' },
     ] as const)
       expect({ place, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...place }) }).toEqual({ place, stranger: false });
   });
 
-  it('a given name no member has, with one more slip on the name or the door, or with neither postal code nor city agreeing, is a stranger near the household', () => {
+  it('a given name no member has at the door with one slip, on the surname or the street, is answerable (the same door)', () => {
+    for (const slip of [{ surname: 'edit1' }, { street: 'close' }, { surname: 'edit1', city: 'close' }] as const)
+      expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: false });
+  });
+
+  it('a given name no member has, off the door, with a further-off surname, or with two slips at the door, is a stranger near the household', () => {
     for (const slip of [
-      { surname: 'edit1' },
       { surname: 'phonetic' },
       { surname: 'similar' },
+      { surname: 'edit2' },
       { number: 'near' },
-      { street: 'close' },
+      { number: 'missing' },
+      { street: 'missing' },
       { street: 'core' },
-      { postal: 'different', city: 'close' },
       { postal: 'different', city: 'different' },
       { postal: 'different', city: 'missing' },
       { postal: 'missing', city: 'different' },
       { unit: 'different' },
+      { surname: 'edit1', street: 'close' },
+      { surname: 'edit1', postal: 'different' },
+      { street: 'close', postal: 'missing' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
   });
@@ -61,6 +70,14 @@ describe('linkage answer rules', () => {
     expect(farOffAddress({ ...EXACT, number: 'near' })).toBe(false);
     expect(farOffAddress({ ...EXACT, number: 'near', street: 'close' })).toBe(false);
     expect(farOffAddress({ ...EXACT, street: 'different' })).toBe(false);
+  });
+
+  it('a street line missing its number or its street is far off unless the part it gives is the household’s', () => {
+    expect(farOffAddress({ ...EXACT, number: 'missing' })).toBe(false);
+    expect(farOffAddress({ ...EXACT, number: 'missing', street: 'close' })).toBe(false);
+    expect(farOffAddress({ ...EXACT, number: 'missing', street: 'core' })).toBe(true);
+    expect(farOffAddress({ ...EXACT, street: 'missing' })).toBe(false);
+    expect(farOffAddress({ ...EXACT, street: 'missing', number: 'near' })).toBe(true);
   });
 
   it('the recalibration reads the logistic’s probability through its knots: linear between them, the end knots’ values beyond', () => {

@@ -1,7 +1,7 @@
 // Unit tests of the matching normalizers: phone (E.164), e-mail and its log redaction, person names,
 // street lines and postal codes, over the formatting variants real CRM records carry.
 import { describe, expect, it } from 'vitest';
-import { normalizePostalCode, parseStreetLine, postalCodeFromFullAddress } from '../../core/normalize/address.ts';
+import { normalizePostalCode, parseStreetLine, parseStreetParts, postalCodeFromFullAddress } from '../../core/normalize/address.ts';
 import { normalizeEmail } from '../../core/normalize/email.ts';
 import { normalizeName, personName, withinOneEdit } from '../../core/normalize/name.ts';
 import { normalizePhone } from '../../core/normalize/phone.ts';
@@ -95,6 +95,22 @@ describe('personName', () => {
     ['...', 'Taylor'],
   ])('a name missing a part (%j, %j) gives null', (first, last) => {
     expect(personName(first, last)).toBeNull();
+  });
+});
+
+describe('parseStreetParts', () => {
+  it('keeps a street line missing its number or its street, which parseStreetLine refuses', () => {
+    expect(parseStreetParts('1603')).toEqual({ number: '1603', street: '', unit: null });
+    expect(parseStreetParts('1953 Apt 104')).toEqual({ number: '1953', street: '', unit: '104' });
+    expect(parseStreetParts('Vista Court Apt 1207')).toEqual({ number: '', street: 'vista ct', unit: '1207' });
+    expect(parseStreetLine('1603')).toBeNull();
+    expect(parseStreetLine('Vista Court Apt 1207')).toBeNull();
+  });
+
+  it('reads a whole street line as parseStreetLine does, and nothing from a line with neither part', () => {
+    expect(parseStreetParts('1200 North Main Street Apt 4')).toEqual(parseStreetLine('1200 North Main Street Apt 4'));
+    expect(parseStreetParts('Apt 5')).toBeNull();
+    expect(parseStreetParts('  ')).toBeNull();
   });
 });
 

@@ -164,12 +164,13 @@ export function erasedMemberBlock(hh: number): string {
   return `${ERASED_MEMBER_PREFIX}${hh}`;
 }
 
-/** The house number and street's core in a city, or null without the city or region. */
+/** The house number and street's core in a city, or null without the city, region, number or street. */
 export function cityStreetBlock(city: string, region: string, number: string, street: string): string | null {
-  return city === '' || region === '' ? null : `${BLOCK.cityStreet}|${city}|${region}|${number}|${streetCore(street)}`;
+  const core = streetCore(street);
+  return city === '' || region === '' || number === '' || core === '' ? null : `${BLOCK.cityStreet}|${city}|${region}|${number}|${core}`;
 }
 
-/** An address as its blocking keys read it: normalized parts, '' where unknown. */
+/** An address as its blocking keys read it: normalized parts, '' where unknown (a record's number or street may be). */
 export interface BlockAddress {
   readonly number: string;
   readonly street: string;
@@ -185,7 +186,8 @@ export interface BlockAddress {
 export function addressBlocks(address: BlockAddress, names: readonly string[]): string[] {
   const keys: string[] = [];
   if (address.postal !== '') {
-    keys.push(postalNumberBlock(address.postal, address.number), postalStreetBlock(address.postal, address.street));
+    if (address.number !== '') keys.push(postalNumberBlock(address.postal, address.number));
+    if (address.street !== '') keys.push(postalStreetBlock(address.postal, address.street));
     for (const name of names) {
       const key = nameSoundBlock(address.postal, name);
       if (key !== null) keys.push(key);

@@ -5,7 +5,7 @@
 // scripts/fit-match-weights.ts into match-weights.ts); the best candidate's weight and its lead over
 // the next turned into a probability of being right, which decides, and recalibrated into the answer's
 // confidence.
-import { parseStreetLine } from '../../normalize/address.ts';
+import { parseStreetParts } from '../../normalize/address.ts';
 import { partialName } from '../../normalize/name.ts';
 import { givenNameForms, sameFirstName } from '../../normalize/nicknames.ts';
 import { editsWithin, jaroWinkler, soundAlike } from '../../normalize/similarity.ts';
@@ -28,8 +28,8 @@ import { type AddressHit, BLOCK_LIMIT, type HouseholdRow, type PersonRow } from 
 
 export type SurnameLevel = 'exact' | 'edit1' | 'phonetic' | 'similar' | 'edit2' | 'different' | 'swapped' | 'missing';
 export type GivenLevel = 'exact' | 'close' | 'different' | 'swapped' | 'missing';
-export type NumberLevel = 'exact' | 'near' | 'different';
-export type StreetLevel = 'exact' | 'core' | 'close' | 'different';
+export type NumberLevel = 'exact' | 'near' | 'different' | 'missing';
+export type StreetLevel = 'exact' | 'core' | 'close' | 'different' | 'missing';
 export type PostalLevel = 'exact' | 'different' | 'missing';
 export type CityLevel = 'exact' | 'close' | 'different' | 'missing';
 export type UnitLevel = 'exact' | 'different' | 'query_only' | 'household_only' | 'none';
@@ -52,8 +52,8 @@ export type Field = (typeof FIELDS)[number];
 export const LEVELS: { readonly [F in Field]: readonly Comparison[F][] } = {
   surname: ['exact', 'edit1', 'phonetic', 'similar', 'edit2', 'different', 'swapped', 'missing'],
   given: ['exact', 'close', 'different', 'swapped', 'missing'],
-  number: ['exact', 'near', 'different'],
-  street: ['exact', 'core', 'close', 'different'],
+  number: ['exact', 'near', 'different', 'missing'],
+  street: ['exact', 'core', 'close', 'different', 'missing'],
   postal: ['exact', 'different', 'missing'],
   city: ['exact', 'close', 'different', 'missing'],
   unit: ['exact', 'different', 'query_only', 'household_only', 'none'],
@@ -73,13 +73,15 @@ export const CLOSE_CITY = 0.9;
 export const CLOSE_GIVEN = 0.9;
 
 export interface LinkageAddress {
+  /** '' when the street line gives no house number. */
   readonly number: string;
+  /** '' when the street line gives a house number alone. */
   readonly street: string;
   readonly unit: string;
   readonly postal: string;
   readonly city: string;
   readonly region: string;
-  /** `number|street|postal`, or null without a postal code. */
+  /** `number|street|postal`, or null without a postal code, a number or a street. */
   readonly key: string | null;
 }
 
@@ -100,15 +102,20 @@ export interface LinkageReader {
   pending(): boolean;
 }
 
-/** The record's name and street addresses, or null when it has no name part or no street address. */
+/**
+ * The record's name and street addresses, or null when it has no name part or no street address. A
+ * street line with a number and no street, or a street and no number, is kept: its missing part weighs
+ * nothing (match-weights.ts) and its blocking keys are those its other fields make.
+ */
 export function linkageQuery(request: EnrichmentRequest): LinkageQuery | null {
   const name = partialName(request.first_name, request.last_name);
   if (name.first === '' && name.last === '') return null;
   const addresses: LinkageAddress[] = [];
   for (const address of request.addresses ?? []) {
-    const line = parseStreetLine(address.address ?? '');
+    const line = parseStreetParts(address.address ?? '');
     if (line === null) continue;
     const postal = postalOf(address) ?? '';
+    const whole = line.number !== '' && line.street !== '';
     addresses.push({
       number: line.number,
       street: line.street,
@@ -116,7 +123,7 @@ export function linkageQuery(request: EnrichmentRequest): LinkageQuery | null {
       postal,
       city: cityKey(address.city),
       region: regionOf(address, postal === '' ? null : postal),
-      key: postal === '' ? null : addressKey(line.number, line.street, postal),
+      key: postal === '' || !whole ? null : addressKey(line.number, line.street, postal),
     });
   }
   return addresses.length === 0 ? null : { first: name.first, last: name.last, addresses };
@@ -151,6 +158,7 @@ export function compareGiven(query: string, known: string): GivenLevel {
 }
 
 export function compareStreet(query: string, known: string): StreetLevel {
+  if (query === '') return 'missing';
   if (query === known) return 'exact';
   const core = streetCore(query);
   if (core !== '' && core === streetCore(known)) return 'core';
@@ -200,6 +208,7 @@ function compareName(query: LinkageQuery, member: PersonRow): NameComparison {
  * wrong; another number of the street is 'different', and is also what a namesake down the street has.
  */
 export function compareNumber(query: string, known: string): NumberLevel {
+  if (query === '') return 'missing';
   if (query === known) return 'exact';
   return editsWithin(1, query, known) === 1 ? 'near' : 'different';
 }
@@ -215,8 +224,9 @@ interface AddressComparison {
 
 /**
  * The household's address that agrees best with one of the record's, or null. With `nearOnly`, an
- * address whose number and street both differ is passed over: a slip or two leaves one of them (a
- * street misspelled reads as close), and a household where neither agrees is another address, which a
+ * address where neither the number nor the street agrees (different, or missing from the record) is
+ * passed over: a slip or two leaves one of them (a street misspelled reads as close), and a household
+ * where neither agrees is another address, which a
  * name alone must not decide, so it is not worth reading its members for.
  */
 function compareAddress(reader: LinkageReader, query: LinkageQuery, household: HouseholdRow, nearOnly: boolean): AddressComparison | null {
@@ -227,7 +237,9 @@ function compareAddress(reader: LinkageReader, query: LinkageQuery, household: H
     for (const address of query.addresses) {
       const number = compareNumber(address.number, known.number);
       const street = compareStreet(address.street, known.street);
-      if (nearOnly && number === 'different' && street === 'different') continue;
+      const numberAgrees = number === 'exact' || number === 'near';
+      const streetAgrees = street === 'exact' || street === 'core' || street === 'close';
+      if (nearOnly && !numberAgrees && !streetAgrees) continue;
       const postal: PostalLevel = address.postal === '' ? 'missing' : address.postal === known.postal ? 'exact' : 'different';
       const city = compareCity(address.city, household.city);
       // The household's unit at this address (the address table has it; the key does not).
@@ -469,9 +481,14 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
 /**
  * Whether the best candidate's address is far off the record's: its house number neither the
  * household's nor one digit slipped from it, or one digit slipped on another street (785 Chestnut Rd
- * for 781 Spruce Trl is a neighbour's address, not a typo of it).
+ * for 781 Spruce Trl is a neighbour's address, not a typo of it). A street line missing its number or
+ * its street is far off unless the part it gives is the household's (the street as written or
+ * misspelled, the number as written): a missing part says nothing either way, so only what is there
+ * can place the door.
  */
 export function farOffAddress(best: Comparison): boolean {
+  if (best.number === 'missing') return best.street !== 'exact' && best.street !== 'close';
+  if (best.street === 'missing') return best.number !== 'exact';
   return best.number === 'different' || (best.number === 'near' && best.street === 'different');
 }
 
@@ -499,30 +516,36 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
 }
 
 /**
- * A best candidate whose given name is no member's, with anything else off besides: the household is
- * answered for a given name the data does not know (most often another member of it) only when the
- * surname is the household's as written and the home is the household's as written: the number and
- * street exact, the unit not another's, and the place agreeing by its postal code or its city (the
- * other may be misspelled or wrong: the same number on the same street of the same town is the same
- * door). A different given name and one more slip on the name or the door (a number one digit off, a
- * street misspelled, a sound-alike surname) is as likely a neighbour who shares a common surname; with
- * neither the postal code nor the city agreeing, the same street name may be another town's.
+ * A best candidate whose given name is no member's, away from the household's own door: the household
+ * is answered for a given name the data does not know (most often another member of it) only at its
+ * door: the number exact, the street as written or misspelled (a misspelled street at the same number
+ * is the same door; another street type, `core`, may be another street), the unit not another's, and
+ * the place agreeing by its postal code or its city, the city as written or misspelled (the other may
+ * be wrong: the same number on the same street of the same town is the same door). At the door the
+ * surname must be the household's as written or one slip off, and the door and the surname may not
+ * both be slipped: two slips and a different given name are as likely a neighbour who shares a common
+ * surname. A number one digit off, a sound-alike or further-off surname, or neither the postal code nor
+ * the city agreeing (the same street name may be another town's) is not the door.
  */
 export function strangerNearHousehold(best: Comparison): boolean {
   if (!givenDiffers(best)) return false;
-  const placeAgrees = best.postal === 'exact' || best.city === 'exact' || (best.postal === 'missing' && best.city === 'missing');
-  const homeAsWritten = best.number === 'exact' && best.street === 'exact' && best.unit !== 'different' && placeAgrees;
-  return best.surname !== 'exact' || !homeAsWritten;
+  const cityAgrees = best.city === 'exact' || best.city === 'close';
+  const placeAgrees = best.postal === 'exact' || cityAgrees || (best.postal === 'missing' && best.city === 'missing');
+  const atTheDoor = best.number === 'exact' && (best.street === 'exact' || best.street === 'close') && best.unit !== 'different' && placeAgrees;
+  const slips = (best.surname === 'edit1' ? 1 : 0) + (best.street === 'close' ? 1 : 0) + (best.postal === 'exact' ? 0 : 1);
+  return !atTheDoor || !(best.surname === 'exact' || best.surname === 'edit1') || slips > 1;
 }
 
 /**
- * A given name the data does not know, whose surname is one member's of a household of several
- * surnames (flatmates, a blended family): the surname points at one person of it, and someone of that
- * name the data does not know there is as likely someone else. The household is answered for an
- * unknown given name only when every member carries the record's surname: a family of that name.
+ * A given name the data does not know at a household of several surnames (flatmates, a blended
+ * family): the surname points at one person of it, and someone of that name the data does not know
+ * there is as likely someone else. The household is answered for an unknown given name only when every
+ * member carries one surname: a family of that name (which the record's surname is, or is one slip off).
  */
-export function strangerInMixedHousehold(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
-  return givenDiffers(best.comparison) && reader.members(best.household.hh).some((member) => member.last !== query.last);
+export function strangerInMixedHousehold(reader: LinkageReader, best: Candidate): boolean {
+  if (!givenDiffers(best.comparison)) return false;
+  const [first, ...rest] = reader.members(best.household.hh);
+  return first !== undefined && rest.some((member) => member.last !== first.last);
 }
 
 /**
@@ -543,7 +566,7 @@ export function erasedMemberMayBe(reader: LinkageReader, best: Candidate): boole
 export function answerable(reader: LinkageReader, query: LinkageQuery, best: Candidate): boolean {
   return (
     !strangerNearHousehold(best.comparison) &&
-    !strangerInMixedHousehold(reader, query, best) &&
+    !strangerInMixedHousehold(reader, best) &&
     !erasedMemberMayBe(reader, best) &&
     !likelyNamesake(reader, query, best.comparison)
   );
