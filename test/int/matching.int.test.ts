@@ -519,9 +519,25 @@ for (const database of TEST_DATABASES) {
         await expect(candidatesOf(recordWith(['postal', 'city']))).resolves.toContain(stephensons.windfall_id);
       });
 
-      it('finds the household through a wrong surname and street when the given name is right (the given name\u2019s sound narrows the postal code\u2019s number)', async () => {
-        await expect(candidatesOf(recordWith(['surname', 'street']))).resolves.toContain(stephensons.windfall_id);
-        await expect(candidatesOf(recordWith(['surname', 'street', 'given']))).resolves.not.toContain(stephensons.windfall_id);
+      it('finds the household through a wrong surname and house number when the given name is right (the given name\u2019s sound narrows the postal code\u2019s street)', async () => {
+        await expect(candidatesOf(recordWith(['surname', 'number']))).resolves.toContain(stephensons.windfall_id);
+        await expect(candidatesOf(recordWith(['surname', 'number', 'given']))).resolves.not.toContain(stephensons.windfall_id);
+      });
+
+      it('finds every household at the postal code\u2019s house number, whatever the names (the surname, given name and street all wrong)', async () => {
+        await expect(candidatesOf(recordWith(['surname', 'street', 'given']))).resolves.toContain(stephensons.windfall_id);
+      });
+
+      it('finds the household through its number and street in the state when the surname\u2019s sound, the city and the postal code are wrong', async () => {
+        await expect(candidatesOf(recordWith(['surname', 'city', 'postal']))).resolves.toContain(stephensons.windfall_id);
+      });
+
+      it('finds the household through the given name\u2019s sound and the surname\u2019s first letter in the city when the surname slipped out of its sound and the number and street are wrong', async () => {
+        // Stepkenson: one slip from Stephenson, another sound (STPK against STFN), the same first letter.
+        const record = recordWith(['number', 'street']);
+        await expect(candidatesOf({ ...record, last_name: 'Stepkenson' })).resolves.toContain(stephensons.windfall_id);
+        // Its first letter slipped too (Ttepkenson), nothing finds it.
+        await expect(candidatesOf({ ...record, last_name: 'Ttepkenson' })).resolves.not.toContain(stephensons.windfall_id);
       });
     });
 

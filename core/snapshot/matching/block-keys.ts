@@ -7,19 +7,27 @@ import { addressKeyParts, streetCore } from './keys.ts';
 
 /**
  * The kinds of key, each one its keys' prefix (`kind|…`). Of the six fields a record is found by (given
- * name, surname, house number, street, city, postal code), any two wrong leave at least one that agrees:
- *   pn|postal|number                  — the street misspelled, or its suffix;
- *   ps|postal|street                  — the house number wrong;
+ * name, surname, house number, street, city, postal code), any two wrong leave at least one that agrees,
+ * and most three (the surname's first letter and the given name's sound outlast most slips):
+ *   pn|postal|number                  — the street misspelled, or its suffix (every household at the
+ *                                       number, whatever its name: few share one in a postal code);
+ *   ps|postal|street                  — the house number wrong (only households that carry the record's
+ *                                       surname's or given name's sound: a street holds many);
  *   np|postal|surname sound           — number or street wrong, and swapped names (asked with the given name);
  *   cn|city|region|number|core        — the postal code wrong (the street without its type or directions);
  *   cs|city|region|surname sound|initial — postal code and number, or postal code and street, wrong;
  *   rn|region|surname sound|number    — postal code and city wrong (another place of the state);
  *   rt|region|surname sound|core      — postal code and city wrong, and the house number besides
  *                                       (the street's core, as cn's);
+ *   ra|region|number|core             — the surname's sound wrong with the postal code and the city
+ *                                       (the address alone, state-wide);
+ *   cg|city|region|given name sound|surname initial
+ *                                     — the surname's sound wrong with the number or the street, or
+ *                                       both (a slip seldom changes a surname's first letter);
  *   gp|postal|given name sound        — never a source of candidates: it only tells which households a
- *                                       postal code and number or street find carry the given name,
+ *                                       postal code and street find carry the given name,
  *                                       when the surname is wrong besides.
- * The people's kinds (np, cs, rn, rt, gp) are written per person, the others per household.
+ * The people's kinds (np, cs, rn, rt, cg, gp) are written per person, the others per household.
  */
 export const BLOCK = {
   postalNumber: 'pn',
@@ -29,6 +37,8 @@ export const BLOCK = {
   citySurname: 'cs',
   regionSurnameNumber: 'rn',
   regionSurnameStreet: 'rt',
+  regionAddress: 'ra',
+  cityGiven: 'cg',
   givenSound: 'gp',
 } as const;
 export type BlockKind = (typeof BLOCK)[keyof typeof BLOCK];
@@ -42,14 +52,18 @@ export const BLOCK_KINDS: readonly BlockKind[] = [
   BLOCK.citySurname,
   BLOCK.regionSurnameNumber,
   BLOCK.regionSurnameStreet,
+  BLOCK.regionAddress,
+  BLOCK.cityGiven,
   BLOCK.givenSound,
 ];
 
 /**
  * Kinds whose households linkage keeps only when the name's sound also finds them (a street's other
- * households are never read); a reader fetches rows and members up front for the other kinds only.
+ * households are never read); a reader fetches rows and members up front for the other kinds only. A
+ * postal code and number is not one: the households at a number of a postal code are few, and a
+ * record whose surname and given name both slipped out of their sounds is found there only.
  */
-export const NARROWED_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.postalNumber, BLOCK.postalStreet]);
+export const NARROWED_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.postalStreet]);
 
 /** Kinds that only narrow (name the households of a postal code carrying a name): never candidates themselves. */
 export const NAMING_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.givenSound]);
@@ -111,6 +125,23 @@ export function citySurnameBlock(city: string, region: string, surname: string, 
   return city === '' || region === '' || sound === '' || initial === '' ? null : `${BLOCK.citySurname}|${city}|${region}|${sound}|${initial}`;
 }
 
+/**
+ * A given name's sound and the surname's first letter in a city, or null when any is missing: what
+ * still finds a person whose surname was slipped out of its sound (Shah written Shfh) and whose number
+ * or street is wrong besides.
+ */
+export function cityGivenBlock(city: string, region: string, given: string, surname: string): string | null {
+  const sound = given === '' ? '' : phoneticKey(given);
+  const initial = surname.charAt(0);
+  return city === '' || region === '' || sound === '' || initial === '' ? null : `${BLOCK.cityGiven}|${city}|${region}|${sound}|${initial}`;
+}
+
+/** A house number and a street's core in a state (region), or null when any is missing. */
+export function regionAddressBlock(region: string, number: string, street: string): string | null {
+  const core = streetCore(street);
+  return region === '' || number === '' || core === '' ? null : `${BLOCK.regionAddress}|${region}|${number}|${core}`;
+}
+
 /** A surname's sound and a house number in a state (region), or null when any is missing. */
 export function regionSurnameBlock(region: string, surname: string, number: string): string | null {
   const sound = surname === '' ? '' : phoneticKey(surname);
@@ -135,12 +166,13 @@ export interface PersonPlace {
   readonly streets: readonly string[];
 }
 
-/** The blocking keys of one person at their household's place (np, cs, rn, rt, gp): the same builders the query asks. */
+/** The blocking keys of one person at their household's place (np, cs, rn, rt, cg, gp): the same builders the query asks. */
 export function personBlocks(place: PersonPlace, first: string, last: string): string[] {
   const keys = [
     nameSoundBlock(place.postal, last),
     givenSoundBlock(place.postal, first),
     citySurnameBlock(place.city, place.region, last, first),
+    cityGivenBlock(place.city, place.region, first, last),
     ...[...new Set(place.numbers)].map((number) => regionSurnameBlock(place.region, last, number)),
     ...[...new Set(place.streets)].map((street) => regionStreetBlock(place.region, last, street)),
   ];
@@ -193,8 +225,11 @@ export function addressBlocks(address: BlockAddress, names: readonly string[]): 
       if (key !== null) keys.push(key);
     }
   }
-  const city = cityStreetBlock(address.city, address.region, address.number, address.street);
-  if (city !== null) keys.push(city);
+  for (const key of [
+    cityStreetBlock(address.city, address.region, address.number, address.street),
+    regionAddressBlock(address.region, address.number, address.street),
+  ])
+    if (key !== null) keys.push(key);
   return keys;
 }
 

@@ -48,7 +48,7 @@ const FEW_AT_ADDRESS = 4;
  * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
  * come along only for those linkage reads (read_blocks): the kinds it neither narrows nor only names
  * by (block-keys.ts, READ_KINDS). A household found through a narrowed kind (the postal code and
- * number or street) is read only when a name's sound also found it (linkage.ts, blockedCandidates),
+ * street) is read only when a name's sound also found it (linkage.ts, blockedCandidates),
  * so sending every one of them, up to 200 a key with all their members, was most of a lookup's cost.
  */
 const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
