@@ -11,8 +11,8 @@ import { addressKeyParts, streetCore } from './keys.ts';
  * and most three (the surname's first letter and the given name's sound outlast most slips):
  *   pn|postal|number                  — the street misspelled, or its suffix (every household at the
  *                                       number, whatever its name: few share one in a postal code);
- *   ps|postal|street                  — the house number wrong (only households that carry the record's
- *                                       surname's or given name's sound: a street holds many);
+ *   ps|postal|street                  — the house number wrong (every household of the street, whatever
+ *                                       its name: 6.7 on average in a postal code of the 1M bench);
  *   np|postal|surname sound           — number or street wrong, and swapped names (asked with the given name);
  *   cn|city|region|number|core        — the postal code wrong (the street without its type or directions);
  *   cs|city|region|surname sound|initial — postal code and number, or postal code and street, wrong;
@@ -24,10 +24,10 @@ import { addressKeyParts, streetCore } from './keys.ts';
  *   cg|city|region|given name sound|surname initial
  *                                     — the surname's sound wrong with the number or the street, or
  *                                       both (a slip seldom changes a surname's first letter);
- *   gp|postal|given name sound        — never a source of candidates: it only tells which households a
- *                                       postal code and street find carry the given name,
- *                                       when the surname is wrong besides.
- * The people's kinds (np, cs, rn, rt, cg, gp) are written per person, the others per household.
+ * The people's kinds (np, cs, rn, rt, cg) are written per person, the others per household. Every
+ * household a key finds is a candidate: linkage's comparison, not the key, tells a name apart (a
+ * snapshot loaded before 2026-11-28 also holds gp|postal|given name sound keys, which only narrowed the
+ * postal code's number and street to the households carrying a name's sound; none asks them now).
  */
 export const BLOCK = {
   postalNumber: 'pn',
@@ -39,7 +39,6 @@ export const BLOCK = {
   regionSurnameStreet: 'rt',
   regionAddress: 'ra',
   cityGiven: 'cg',
-  givenSound: 'gp',
 } as const;
 export type BlockKind = (typeof BLOCK)[keyof typeof BLOCK];
 
@@ -54,22 +53,7 @@ export const BLOCK_KINDS: readonly BlockKind[] = [
   BLOCK.regionSurnameStreet,
   BLOCK.regionAddress,
   BLOCK.cityGiven,
-  BLOCK.givenSound,
 ];
-
-/**
- * Kinds whose households linkage keeps only when the name's sound also finds them (a street's other
- * households are never read); a reader fetches rows and members up front for the other kinds only. A
- * postal code and number is not one: the households at a number of a postal code are few, and a
- * record whose surname and given name both slipped out of their sounds is found there only.
- */
-export const NARROWED_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.postalStreet]);
-
-/** Kinds that only narrow (name the households of a postal code carrying a name): never candidates themselves. */
-export const NAMING_KINDS: ReadonlySet<BlockKind> = new Set([BLOCK.givenSound]);
-
-/** Kinds whose households are candidates as found: their rows and members are read up front. */
-export const READ_KINDS: readonly BlockKind[] = BLOCK_KINDS.filter((kind) => !NARROWED_KINDS.has(kind) && !NAMING_KINDS.has(kind));
 
 /** What every key of a kind starts with. */
 export function blockPrefix(kind: BlockKind): string {
@@ -80,18 +64,6 @@ export function blockPrefix(kind: BlockKind): string {
 export function blockKindOf(key: string): BlockKind | null {
   const kind = key.slice(0, key.indexOf('|'));
   return BLOCK_KINDS.find((known) => known === kind) ?? null;
-}
-
-/** Whether a key only narrows (never a source of candidates). */
-export function isNamingBlock(key: string): boolean {
-  const kind = blockKindOf(key);
-  return kind !== null && NAMING_KINDS.has(kind);
-}
-
-/** Whether linkage keeps a key's households only when the name's sound also finds them. */
-export function isNarrowedBlock(key: string): boolean {
-  const kind = blockKindOf(key);
-  return kind !== null && NARROWED_KINDS.has(kind);
 }
 
 export function postalNumberBlock(postal: string, number: string): string {
@@ -106,12 +78,6 @@ export function postalStreetBlock(postal: string, street: string): string {
 export function nameSoundBlock(postal: string, name: string): string | null {
   const sound = name === '' ? '' : phoneticKey(name);
   return postal === '' || sound === '' ? null : `${BLOCK.nameSound}|${postal}|${sound}`;
-}
-
-/** A given name's sound within a postal code, or null when either is missing (narrowing only). */
-export function givenSoundBlock(postal: string, given: string): string | null {
-  const sound = given === '' ? '' : phoneticKey(given);
-  return postal === '' || sound === '' ? null : `${BLOCK.givenSound}|${postal}|${sound}`;
 }
 
 /**
@@ -166,11 +132,10 @@ export interface PersonPlace {
   readonly streets: readonly string[];
 }
 
-/** The blocking keys of one person at their household's place (np, cs, rn, rt, cg, gp): the same builders the query asks. */
+/** The blocking keys of one person at their household's place (np, cs, rn, rt, cg): the same builders the query asks. */
 export function personBlocks(place: PersonPlace, first: string, last: string): string[] {
   const keys = [
     nameSoundBlock(place.postal, last),
-    givenSoundBlock(place.postal, first),
     citySurnameBlock(place.city, place.region, last, first),
     cityGivenBlock(place.city, place.region, first, last),
     ...[...new Set(place.numbers)].map((number) => regionSurnameBlock(place.region, last, number)),

@@ -16,9 +16,6 @@ import {
   cityGivenBlock,
   citySurnameBlock,
   erasedMemberBlock,
-  givenSoundBlock,
-  isNamingBlock,
-  isNarrowedBlock,
   nameSoundBlock,
   regionStreetBlock,
   regionSurnameBlock,
@@ -321,43 +318,12 @@ export function exactCandidates(reader: LinkageReader, query: LinkageQuery): num
   return [...found];
 }
 
-/**
- * The households of the record's postal codes that carry its surname's sound (or its given name's,
- * swapped), or whose members carry its given name's sound, or null when that cannot be told (no
- * surname, no postal code, or a surname sound too common). A household found through a wrong number
- * has the surname right, or, with the surname wrong too, the given name (a given name's sound
- * too common to narrow anything is left out).
- */
-function namedHouseholds(reader: LinkageReader, query: LinkageQuery): Set<number> | null {
-  if (query.last === '') return null;
-  const named = new Set<number>();
-  let asked = 0;
-  for (const address of query.addresses) {
-    for (const name of [query.last, query.first]) {
-      const key = nameSoundBlock(address.postal, name);
-      if (key === null) continue;
-      const hhs = reader.householdsByBlock(key);
-      if (hhs.length > BLOCK_LIMIT) return null;
-      asked += 1;
-      for (const hh of hhs) named.add(hh);
-    }
-    const given = givenSoundBlock(address.postal, query.first);
-    const hhs = given === null ? [] : reader.householdsByBlock(given);
-    if (hhs.length <= BLOCK_LIMIT) for (const hh of hhs) named.add(hh);
-  }
-  return asked === 0 ? null : named;
-}
-
-/**
- * The blocking keys a record asks (block-keys.ts): any two wrong fields leave one that agrees. The
- * naming keys (the given name's sound) come along: they narrow, they are not candidates.
- */
+/** The blocking keys a record asks (block-keys.ts): any two wrong fields leave one that agrees. */
 export function queryBlockKeys(query: LinkageQuery): string[] {
   const keys = new Set<string>();
   for (const address of query.addresses) {
     for (const key of addressBlocks(address, [query.last, query.first])) keys.add(key);
     for (const key of [
-      givenSoundBlock(address.postal, query.first),
       citySurnameBlock(address.city, address.region, query.last, query.first),
       cityGivenBlock(address.city, address.region, query.first, query.last),
       regionSurnameBlock(address.region, query.last, address.number),
@@ -370,20 +336,15 @@ export function queryBlockKeys(query: LinkageQuery): string[] {
 
 /**
  * Households under the record's blocking keys, a key shared by too many left out, at most
- * MAX_CANDIDATES. Those found through the postal code and street must carry the record's name's sound
- * or carry its given name's (namedHouseholds): a street's other households are never read. The other
- * kinds (a number within a postal code, a name within a postal code, city or state) keep all they find.
+ * MAX_CANDIDATES. Every one found is compared: a household whose names contradict the record's is
+ * refused there (compareCandidate), so a street's other households cost a read, never an answer.
  */
 export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
-  const named = namedHouseholds(reader, query);
   const found = new Set<number>();
   for (const key of queryBlockKeys(query)) {
-    if (isNamingBlock(key)) continue;
     const hhs = reader.householdsByBlock(key);
     if (hhs.length > BLOCK_LIMIT) continue;
-    const narrowed = named !== null && isNarrowedBlock(key);
     for (const hh of hhs) {
-      if (narrowed && !named.has(hh)) continue;
       if (found.size >= MAX_CANDIDATES) return [...found];
       found.add(hh);
     }

@@ -2,7 +2,7 @@
 // fetched and notes what it lacks, and the source that sends the rounds of requests in flight to the
 // snapshot's schema as one prepared statement (FETCH), up to 32 requests at a time.
 import type pg from 'pg';
-import { READ_KINDS, blockPrefix } from '../matching/block-keys.ts';
+import { BLOCK_KINDS, blockPrefix } from '../matching/block-keys.ts';
 import {
   type AddressHit,
   BLOCK_LIMIT,
@@ -46,18 +46,16 @@ const FEW_AT_ADDRESS = 4;
 
 /**
  * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
- * come along only for those linkage reads (read_blocks): the kinds it neither narrows nor only names
- * by (block-keys.ts, READ_KINDS). A household found through a narrowed kind (the postal code and
- * street) is read only when a name's sound also found it (linkage.ts, blockedCandidates),
- * so sending every one of them, up to 200 a key with all their members, was most of a lookup's cost.
+ * come along for those of every kind of key (read_blocks), which linkage compares as found
+ * (block-keys.ts); the erasure marks (`xm|`) are asked for their households alone.
  */
 const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
         CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y)`;
 /** The same for a snapshot loaded before blocking keys existed: none, so only exact keys answer. */
 const NO_BLOCKS_CTE = 'b AS (SELECT k.key, NULL::integer AS hh FROM unnest($9::text[]) k(key) WHERE false)';
 
-/** The blocking keys whose households come with their rows and members: every kind linkage reads as found. */
-const READ_BLOCKS = READ_KINDS.map((kind) => `key LIKE '${blockPrefix(kind)}%'`).join(' OR ');
+/** The blocking keys whose households come with their rows and members: every kind of block-keys.ts. */
+const READ_BLOCKS = BLOCK_KINDS.map((kind) => `key LIKE '${blockPrefix(kind)}%'`).join(' OR ');
 
 /**
  * Every lookup of one round in one statement: the people for the e-mails, phones and names asked, the
