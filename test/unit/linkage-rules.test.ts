@@ -28,7 +28,16 @@ describe('linkage answer rules', () => {
   });
 
   it('a given name no member has at the door with one slip, on the surname or the street, is answerable (the same door)', () => {
-    for (const slip of [{ surname: 'edit1' }, { street: 'close' }, { surname: 'edit1', city: 'close' }] as const)
+    for (const slip of [
+      { surname: 'edit1' },
+      { street: 'close' },
+      { surname: 'edit1', city: 'close' },
+      // The city as written places the door: a postal code not as written beside it is no slip.
+      { surname: 'edit1', postal: 'different' },
+      { street: 'close', postal: 'missing' },
+      // A unit as written places the door whatever one digit of the number says.
+      { number: 'near', unit: 'exact' },
+    ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: false });
   });
 
@@ -46,8 +55,10 @@ describe('linkage answer rules', () => {
       { postal: 'missing', city: 'different' },
       { unit: 'different' },
       { surname: 'edit1', street: 'close' },
-      { surname: 'edit1', postal: 'different' },
-      { street: 'close', postal: 'missing' },
+      { surname: 'edit1', postal: 'different', city: 'close' },
+      { street: 'close', postal: 'missing', city: 'missing' },
+      { number: 'near', unit: 'household_only' },
+      { number: 'different', unit: 'exact' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
   });
@@ -78,6 +89,12 @@ describe('linkage answer rules', () => {
     expect(farOffAddress({ ...EXACT, number: 'missing', street: 'core' })).toBe(true);
     expect(farOffAddress({ ...EXACT, street: 'missing' })).toBe(false);
     expect(farOffAddress({ ...EXACT, street: 'missing', number: 'near' })).toBe(true);
+  });
+
+  it('an address whose unit agrees as written is never far off (a namesake down the street seldom lives behind the same unit number)', () => {
+    expect(farOffAddress({ ...EXACT, number: 'different', unit: 'exact' })).toBe(false);
+    expect(farOffAddress({ ...EXACT, number: 'different', unit: 'household_only' })).toBe(true);
+    expect(farOffAddress({ ...EXACT, number: 'missing', street: 'core', unit: 'exact' })).toBe(false);
   });
 
   it('the recalibration reads the logistic’s probability through its knots: linear between them, the end knots’ values beyond', () => {

@@ -447,9 +447,11 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
  * for 781 Spruce Trl is a neighbour's address, not a typo of it). A street line missing its number or
  * its street is far off unless the part it gives is the household's (the street as written or
  * misspelled, the number as written): a missing part says nothing either way, so only what is there
- * can place the door.
+ * can place the door. An apartment's unit as written places it besides: a namesake down the street
+ * seldom lives behind the same unit number (Apt 605 at 866 High Ln for Apt 605 at 597).
  */
 export function farOffAddress(best: Comparison): boolean {
+  if (best.unit === 'exact') return false;
   if (best.number === 'missing') return best.street !== 'exact' && best.street !== 'close';
   if (best.street === 'missing') return best.number !== 'exact';
   return best.number === 'different' || (best.number === 'near' && best.street === 'different');
@@ -481,7 +483,7 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
 /**
  * A best candidate whose given name is no member's, away from the household's own door: the household
  * is answered for a given name the data does not know (most often another member of it) only at its
- * door: the number exact, the street as written or misspelled (a misspelled street at the same number
+ * door: the number exact (or one digit off behind the unit as written), the street as written or misspelled (a misspelled street at the same number
  * is the same door; another street type, `core`, may be another street), the unit not another's, and
  * the place agreeing by its postal code or its city, the city as written or misspelled (the other may
  * be wrong: the same number on the same street of the same town is the same door). At the door the
@@ -496,8 +498,10 @@ export function strangerNearHousehold(best: Comparison): boolean {
   if (!givenDiffers(best)) return false;
   const cityAgrees = best.city === 'exact' || best.city === 'close';
   const placeAgrees = best.postal === 'exact' || cityAgrees || (best.postal === 'missing' && best.city === 'missing');
-  const atTheDoor = best.number === 'exact' && (best.street === 'exact' || best.street === 'close') && best.unit !== 'different' && placeAgrees;
-  const slips = (best.surname === 'edit1' ? 1 : 0) + (best.street === 'close' ? 1 : 0) + (best.postal === 'exact' ? 0 : 1);
+  // A unit as written places the door whatever one digit of the number says (Apt 4 at 311 for Apt 4 at 310).
+  const numberAtDoor = best.number === 'exact' || (best.number === 'near' && best.unit === 'exact');
+  const atTheDoor = numberAtDoor && (best.street === 'exact' || best.street === 'close') && best.unit !== 'different' && placeAgrees;
+  const slips = (best.surname === 'edit1' ? 1 : 0) + (best.street === 'close' ? 1 : 0) + (best.postal === 'exact' || best.city === 'exact' ? 0 : 1);
   return !atTheDoor || !(best.surname === 'exact' || best.surname === 'edit1') || slips > 1;
 }
 
