@@ -170,6 +170,9 @@ function weightsFrom(m: Counts, u: Counts): { [F in Field]: Record<string, numbe
     );
     // Swapped names are one piece of evidence, read once: the surname's level carries it.
     if (field === 'given') weights.swapped = 0;
+    // A number or street the record leaves out is left out as often against the right household as
+    // against any other (m = u): its weight is 0 whatever the sample's counts say.
+    if (field === 'number' || field === 'street') weights.missing = 0;
     return [field, weights] as const;
   });
   return Object.fromEntries(entries) as { [F in Field]: Record<string, number> };

@@ -141,8 +141,8 @@ export function parseStreetLine(raw: string): StreetLine | null {
 /**
  * Reads the first line of a street address as parseStreetLine does, keeping a partial one: a number
  * with no street (`1603`, `1953 Apt 104`) has street '', a street with no number (`Vista Ct Apt 1207`)
- * has number ''. Null when neither is there. Only error-tolerant linkage reads partial lines: an
- * address key needs both.
+ * has number ''. Null when neither is there, or for a post office box. Only error-tolerant linkage
+ * reads partial lines: an address key needs both.
  */
 export function parseStreetParts(raw: string): StreetLine | null {
   const firstLine = (raw.split(',')[0] ?? '').toLowerCase().replace(/\./g, ' ').replace(/#/g, ' # ');
@@ -162,6 +162,8 @@ export function parseStreetParts(raw: string): StreetLine | null {
     streetWords.push(word);
   }
   if (number === '' && streetWords.length === 0) return null;
+  // A post office box is no street: `PO Box 12` would otherwise read as a street named so.
+  if (number === '' && /^p ?o box\b/.test(streetWords.join(' '))) return null;
   const last = streetWords.length - 1;
   // A trailing directional (`Main St S`, `Main Street South`) follows the suffix; both are abbreviated.
   const lastWord = streetWords[last] ?? '';

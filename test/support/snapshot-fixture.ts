@@ -17,7 +17,8 @@ const careerTemplate = CareerRecordSchema.parse(template.career);
 let counter = 0;
 function hex32(): string {
   counter += 1;
-  return counter.toString(16).padStart(32, 'a');
+  // Padded with zeros: padded with 'a', the 161st (hex a1) was the first's id again.
+  return `a${counter.toString(16).padStart(31, '0')}`;
 }
 
 export function household(addresses: Address[], overrides: Partial<HouseholdRecord> = {}): HouseholdRecord {

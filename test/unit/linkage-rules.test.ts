@@ -1,5 +1,5 @@
 // Unit tests of linkage's answer rules that read a comparison alone: the household answered for a given
-// name the data does not know only when nothing else is off, a far-off address, and the recalibration
+// name the data does not know only at its door with one slip at most, a far-off address, and the recalibration
 // of the logistic's probability through the fitted knots.
 import { describe, expect, it } from 'vitest';
 import { type Comparison, compareSurname, farOffAddress, recalibrated, strangerNearHousehold } from '../../core/snapshot/matching/linkage.ts';
@@ -58,6 +58,7 @@ describe('linkage answer rules', () => {
       { surname: 'edit1', postal: 'different', city: 'close' },
       { street: 'close', postal: 'missing', city: 'missing' },
       { number: 'near', unit: 'household_only' },
+      { number: 'near', unit: 'exact', surname: 'edit1' },
       { number: 'different', unit: 'exact' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
@@ -91,10 +92,12 @@ describe('linkage answer rules', () => {
     expect(farOffAddress({ ...EXACT, street: 'missing', number: 'near' })).toBe(true);
   });
 
-  it('an address whose unit agrees as written is never far off (a namesake down the street seldom lives behind the same unit number)', () => {
+  it('an address whose unit agrees as written, on the street as written or misspelled, is never far off (a namesake down the street seldom lives behind the same unit number)', () => {
     expect(farOffAddress({ ...EXACT, number: 'different', unit: 'exact' })).toBe(false);
     expect(farOffAddress({ ...EXACT, number: 'different', unit: 'household_only' })).toBe(true);
     expect(farOffAddress({ ...EXACT, number: 'missing', street: 'core', unit: 'exact' })).toBe(false);
+    // On another street, the same unit number is no door.
+    expect(farOffAddress({ ...EXACT, number: 'near', street: 'different', unit: 'exact' })).toBe(true);
   });
 
   it('the recalibration reads the logistic’s probability through its knots: linear between them, the end knots’ values beyond', () => {

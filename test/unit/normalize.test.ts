@@ -110,6 +110,9 @@ describe('parseStreetParts', () => {
   it('reads a whole street line as parseStreetLine does, and nothing from a line with neither part', () => {
     expect(parseStreetParts('1200 North Main Street Apt 4')).toEqual(parseStreetLine('1200 North Main Street Apt 4'));
     expect(parseStreetParts('Apt 5')).toBeNull();
+    // A post office box is no street.
+    expect(parseStreetParts('PO Box 12')).toBeNull();
+    expect(parseStreetParts('P.O. Box 12')).toBeNull();
     expect(parseStreetParts('  ')).toBeNull();
   });
 });

@@ -336,14 +336,18 @@ export function queryBlockKeys(query: LinkageQuery): string[] {
 
 /**
  * Households under the record's blocking keys, a key shared by too many left out, at most
- * MAX_CANDIDATES. Every one found is compared: a household whose names contradict the record's is
- * refused there (compareCandidate), so a street's other households cost a read, never an answer.
+ * MAX_CANDIDATES, taken from the keys with the fewest households first (a busy street's or building's
+ * keys never crowd out the name's). Every one found is compared: a household whose names contradict the
+ * record's is refused there (compareCandidate), so a street's other households cost a read, never an
+ * answer.
  */
 export function blockedCandidates(reader: LinkageReader, query: LinkageQuery): number[] {
   const found = new Set<number>();
-  for (const key of queryBlockKeys(query)) {
-    const hhs = reader.householdsByBlock(key);
-    if (hhs.length > BLOCK_LIMIT) continue;
+  const blocks = queryBlockKeys(query)
+    .map((key) => reader.householdsByBlock(key))
+    .filter((hhs) => hhs.length <= BLOCK_LIMIT)
+    .sort((a, b) => a.length - b.length);
+  for (const hhs of blocks) {
     for (const hh of hhs) {
       if (found.size >= MAX_CANDIDATES) return [...found];
       found.add(hh);
@@ -447,11 +451,12 @@ export function rank(reader: LinkageReader, query: LinkageQuery, candidates: rea
  * for 781 Spruce Trl is a neighbour's address, not a typo of it). A street line missing its number or
  * its street is far off unless the part it gives is the household's (the street as written or
  * misspelled, the number as written): a missing part says nothing either way, so only what is there
- * can place the door. An apartment's unit as written places it besides: a namesake down the street
- * seldom lives behind the same unit number (Apt 605 at 866 High Ln for Apt 605 at 597).
+ * can place the door. An apartment's unit as written, on the street as written or misspelled, places
+ * it besides: a namesake down the street seldom lives behind the same unit number (Apt 605 at 866
+ * High Ln for Apt 605 at 597).
  */
 export function farOffAddress(best: Comparison): boolean {
-  if (best.unit === 'exact') return false;
+  if (best.unit === 'exact' && best.street !== 'different' && best.street !== 'missing') return false;
   if (best.number === 'missing') return best.street !== 'exact' && best.street !== 'close';
   if (best.street === 'missing') return best.number !== 'exact';
   return best.number === 'different' || (best.number === 'near' && best.street === 'different');
@@ -488,7 +493,8 @@ export function likelyNamesake(reader: LinkageReader, query: LinkageQuery, best:
  * the place agreeing by its postal code or its city, the city as written or misspelled (the other may
  * be wrong: the same number on the same street of the same town is the same door). At the door the
  * surname must be the household's as written or one slip off, and at most one slip is allowed among
- * the surname, the street and the postal code (not as written): two slips and a different given name
+ * the surname, the street, the number (one digit off behind the unit) and the place (neither the
+ * postal code nor the city as written): two slips and a different given name
  * are as likely a neighbour who shares a common surname. A number one digit off (next door: even for a
  * rare surname, such answers were measured to take in one negative for every ten duplicates found), a
  * sound-alike or further-off surname, or neither the postal code nor the city agreeing (the same street
@@ -501,7 +507,11 @@ export function strangerNearHousehold(best: Comparison): boolean {
   // A unit as written places the door whatever one digit of the number says (Apt 4 at 311 for Apt 4 at 310).
   const numberAtDoor = best.number === 'exact' || (best.number === 'near' && best.unit === 'exact');
   const atTheDoor = numberAtDoor && (best.street === 'exact' || best.street === 'close') && best.unit !== 'different' && placeAgrees;
-  const slips = (best.surname === 'edit1' ? 1 : 0) + (best.street === 'close' ? 1 : 0) + (best.postal === 'exact' || best.city === 'exact' ? 0 : 1);
+  const slips =
+    (best.surname === 'edit1' ? 1 : 0) +
+    (best.street === 'close' ? 1 : 0) +
+    (best.number === 'near' ? 1 : 0) +
+    (best.postal === 'exact' || best.city === 'exact' ? 0 : 1);
   return !atTheDoor || !(best.surname === 'exact' || best.surname === 'edit1') || slips > 1;
 }
 

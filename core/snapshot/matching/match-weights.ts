@@ -25,7 +25,8 @@
 // A second, written by hand on 2026-11-28: the number's and the street's `missing` levels (a street line
 // with a number and no street, or a street and no number) came after this fit too, and weigh 0 by
 // definition: a field the record leaves out is left out as often against the right household as
-// against any other, so m = u. Their counts here are 0 because this fit read no such record.
+// against any other, so m = u. Their counts here are 0 because this fit read no such record; the fit
+// script pins them to 0 from now on (weightsFrom).
 
 export const WEIGHTS = {
   surname: {

@@ -47,7 +47,8 @@ const FEW_AT_ADDRESS = 4;
 /**
  * The households under each blocking key asked ($9), at most BLOCK_LIMIT + 1 a key. Rows and members
  * come along for those of every kind of key (read_blocks), which linkage compares as found
- * (block-keys.ts); the erasure marks (`xm|`) are asked for their households alone.
+ * (block-keys.ts), except a key past BLOCK_LIMIT, which linkage skips (only its count is read); the
+ * erasure marks (`xm|`) are asked for their households alone.
  */
 const BLOCKS_CTE = `b AS (SELECT bk.key, y.hh FROM unnest($9::text[]) bk(key)
         CROSS JOIN LATERAL (SELECT DISTINCT hh FROM S.blocks WHERE key = bk.key ORDER BY hh LIMIT ${BLOCK_LIMIT + 1}) y)`;
@@ -84,7 +85,7 @@ n AS (SELECT nk.key, y.* FROM nk JOIN nc ON nc.key = nk.key AND nc.total <= ${NA
          ORDER BY n.p LIMIT ${NAME_LOOKUP_LIMIT + 1}) q JOIN S.people p ON p.p = q.p) y),
 a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
 ${BLOCKS_CTE},
-read_blocks AS (SELECT hh FROM b WHERE ${READ_BLOCKS}),
+read_blocks AS (SELECT hh FROM b WHERE (${READ_BLOCKS}) AND key IN (SELECT key FROM b GROUP BY key HAVING count(*) <= ${BLOCK_LIMIT})),
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
 hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
        UNION SELECT hh FROM read_blocks),
