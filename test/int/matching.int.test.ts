@@ -466,9 +466,17 @@ for (const database of TEST_DATABASES) {
         expect(streetSlipped.household?.windfall_id).toBe(stephensons.windfall_id);
       });
 
-      it('does not answer a given name no member has off the household’s door, or with two slips at it (a neighbour sharing the surname)', async () => {
+      it('answers a given name no member has at the household’s door with two slips, on the surname and the street', async () => {
+        const twoSlips = await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewod Avenue') });
+        expect(twoSlips.household?.windfall_id).toBe(stephensons.windfall_id);
+        expect(twoSlips.career).toBeNull();
+      });
+
+      it('does not answer a given name no member has off the household’s door, or with three slips at it', async () => {
         expect((await match({ first_name: 'Gwendolyn', last_name: 'Stephenson', addresses: at('311 Ridgewood Avenue') })).household).toBeNull();
-        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: at('310 Ridgewod Avenue') })).household).toBeNull();
+        // The surname, the street and the place (a postal code not as written, the city misspelled) slipped.
+        const threeSlips = [{ address: '310 Ridgewod Avenue', city: 'Springfeld', state: 'IL', zipcode: '62799' }];
+        expect((await match({ first_name: 'Gwendolyn', last_name: 'Stepenson', addresses: threeSlips })).household).toBeNull();
         expect((await match({ first_name: 'Gwendolyn', last_name: 'Stevenson', addresses: at('310 Ridgewood Avenue') })).household).toBeNull();
       });
 

@@ -27,11 +27,17 @@ describe('linkage answer rules', () => {
       expect({ place, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...place }) }).toEqual({ place, stranger: false });
   });
 
-  it('a given name no member has at the door with one slip, on the surname or the street, is answerable (the same door)', () => {
+  it('a given name no member has at the door with one or two slips, on the surname, the street, the number behind the unit or the place, is answerable (the same door)', () => {
     for (const slip of [
       { surname: 'edit1' },
       { street: 'close' },
       { surname: 'edit1', city: 'close' },
+      { surname: 'edit1', street: 'close' },
+      { surname: 'edit1', postal: 'different', city: 'close' },
+      { street: 'close', postal: 'missing', city: 'missing' },
+      { street: 'close', postal: 'different', city: 'close' },
+      { number: 'near', unit: 'exact', surname: 'edit1' },
+      { number: 'near', unit: 'exact', street: 'close' },
       // The city as written places the door: a postal code not as written beside it is no slip.
       { surname: 'edit1', postal: 'different' },
       { street: 'close', postal: 'missing' },
@@ -41,7 +47,7 @@ describe('linkage answer rules', () => {
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: false });
   });
 
-  it('a given name no member has, off the door, with a further-off surname, or with two slips at the door, is a stranger near the household', () => {
+  it('a given name no member has, off the door, with a further-off surname, or with three slips at the door, is a stranger near the household', () => {
     for (const slip of [
       { surname: 'phonetic' },
       { surname: 'similar' },
@@ -54,11 +60,11 @@ describe('linkage answer rules', () => {
       { postal: 'different', city: 'missing' },
       { postal: 'missing', city: 'different' },
       { unit: 'different' },
-      { surname: 'edit1', street: 'close' },
-      { surname: 'edit1', postal: 'different', city: 'close' },
-      { street: 'close', postal: 'missing', city: 'missing' },
+      { surname: 'edit1', street: 'close', postal: 'different', city: 'close' },
+      { surname: 'edit1', street: 'close', postal: 'missing', city: 'missing' },
+      { number: 'near', unit: 'exact', surname: 'edit1', street: 'close' },
+      { number: 'near', unit: 'exact', surname: 'edit1', postal: 'different', city: 'close' },
       { number: 'near', unit: 'household_only' },
-      { number: 'near', unit: 'exact', surname: 'edit1' },
       { number: 'different', unit: 'exact' },
     ] as const)
       expect({ slip, stranger: strangerNearHousehold({ ...EXACT, given: 'different', ...slip }) }).toEqual({ slip, stranger: true });
