@@ -8,7 +8,9 @@
 // a stranger near or in the household, a household an erased member may have left, a likely namesake,
 // or no query (no name or no street address); and, for records that are not right, by the fields their
 // noise names. Negatives that are answered are listed by
-// their comparison with the household answered. DIAGNOSE_SHOW='no candidate | city+street_number' lists
+// their comparison with the household answered. Every record refused, negatives too, is counted by the
+// rule that refused its best candidate and whether that candidate was right: what answering the rule's
+// records, at a confidence of their own, would give. DIAGNOSE_SHOW='no candidate | city+street_number' lists
 // up to 10 records of that line with their household; DIAGNOSE_FIELDS=2 reads only the duplicates with
 // that many corrupted fields (`multi:fields=2`).
 import { readFileSync, readdirSync } from 'node:fs';
@@ -21,6 +23,7 @@ import {
   compareCandidate,
   erasedMemberMayBe,
   exactCandidates,
+  type LinkageQuery,
   likelyNamesake,
   link,
   linkageQuery,
@@ -48,7 +51,20 @@ const lines = readFileSync(path.join(folder, 'snapshot', set), 'utf8')
   .map((text) => QueryLineSchema.parse(JSON.parse(text)))
   .filter((line) => process.env.DIAGNOSE_FIELDS === undefined || line.noise.includes(`multi:fields=${process.env.DIAGNOSE_FIELDS}`));
 
+/** The rule that kept a ranked best candidate from being answered (link's order). */
+function refusalOf(query: LinkageQuery, ranked: NonNullable<ReturnType<typeof rank>>): string {
+  if (ranked.tied) return 'tied';
+  if (ranked.probability < ANSWER_AT) return 'below the answer probability';
+  if (strangerNearHousehold(ranked.best.comparison)) return 'stranger near the household';
+  if (strangerInMixedHousehold(reader, ranked.best)) return 'stranger in a household of several surnames';
+  if (erasedMemberMayBe(reader, ranked.best)) return 'an erased member may be';
+  if (likelyNamesake(reader, query, ranked.best.comparison)) return 'likely namesake';
+  return 'decided at the exact address';
+}
+
 const counts = new Map<string, number>();
+/** Refused records by the rule that refused their best candidate. */
+const refusals = new Map<string, { right: number; wrong: number; negative: number }>();
 const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
 const answeredNegatives = new Map<string, number>();
 /** DIAGNOSE_SHOW='bucket | fields' (as the report prints it) lists up to 10 such records with their household. */
@@ -70,6 +86,23 @@ for (const line of lines) {
   candidates += all.size;
   asked += 1;
   const linked = link(reader, query);
+  if (linked === null) {
+    // What answering each refusal's records would give: its best candidate right, another household,
+    // or any household for a negative.
+    const ranked = rank(
+      reader,
+      query,
+      [...all].map((hh) => compareCandidate(reader, query, hh)),
+    );
+    if (ranked !== null) {
+      const rule = refusalOf(query, ranked);
+      const tally = refusals.get(rule) ?? { right: 0, wrong: 0, negative: 0 };
+      if (negative) tally.negative += 1;
+      else if (ranked.best.household.windfall_id === line.expected.windfall_id) tally.right += 1;
+      else tally.wrong += 1;
+      refusals.set(rule, tally);
+    }
+  }
   if (negative) {
     if (linked === null) bump('negative: refused');
     else {
@@ -118,6 +151,9 @@ console.log(`${set}: ${lines.length} records, ${(candidates / Math.max(1, asked)
 for (const [key, n] of sorted) if (!key.includes(' | ')) console.log(`  ${key.padEnd(40)} ${n}`);
 console.log('records not right, by bucket and the fields their noise names (20 or more):');
 for (const [key, n] of sorted) if (key.includes(' | ') && n >= 20) console.log(`  ${key.padEnd(70)} ${n}`);
+console.log("refused records by the rule that refused their best candidate: that candidate right, another household, or a negative's:");
+for (const [rule, t] of [...refusals].sort((a, b) => b[1].right + b[1].wrong + b[1].negative - (a[1].right + a[1].wrong + a[1].negative)))
+  console.log(`  ${rule.padEnd(46)} right ${String(t.right).padStart(5)}  another ${String(t.wrong).padStart(5)}  negative ${String(t.negative).padStart(5)}`);
 if (answeredNegatives.size > 0) {
   console.log('answered negatives, by comparison (surname/given/number/street/postal/city/unit):');
   for (const [key, n] of [...answeredNegatives].sort((a, b) => b[1] - a[1])) console.log(`  ${key.padEnd(70)} ${n}`);
