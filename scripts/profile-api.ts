@@ -57,7 +57,10 @@ async function profiled(name: string, env: Record<string, string>, target: (port
   if (file === undefined) throw new Error(`${name}: the server wrote no profile`);
   const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as CpuProfile;
   // PROFILE_KEEP=folder keeps the .cpuprofile files (for DevTools or speedscope).
-  if (process.env.PROFILE_KEEP !== undefined) copyFileSync(path.join(profileDir, file), path.join(process.env.PROFILE_KEEP, `${name}.cpuprofile`));
+  if (process.env.PROFILE_KEEP !== undefined) {
+    mkdirSync(process.env.PROFILE_KEEP, { recursive: true });
+    copyFileSync(path.join(profileDir, file), path.join(process.env.PROFILE_KEEP, `${name}.cpuprofile`));
+  }
   rmSync(profileDir, { recursive: true, force: true });
   const locate = bundleLocator();
   writeFileSync(path.join(OUT, `${name}.svg`), flameGraphSvg(profile, `${name}: ${SECONDS} s under autocannon, ${CONNECTIONS} connections`, locate));
