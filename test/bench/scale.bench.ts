@@ -308,9 +308,16 @@ async function databaseOutage(env: Record<string, string>, logDir: string, say: 
       }
       return ids;
     };
+    // The written set is built once a poll: built for every acknowledged id, it parsed every request
+    // thousands of times a poll and held up this process's event loop, which the relay and the fake
+    // CRM run on, for seconds (PostgreSQL connect timeouts, lost leases and CRM timeouts followed, and
+    // events that had been acknowledged were not written before the deadline).
     const drainDeadline = performance.now() + 180_000;
-    while ([...acked].some((id) => !written().has(id)) && alive().length > 0 && performance.now() < drainDeadline)
+    for (;;) {
+      const writtenNow = written();
+      if ([...acked].every((id) => writtenNow.has(id)) || alive().length === 0 || performance.now() >= drainDeadline) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
+    }
     const done = written();
     const lost = [...acked].filter((id) => !done.has(id)).length;
     const exited = instances.filter((instance) => instance.child.exitCode !== null || instance.child.signalCode !== null).length;
