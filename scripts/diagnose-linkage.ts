@@ -86,22 +86,23 @@ for (const line of lines) {
   candidates += all.size;
   asked += 1;
   const linked = link(reader, query);
-  if (linked === null) {
-    // What answering each refusal's records would give: its best candidate right, another household,
-    // or any household for a negative.
-    const ranked = rank(
-      reader,
-      query,
-      [...all].map((hh) => compareCandidate(reader, query, hh)),
-    );
-    if (ranked !== null) {
-      const rule = refusalOf(query, ranked);
-      const tally = refusals.get(rule) ?? { right: 0, wrong: 0, negative: 0 };
-      if (negative) tally.negative += 1;
-      else if (ranked.best.household.windfall_id === line.expected.windfall_id) tally.right += 1;
-      else tally.wrong += 1;
-      refusals.set(rule, tally);
-    }
+  // Every candidate ranked, once, for a record linkage refused: why, and what answering it would give.
+  const ranked =
+    linked === null
+      ? rank(
+          reader,
+          query,
+          [...all].map((hh) => compareCandidate(reader, query, hh)),
+        )
+      : null;
+  if (ranked !== null) {
+    // Its best candidate right, another household, or any household for a negative.
+    const rule = refusalOf(query, ranked);
+    const tally = refusals.get(rule) ?? { right: 0, wrong: 0, negative: 0 };
+    if (negative) tally.negative += 1;
+    else if (ranked.best.household.windfall_id === line.expected.windfall_id) tally.right += 1;
+    else tally.wrong += 1;
+    refusals.set(rule, tally);
   }
   if (negative) {
     if (linked === null) bump('negative: refused');
@@ -118,21 +119,8 @@ for (const line of lines) {
   if (linked !== null) bucket = linked.best.household.windfall_id === line.expected.windfall_id ? 'right' : 'WRONG';
   else if (truth === undefined || !all.has(truth)) bucket = 'no candidate';
   else if (compareCandidate(reader, query, truth) === null) bucket = 'refused';
-  else {
-    const ranked = rank(
-      reader,
-      query,
-      [...all].map((hh) => compareCandidate(reader, query, hh)),
-    );
-    if (ranked === null || ranked.best.household.hh !== truth) bucket = 'outranked';
-    else if (ranked.tied) bucket = 'tied';
-    else if (ranked.probability < ANSWER_AT) bucket = 'below the answer probability';
-    else if (strangerNearHousehold(ranked.best.comparison)) bucket = 'stranger near the household';
-    else if (strangerInMixedHousehold(reader, ranked.best)) bucket = 'stranger in a household of several surnames';
-    else if (erasedMemberMayBe(reader, ranked.best)) bucket = 'an erased member may be';
-    else if (likelyNamesake(reader, query, ranked.best.comparison)) bucket = 'likely namesake';
-    else bucket = 'decided at the exact address';
-  }
+  else if (ranked === null || ranked.best.household.hh !== truth) bucket = 'outranked';
+  else bucket = refusalOf(query, ranked);
   bump(bucket);
   if (bucket !== 'right') bump(`${bucket} | ${fields}`);
   if (show !== undefined && `${bucket} | ${fields}` === show && shown < 10) {
