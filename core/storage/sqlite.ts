@@ -5,6 +5,7 @@ import { Kysely, type Migration, Migrator, type QueryExecutorProvider, SqliteAda
 import { ensurePrivateFile } from './data-folder.ts';
 import { isDatabaseBusy } from './errors.ts';
 import { EventLoopSlices } from './event-loop-slices.ts';
+import { cachingStatements } from './statement-cache.ts';
 import { KyselyStore } from './kysely-store.ts';
 import { CheckpointThread, type CheckpointThreadOptions, WAL_SIZE_LIMIT_BYTES, WRITER_CHECKPOINT_PAGES } from './sqlite-checkpoints.ts';
 import type { QuotaTake } from './port.ts';
@@ -204,7 +205,7 @@ export async function openSqliteStore(file: string, options: OpenOptions = {}): 
   // SQLite creates a new file with the umask's mode and gives -wal and -shm the database's mode.
   ensurePrivateFile(file);
   const main = connect(file, DEFAULT_BUSY_TIMEOUT_MS);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: main }), plugins: [new EventLoopSlices()] });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cachingStatements(main) }), plugins: [new EventLoopSlices()] });
   // Migrating at start may wait the long time (nothing is served yet); serving may not.
   await migrateToLatest(db, options.migrations);
   main.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
