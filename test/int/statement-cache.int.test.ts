@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import Database from '../../core/storage/better-sqlite3.ts';
+import Database, { type BetterSqlite3 } from '../../core/storage/better-sqlite3.ts';
 import { cachingStatements } from '../../core/storage/statement-cache.ts';
 import { tempDir } from '../support/harness.ts';
 
@@ -26,10 +26,10 @@ describe('prepared statements reused', () => {
     const db = connection();
     const statements = cachingStatements(db);
     const text = 'SELECT a FROM t ORDER BY a';
-    const first = statements.prepare(text) as ReturnType<typeof db.prepare>;
+    const first = statements.prepare(text) as BetterSqlite3.Statement<[]>;
     const rows = first.iterate();
     expect(rows.next().value).toEqual({ a: 1 });
-    const second = statements.prepare(text) as ReturnType<typeof db.prepare>;
+    const second = statements.prepare(text) as BetterSqlite3.Statement<[]>;
     expect(second).not.toBe(first);
     expect(second.all()).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }]);
     expect([...rows]).toEqual([{ a: 2 }, { a: 3 }]);
