@@ -78,6 +78,8 @@ export class KyselyJobQueue implements JobQueue {
   private readonly skipLocked: boolean;
   /** Leases, claims and run times are written and compared on the database's clock, whichever host writes them. */
   private readonly clock: LeaseClock;
+  /** Whether a notification is on its way, and whether enqueues stored since it was sent wait for the next. */
+  private announcing: 'idle' | 'sending' | 'again' = 'idle';
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -98,10 +100,30 @@ export class KyselyJobQueue implements JobQueue {
    * jobs are stored, and not waited for: the caller (a webhook's acknowledgement) need not wait a second
    * round trip and commit. A notification that cannot be sent (no connection free, say) is lost, never a
    * reported failure of a stored enqueue; the workers' poll finds the jobs anyway.
+   *
+   * One notification at a time: the enqueues stored while one is on its way are announced together by
+   * the next, sent once it is answered (so after their commits). A burst of webhooks costs PostgreSQL and
+   * every listening instance a notification a round trip, not one per acknowledgement.
    */
   private announce(): void {
     if (!this.skipLocked) return;
-    void sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`.execute(this.db).catch(() => undefined);
+    if (this.announcing !== 'idle') {
+      this.announcing = 'again';
+      return;
+    }
+    this.announcing = 'sending';
+    const send = (): void => {
+      void sql`SELECT pg_notify(${sql.raw(JOBS_CHANNEL_SQL)}, '')`
+        .execute(this.db)
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.announcing === 'again') {
+            this.announcing = 'sending';
+            send();
+          } else this.announcing = 'idle';
+        });
+    };
+    send();
   }
 
   async enqueue(job: NewJob): Promise<{ id: string; created: boolean }> {

@@ -163,6 +163,34 @@ describe.each(TEST_DATABASES)('Job queue on $name', (database) => {
     expect(heard).toBe(2);
   });
 
+  it('announces a burst of enqueues in fewer notifications than enqueues, the last sent after the last enqueue was stored (PostgreSQL)', async () => {
+    if (database.name === 'SQLite') return; // SQLite announces nothing.
+    const { queue, file } = await open();
+    const other = await open(file);
+    // For each notification heard, in order, the jobs a worker woken by it finds.
+    const found: Promise<number>[] = [];
+    let lastHeard = 0;
+    let up!: () => void;
+    const listening = new Promise<void>((resolve) => (up = resolve));
+    const stop = queue.onReady?.(() => {
+      lastHeard = Date.now();
+      found.push(queue.list().then((jobs) => jobs.length));
+      up();
+    });
+    // Told once when the listening connection is up.
+    await listening;
+    const enqueues = 30;
+    await Promise.all(Array.from({ length: enqueues }, (_, n) => other.queue.enqueue({ installationId: 'i', kind: 'enrich', payload: { n } })));
+    // Until no notification has come for half a second.
+    while (Date.now() - lastHeard < 500) await new Promise((resolve) => setTimeout(resolve, 50));
+    stop?.();
+    const counts = await Promise.all(found);
+    const announcements = counts.length - 1;
+    expect(announcements).toBeGreaterThanOrEqual(1);
+    expect(announcements).toBeLessThan(enqueues);
+    expect(counts.at(-1)).toBe(enqueues);
+  });
+
   it('an enqueue that is stored is reported stored even when its announcement cannot be sent', async () => {
     if (database.name === 'SQLite') return; // SQLite announces nothing.
     // A schema whose name makes the notification channel longer than PostgreSQL allows (63 bytes).
