@@ -1,7 +1,7 @@
 // Unit tests of given-name equivalence: common US nicknames share a key with the formal names they
 // stand for, formal names key to themselves, and unrelated names do not match.
 import { describe, expect, it } from 'vitest';
-import { firstNameKeys, sameFirstName } from '../../core/normalize/nicknames.ts';
+import { firstNameKeys, givenNameForms, sameFirstName } from '../../core/normalize/nicknames.ts';
 
 describe('firstNameKeys: nicknames key to their formal names', () => {
   it.each([
@@ -216,5 +216,20 @@ describe('sameFirstName', () => {
   ])('%j and %j are different names', (a, b) => {
     expect(sameFirstName(a, b)).toBe(false);
     expect(sameFirstName(b, a)).toBe(false);
+  });
+});
+
+describe('givenNameForms: every spelling a given name may appear as', () => {
+  it('gives a name, the formal names it stands for and their nicknames, the same on every ask', () => {
+    const first = givenNameForms('chuck');
+    expect(first).toEqual(expect.arrayContaining(['chuck', 'charles', 'charlie']));
+    expect(givenNameForms('chuck')).toEqual(first);
+    expect(givenNameForms('zelda')).toEqual(['zelda']);
+  });
+
+  it('hands out forms no caller can change for the next (the lists are kept and shared)', () => {
+    const forms = givenNameForms('bob') as string[];
+    expect(() => forms.push('someone else')).toThrow(TypeError);
+    expect(givenNameForms('bob')).not.toContain('someone else');
   });
 });
