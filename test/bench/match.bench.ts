@@ -277,6 +277,7 @@ async function main(): Promise<void> {
         measuredRow({ ...sandboxAfter, name: 'sandbox, taking turns with it' }),
         '',
         `suppression list: ${SUPPRESSED.toLocaleString('en-US')} hashed e-mails imported in ${importSeconds.toFixed(1)} s; production req/s with it ${(suppressedRatio * 100).toFixed(1)} % of without, each over the sandbox it took turns with ` +
+          `(with the list over the sandbox, by round: ${ratiosPerRound(suppressedRounds, sandboxAfterRounds)}) ` +
           `(target >= ${TARGETS.withSuppressed * 100} %: ${verdict(suppressedRatio >= TARGETS.withSuppressed)})`,
         `production / sandbox req/s  ${(ratio * 100).toFixed(1)} % (rounds: ${speedRounds})   target >= ${TARGETS.productionVsSandbox * 100} %: ${verdict(ratio >= TARGETS.productionVsSandbox)}`,
         `load: autocannon, 10 connections, ${WARM_UP_SECONDS} s warm-up, then production and the sandbox in ${SPEED_ROUNDS} rounds of ${SPEED_ROUND_SECONDS} s taking turns (medians), and again after the import with the list; production cycles through 2,000 generated queries`,
