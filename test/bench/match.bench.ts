@@ -178,14 +178,17 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json', 'x-wf-auth-token': sandbox },
       bodies: [AMANDA],
     };
-    // In rounds that take turns (takeTurns says why), the median of each kept.
-    await measure(productionTarget, 0, WARM_UP_SECONDS);
-    await measure(sandboxTarget, 0, WARM_UP_SECONDS);
-    const [productionRounds, sandboxRounds] = await takeTurns(
-      SPEED_ROUNDS,
-      () => measure(productionTarget, 0, SPEED_ROUND_SECONDS),
-      () => measure(sandboxTarget, 0, SPEED_ROUND_SECONDS),
-    );
+    // `target` and the sandbox in rounds that take turns (takeTurns says why), each warmed up first.
+    const turnsWithSandbox = async (target: Target) => {
+      await measure(target, 0, WARM_UP_SECONDS);
+      await measure(sandboxTarget, 0, WARM_UP_SECONDS);
+      return takeTurns(
+        SPEED_ROUNDS,
+        () => measure(target, 0, SPEED_ROUND_SECONDS),
+        () => measure(sandboxTarget, 0, SPEED_ROUND_SECONDS),
+      );
+    };
+    const [productionRounds, sandboxRounds] = await turnsWithSandbox(productionTarget);
     const productionSpeed = medianOf(productionRounds);
     const sandboxSpeed = medianOf(sandboxRounds);
     const speedRounds = ratiosPerRound(productionRounds, sandboxRounds);
@@ -206,12 +209,7 @@ async function main(): Promise<void> {
     // Taking turns with the sandbox again, as production did before the import: each against the sandbox
     // of its own minutes, so the machine's drift between the two runs does not read as the list's cost.
     const suppressedTarget: Target = { ...productionTarget, name: `production, ${SUPPRESSED.toLocaleString('en-US')} suppressed` };
-    await measure(suppressedTarget, 0, WARM_UP_SECONDS);
-    const [suppressedRounds, sandboxAfterRounds] = await takeTurns(
-      SPEED_ROUNDS,
-      () => measure(suppressedTarget, 0, SPEED_ROUND_SECONDS),
-      () => measure(sandboxTarget, 0, SPEED_ROUND_SECONDS),
-    );
+    const [suppressedRounds, sandboxAfterRounds] = await turnsWithSandbox(suppressedTarget);
     const suppressedSpeed = medianOf(suppressedRounds);
     const sandboxAfter = medianOf(sandboxAfterRounds);
     const suppressedRatio =
