@@ -19,7 +19,7 @@ import {
   measure,
   measuredRow,
   medianOf,
-  startChild,
+  startBuiltServer,
   stopChild,
   tableRow,
   verdict,
@@ -124,7 +124,8 @@ async function main(): Promise<void> {
     const sandbox = (await cli(['tokens', 'create', 'bench', '--env', 'sandbox'], env)).trim();
 
     const port = await freePort();
-    const server = startChild('server', 'server/main.ts', { ...env, PORT: String(port), LOG_LEVEL: 'info' });
+    // As production runs it: the bundle with npm start's flags, not the sources through tsx.
+    const server = await startBuiltServer({ ...env, PORT: String(port), LOG_LEVEL: 'info' });
     children.push(server);
     await waitHealthy('server', server, `http://127.0.0.1:${port}/healthz`);
 
