@@ -9,8 +9,9 @@
 // or no query (no name or no street address); and, for records that are not right, by the fields their
 // noise names. Negatives that are answered are listed by
 // their comparison with the household answered. Every record refused, negatives too, is counted by the
-// rule that refused its best candidate and whether that candidate was right: what answering the rule's
-// records, at a confidence of their own, would give. DIAGNOSE_SHOW='no candidate | city+street_number' lists
+// rule that refused its best candidate, whether that candidate was right, and where the record's own
+// street address stands (the best candidate's, another household's, or no household's in the snapshot):
+// what answering the rule's records, at a confidence of their own, would give. DIAGNOSE_SHOW='no candidate | city+street_number' lists
 // up to 10 records of that line with their household; DIAGNOSE_FIELDS=2 reads only the duplicates with
 // that many corrupted fields (`multi:fields=2`).
 import { readFileSync, readdirSync } from 'node:fs';
@@ -63,8 +64,19 @@ function refusalOf(query: LinkageQuery, ranked: NonNullable<ReturnType<typeof ra
 }
 
 const counts = new Map<string, number>();
-/** Refused records by the rule that refused their best candidate. */
+/** Refused records by the rule that refused their best candidate and where the record's address stands. */
 const refusals = new Map<string, { right: number; wrong: number; negative: number }>();
+
+/**
+ * Where a record's own street address stands against its best candidate: the candidate's address, another
+ * household's, or no household's at all. The generator's negatives always sit at a household's address,
+ * so a refused record whose address the snapshot does not know is never one of them (benchmarks.md).
+ */
+function addressStanding(query: LinkageQuery, best: number): string {
+  const atAddress = exactCandidates(reader, query);
+  if (atAddress.length === 0) return 'address unknown';
+  return atAddress.includes(best) ? "the best's address" : "another's address";
+}
 const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
 const answeredNegatives = new Map<string, number>();
 /** DIAGNOSE_SHOW='bucket | fields' (as the report prints it) lists up to 10 such records with their household. */
@@ -97,7 +109,7 @@ for (const line of lines) {
       : null;
   if (ranked !== null) {
     // Its best candidate right, another household, or any household for a negative.
-    const rule = refusalOf(query, ranked);
+    const rule = `${refusalOf(query, ranked)}, ${addressStanding(query, ranked.best.household.hh)}`;
     const tally = refusals.get(rule) ?? { right: 0, wrong: 0, negative: 0 };
     if (negative) tally.negative += 1;
     else if (ranked.best.household.windfall_id === line.expected.windfall_id) tally.right += 1;
@@ -139,9 +151,11 @@ console.log(`${set}: ${lines.length} records, ${(candidates / Math.max(1, asked)
 for (const [key, n] of sorted) if (!key.includes(' | ')) console.log(`  ${key.padEnd(40)} ${n}`);
 console.log('records not right, by bucket and the fields their noise names (20 or more):');
 for (const [key, n] of sorted) if (key.includes(' | ') && n >= 20) console.log(`  ${key.padEnd(70)} ${n}`);
-console.log("refused records by the rule that refused their best candidate: that candidate right, another household, or a negative's:");
+console.log(
+  "refused records by the rule that refused their best candidate and the record's address: that candidate right, another household, or a negative's:",
+);
 for (const [rule, t] of [...refusals].sort((a, b) => b[1].right + b[1].wrong + b[1].negative - (a[1].right + a[1].wrong + a[1].negative)))
-  console.log(`  ${rule.padEnd(46)} right ${String(t.right).padStart(5)}  another ${String(t.wrong).padStart(5)}  negative ${String(t.negative).padStart(5)}`);
+  console.log(`  ${rule.padEnd(66)} right ${String(t.right).padStart(5)}  another ${String(t.wrong).padStart(5)}  negative ${String(t.negative).padStart(5)}`);
 if (answeredNegatives.size > 0) {
   console.log('answered negatives, by comparison (surname/given/number/street/postal/city/unit):');
   for (const [key, n] of [...answeredNegatives].sort((a, b) => b[1] - a[1])) console.log(`  ${key.padEnd(70)} ${n}`);
