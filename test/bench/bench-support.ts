@@ -92,8 +92,29 @@ export interface Target {
   readonly name: string;
   readonly url: string;
   readonly headers: Record<string, string>;
-  /** One body, or several that autocannon cycles through. */
+  /** One body, or several that the connections take in turn (rotatingRequests). */
   readonly bodies: readonly string[];
+}
+
+/**
+ * Several bodies as autocannon requests: each request takes the next body from one cursor shared by
+ * every connection, so that the connections in flight send different records, as separate callers do.
+ * Given as a list instead, every connection walks the same list from its start and the ten send the
+ * same record at once; a reader that merges the lookups of one turn (the PostgreSQL snapshot's) then
+ * answers ten requests with the work of one.
+ */
+export function rotatingRequests(bodies: readonly string[]): autocannon.Request[] {
+  let next = 0;
+  return [
+    {
+      method: 'POST',
+      setupRequest: (request) => {
+        const body = bodies[next % bodies.length];
+        next += 1;
+        return { ...request, body };
+      },
+    },
+  ];
 }
 
 export interface Measured {
@@ -122,7 +143,7 @@ export async function loadWith(target: Target, seconds: number): Promise<autocan
     connections: CONNECTIONS,
     pipelining: 1,
     duration: seconds,
-    ...(target.bodies.length === 1 ? { body: target.bodies[0] } : { requests: target.bodies.map((body) => ({ method: 'POST' as const, body })) }),
+    ...(target.bodies.length === 1 ? { body: target.bodies[0] } : { requests: rotatingRequests(target.bodies) }),
   });
   if (result.non2xx !== 0 || result.errors !== 0 || result.timeouts !== 0) {
     throw new Error(

@@ -43,6 +43,7 @@ import {
   measuredRow,
   median,
   medianOf,
+  rotatingRequests,
   signedCreationBatch,
   stopChild,
   tableRow,
@@ -175,7 +176,7 @@ async function loadSpread(targets: readonly Target[], seconds: number): Promise<
       connections: Math.max(1, Math.floor(10 / targets.length)),
       pipelining: 1,
       duration: seconds,
-      requests: target.bodies.map((body) => ({ method: 'POST' as const, body })),
+      requests: rotatingRequests(target.bodies),
     }),
   );
   const results = await Promise.all(runs);
