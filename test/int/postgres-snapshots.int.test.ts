@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/storage/loader.ts';
 import { SnapshotManager } from '../../core/snapshot/storage/manager.ts';
 import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
+import { linkageQuery } from '../../core/snapshot/matching/linkage.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
 import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
@@ -124,6 +125,48 @@ describe.skipIf(postgres === undefined)('snapshots in PostgreSQL', () => {
     const answer = await matcher.match({ emails: ['ann.escape@example.com'] }, { career: true });
     expect(answer.household?.windfall_id).toBe(home.windfall_id);
     expect(answer.career?.job_title).toBe(title);
+  });
+
+  it("reads a building's households' rows only when asked, a duplex's ahead, and still matches the record's unit", async () => {
+    const { store, storage, root } = await setup();
+    const place = { city: 'Testville', state: 'LA', zipcode: '70001' };
+    const flats = Array.from({ length: 6 }, (_, i) => household([{ address: `10 Tower Street Apt ${i + 1}`, ...place }]));
+    const duplex = [1, 2].map((unit) => household([{ address: `20 Elm Street Apt ${unit}`, ...place }]));
+    const people = [
+      ...flats.map((home, i) => person(`flat-${i}`, ['Ann', 'Bea', 'Cy', 'Dee', 'Eve', 'Flo'][i] ?? 'Gus', `Tower${'abcdef'[i] ?? 'g'}`, home)),
+      ...duplex.map((home, i) => person(`duplex-${i}`, 'Hal', `Elm${'ab'[i] ?? 'c'}`, home)),
+    ];
+    const result = await loadSnapshot(
+      store,
+      storage,
+      writeSnapshot(path.join(root, 'building'), { version: 'building', households: [...flats, ...duplex], people }),
+    );
+    const location = storage.locationFor(result.id);
+    const atFlat = { first_name: 'Cy', last_name: 'Towerc', addresses: [{ address: '10 Tower Street Apt 3', ...place }] };
+    const keyOf = (address: string) => linkageQuery({ first_name: 'Cy', last_name: 'Towerc', addresses: [{ address, ...place }] })?.addresses[0]?.key ?? '';
+    const opened = await storage.open(location);
+    try {
+      if (opened.kind !== 'fetched') throw new Error('a PostgreSQL snapshot is read in rounds');
+      const reader = opened.requestReader();
+      reader.householdsAtAddress(keyOf('10 Tower Street'));
+      reader.householdsAtAddress(keyOf('20 Elm Street'));
+      await reader.fetchLacking();
+      const building = reader.householdsAtAddress(keyOf('10 Tower Street'));
+      const pair = reader.householdsAtAddress(keyOf('20 Elm Street'));
+      expect(building).toHaveLength(6);
+      expect(pair).toHaveLength(2);
+      // The duplex's rows came with its hits; the building's are asked for, and come in the next round.
+      expect(pair.map((hit) => reader.household(hit.hh)?.windfall_id).sort()).toEqual(duplex.map((home) => home.windfall_id).sort());
+      expect(reader.lacking()).toBe(false);
+      expect(building.map((hit) => reader.household(hit.hh))).toEqual(building.map(() => undefined));
+      expect(reader.lacking()).toBe(true);
+      await reader.fetchLacking();
+      expect(building.map((hit) => reader.household(hit.hh)?.windfall_id).sort()).toEqual(flats.map((home) => home.windfall_id).sort());
+    } finally {
+      opened.close();
+    }
+    const matcher = new SnapshotMatcher(await storage.open(location), result.version);
+    expect((await matcher.match(atFlat, { career: false })).household?.windfall_id).toBe(flats[2]?.windfall_id);
   });
 });
 

@@ -41,7 +41,12 @@ interface FetchedRows {
 /** What the rules read of a person (the person_id is the data team's: never answered, checked against the suppression list). */
 const PERSON = 'p.p, p.person_id, p.hh, p.first, p.last, p.company, p.has_career';
 
-/** An address shared by more households than this is a building: its members are fetched only when asked. */
+/**
+ * An address shared by more households than this is a building: its households' rows and members are
+ * fetched only when asked. A record at a building gives its unit, which leaves one or two of them
+ * candidates; fetching every household's row ahead cost PostgreSQL more than the round it saved
+ * (a production probe on 1M people, different records in flight: 12-19 % more requests a second).
+ */
 const FEW_AT_ADDRESS = 4;
 
 /**
@@ -61,13 +66,14 @@ const READ_BLOCKS = BLOCK_KINDS.map((kind) => `key LIKE '${blockPrefix(kind)}%'`
 /**
  * Every lookup of one round in one statement: the people for the e-mails, phones and names asked, the
  * households at the addresses asked, and, besides the households, records, members and careers asked,
- * the ones the rules most likely ask next: the household rows of everyone found; the record,
- * members and careers of the e-mail's or phone's owner; the members of a household found at an
- * address it shares with few others, and the record and careers of one found at an address it has
- * alone. So most requests need one round trip, and none fetches a building's worth of records. A
- * name is looked up within its scope (the employer or the places supplied): a common name's people
- * elsewhere are passed over in the index and never sent. The statement says which keys it fetched
- * (the *_for columns): the reader fills its cache for exactly those, found or not.
+ * the ones the rules most likely ask next: the household rows of everyone found by an e-mail, phone,
+ * name or blocking key; the record, members and careers of the e-mail's or phone's owner; the row and
+ * members of a household found at an address it shares with few others, and the record and careers of
+ * one found at an address it has alone. So most requests need one round trip, and none fetches a
+ * building's worth of rows. A name is looked up within its scope (the employer or the places
+ * supplied): a common name's people elsewhere are passed over in the index and never sent. The
+ * statement says which keys it fetched (the *_for columns): the reader fills its cache for exactly
+ * those, found or not.
  */
 const FETCH = `
 WITH
@@ -87,7 +93,8 @@ a AS (SELECT key, unit, hh FROM S.addresses WHERE key = ANY($4::text[])),
 ${BLOCKS_CTE},
 read_blocks AS (SELECT hh FROM b WHERE (${READ_BLOCKS}) AND key IN (SELECT key FROM b GROUP BY key HAVING count(*) <= ${BLOCK_LIMIT})),
 owners AS (SELECT hh FROM e WHERE hh IS NOT NULL UNION SELECT hh FROM f WHERE hh IS NOT NULL),
-hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL UNION SELECT hh FROM a
+hs AS (SELECT unnest($5::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM n WHERE hh IS NOT NULL
+       UNION SELECT hh FROM a WHERE key IN (SELECT key FROM a GROUP BY key HAVING count(*) <= ${FEW_AT_ADDRESS})
        UNION SELECT hh FROM read_blocks),
 lone AS (SELECT min(hh) AS hh FROM a GROUP BY key HAVING count(*) = 1),
 ds AS (SELECT unnest($8::int[]) AS hh UNION SELECT hh FROM owners UNION SELECT hh FROM lone),
