@@ -54,6 +54,11 @@ export interface PostgresOptions {
   readonly migrations?: Readonly<Record<string, Migration>>;
   /** A statement that runs longer is cancelled by the server (default 30 s): nothing here should. */
   readonly statementTimeoutMs?: number;
+  /**
+   * A query with no answer this long fails on the client (none by default): for a connection that went
+   * silent without closing, which the server's own timeout cannot end and keepalive finds only in a minute.
+   */
+  readonly queryTimeoutMs?: number;
   /** What else closes with the store (the layers above: the job listener). */
   readonly beforeClose?: () => Promise<void>;
 }
@@ -65,13 +70,14 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * The pool every adapter of a process shares. `int8` (what COUNT(*) and BIGINT return) stays a string
  * as node-postgres gives it: the store turns each count into a number where it reads it.
  */
-export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolSize' | 'statementTimeoutMs'> = {}): pg.Pool {
+export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolSize' | 'statementTimeoutMs' | 'queryTimeoutMs'> = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
+    ...(options.queryTimeoutMs === undefined ? {} : { query_timeout: options.queryTimeoutMs }),
     application_name: 'enrichbridge',
     // A connection a peer dropped without a word (a failover, a cable) is found within a minute or so.
     keepAlive: true,

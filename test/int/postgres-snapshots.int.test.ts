@@ -9,6 +9,9 @@ import { cleanAbandonedLoads, loadSnapshot } from '../../core/snapshot/storage/l
 import { SnapshotManager } from '../../core/snapshot/storage/manager.ts';
 import { SnapshotMatcher } from '../../core/snapshot/matching/matcher.ts';
 import { linkageQuery } from '../../core/snapshot/matching/linkage.ts';
+import { PostgresSnapshotSource } from '../../core/snapshot/storage/postgres-snapshot-reader.ts';
+import { PostgresSnapshots } from '../../core/snapshot/storage/postgres-snapshot.ts';
+import { TcpOutage } from '../support/tcp-outage.ts';
 import { TEST_DATABASES } from '../support/databases.ts';
 import { type TestSnapshots, openTestSnapshots } from '../support/snapshot-storage.ts';
 import { career, household, person, writeSnapshot } from '../support/snapshot-fixture.ts';
@@ -167,6 +170,73 @@ describe.skipIf(postgres === undefined)('snapshots in PostgreSQL', () => {
     }
     const matcher = new SnapshotMatcher(await storage.open(location), result.version);
     expect((await matcher.match(atFlat, { career: false })).household?.windfall_id).toBe(flats[2]?.windfall_id);
+  });
+
+  it('sends one snapshot statement at a time: the rounds asked while it is out go in the next, together', async () => {
+    const { store, storage, root, location: url } = await setup();
+    const { households, people } = world(4, 'turn');
+    const result = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'turn'), { version: 'turn', households, people }));
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    const sent: number[] = [];
+    // PostgreSQL's answer to the first statement is held back until the other rounds have been asked.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+    vi.spyOn(pool, 'query').mockImplementation((async (config: pg.QueryConfig) => {
+      sent.push(config.values?.[0] instanceof Array ? config.values[0].length : 0);
+      const first = sent.length === 1;
+      const answer = await query(config);
+      if (first) await held;
+      return answer;
+    }) as unknown as typeof pool.query);
+    try {
+      const source = new PostgresSnapshotSource(pool, storage.locationFor(result.id), true);
+      const readers = [0, 1, 2, 3].map(() => source.requestReader());
+      const rounds: Promise<void>[] = [];
+      for (const [i, reader] of readers.entries()) {
+        reader.peopleByEmail(`turn${i}@example.com`);
+        rounds.push(reader.fetchLacking());
+        // Each in a turn of the event loop of its own, as requests arrive.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(sent).toHaveLength(1);
+      release();
+      await Promise.all(rounds);
+      // The first reader's statement, then one for the three that asked while it was out.
+      expect(sent).toEqual([1, 3]);
+      expect(readers.map((reader, i) => reader.peopleByEmail(`turn${i}@example.com`)[0]?.person_id)).toEqual(['turn-0', 'turn-1', 'turn-2', 'turn-3']);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('fails a lookup whose connection went silent, and answers the next over a new one', { timeout: 30_000 }, async () => {
+    const { store, storage, root, location: url } = await setup();
+    const { households, people } = world(2, 'mute');
+    const result = await loadSnapshot(store, storage, writeSnapshot(path.join(root, 'mute'), { version: 'mute', households, people }));
+    const relay = await TcpOutage.start(url);
+    const through = await PostgresSnapshots.open(relay.url);
+    try {
+      const opened = await through.open(storage.locationFor(result.id));
+      if (opened.kind !== 'fetched') throw new Error('a PostgreSQL snapshot is read in rounds');
+      const warm = opened.requestReader();
+      warm.peopleByEmail('mute0@example.com');
+      await warm.fetchLacking();
+      // The connection stays open but nothing comes back: the server's statement timeout cannot end it.
+      relay.silence();
+      const stuck = opened.requestReader();
+      stuck.peopleByEmail('mute1@example.com');
+      await expect(stuck.fetchLacking()).rejects.toThrow(/timeout/i);
+      const next = opened.requestReader();
+      next.peopleByEmail('mute1@example.com');
+      await next.fetchLacking();
+      expect(next.peopleByEmail('mute1@example.com')[0]?.person_id).toBe('mute-1');
+    } finally {
+      await through.close();
+      await relay.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 // A TCP relay on a loopback port between clients and a server (Redis, PostgreSQL): `cut()` drops every
 // connection through it and refuses new ones until `restore()`, as a network partition, a failover or
-// a restart of the server would look from the client's side.
+// a restart of the server would look from the client's side; `silence()` leaves them open and silent.
 import net, { type AddressInfo } from 'node:net';
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'redis:': 6379, 'rediss:': 6379, 'postgres:': 5432, 'postgresql:': 5432 };
@@ -45,6 +45,17 @@ export class TcpOutage {
   /** Whether the relay is cut. */
   get isDown(): boolean {
     return this.down;
+  }
+
+  /**
+   * Stops every byte through the relay's open connections without closing them, as a peer that vanished
+   * without a word (a dead host, a dropped route) looks from the client's side; new connections pass.
+   */
+  silence(): void {
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
   }
 
   cut(): void {

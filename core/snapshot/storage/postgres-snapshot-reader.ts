@@ -17,6 +17,8 @@ import { inSchema } from './schema.ts';
 
 /** How long one round of a request's lookups may run. */
 export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+/** How long the client waits for a round's answer: the server's cancel arrives first whenever it can. */
+export const READ_QUERY_TIMEOUT_MS = READ_STATEMENT_TIMEOUT_MS + 2_000;
 
 interface FetchedRows {
   readonly emails: (PersonRow & { key: string })[] | null;
@@ -353,16 +355,24 @@ interface Lookups {
 const MAX_BATCH = 32;
 
 /**
- * An open snapshot schema, read through the process's pool. The rounds that requests ask for in one
- * turn of the event loop go to PostgreSQL as one statement (up to MAX_BATCH of them, their keys merged), and
- * each request takes from the answer what it asked for: under load a round trip serves several
- * requests, as the grouped quota take does. Every row in the answer is the snapshot's own, so a
+ * An open snapshot schema, read through the process's pool. The rounds that requests ask for go to
+ * PostgreSQL as one statement (up to MAX_BATCH of them, their keys merged): those of one turn of the
+ * event loop, or all those asked while the statement before was out. Each request takes from the
+ * answer what it asked for: under load a round trip serves several requests, as the grouped quota
+ * take does. Every row in the answer is the snapshot's own, so a
  * request that caches another's rows caches true data.
  */
 export class PostgresSnapshotSource {
   private readonly statement: { name: string; text: string };
   private pending: { lookups: Lookups; resolve: (rows: FetchedIndex) => void; reject: (error: unknown) => void }[] = [];
   private scheduled = false;
+  /**
+   * One statement at a time: the rounds asked while it is out wait and go in the next, together. With a
+   * statement for each turn's few rounds instead, PostgreSQL ran several at once on the cores the server
+   * needs (a production probe on 1M people, different records in flight: 12-14 % more requests a second
+   * with one, PostgreSQL's CPU a request 0.63 -> 0.46 ms, p99 29-30 against 32-34 ms).
+   */
+  private inFlight = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -384,18 +394,24 @@ export class PostgresSnapshotSource {
 
   private flush(): void {
     this.scheduled = false;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, MAX_BATCH);
-      this.query(batch.map((entry) => entry.lookups)).then(
-        (rows) => {
-          const index = indexed(rows);
-          for (const entry of batch) entry.resolve(index);
-        },
-        (error: unknown) => {
-          for (const entry of batch) entry.reject(error);
-        },
-      );
-    }
+    if (this.inFlight || this.pending.length === 0) return;
+    const batch = this.pending.splice(0, MAX_BATCH);
+    this.inFlight = true;
+    const next = () => {
+      this.inFlight = false;
+      this.flush();
+    };
+    this.query(batch.map((entry) => entry.lookups)).then(
+      (rows) => {
+        const index = indexed(rows);
+        for (const entry of batch) entry.resolve(index);
+        next();
+      },
+      (error: unknown) => {
+        for (const entry of batch) entry.reject(error);
+        next();
+      },
+    );
   }
 
   private async query(batch: readonly Lookups[]): Promise<FetchedRows> {

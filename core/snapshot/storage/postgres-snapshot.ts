@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { postgresPool } from '../../storage/postgres.ts';
 import { PostgresListener, SNAPSHOTS_CHANNEL_SQL } from '../../storage/postgres-listener.ts';
 import type { ContactKind, ContactRow, OpenedSnapshot, SnapshotStorage, SnapshotWriter } from '../port.ts';
-import { PostgresSnapshotSource, READ_STATEMENT_TIMEOUT_MS } from './postgres-snapshot-reader.ts';
+import { PostgresSnapshotSource, READ_QUERY_TIMEOUT_MS, READ_STATEMENT_TIMEOUT_MS } from './postgres-snapshot-reader.ts';
 import { PostgresSnapshotWriter } from './postgres-snapshot-writer.ts';
 import { inSchema, quoteIdent } from './schema.ts';
 
@@ -41,6 +41,9 @@ export class PostgresSnapshots implements SnapshotStorage {
     const pool = postgresPool(withSessionSetting(url, 'plan_cache_mode=force_generic_plan'), {
       ...options,
       statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS,
+      // One lookup statement is out at a time (PostgresSnapshotSource): on a connection gone silent it
+      // must fail, not hold every request behind it until keepalive notices.
+      queryTimeoutMs: READ_QUERY_TIMEOUT_MS,
     });
     try {
       const { rows } = await pool.query<{ schema: string }>('SELECT current_schema() AS schema');
