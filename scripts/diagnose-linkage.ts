@@ -11,9 +11,10 @@
 // their comparison with the household answered. Every record refused, negatives too, is counted by the
 // rule that refused its best candidate, whether that candidate was right, and where the record's own
 // street address stands (the best candidate's, another household's, or no household's in the snapshot):
-// what answering the rule's records, at a confidence of their own, would give. DIAGNOSE_SHOW='no candidate | city+street_number' lists
-// up to 10 records of that line with their household; DIAGNOSE_FIELDS=2 reads only the duplicates with
-// that many corrupted fields (`multi:fields=2`).
+// what answering the rule's records, at a confidence of their own, would give.
+// DIAGNOSE_SHOW='no candidate | city+street_number' lists up to 10 records of that line with their
+// household; DIAGNOSE_FIELDS=2 reads only the duplicates with that many corrupted fields
+// (`multi:fields=2`).
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { EnrichmentRequest } from '../core/contract/schemas.ts';

@@ -359,8 +359,8 @@ const MAX_BATCH = 32;
  * PostgreSQL as one statement (up to MAX_BATCH of them, their keys merged): those of one turn of the
  * event loop, or all those asked while the statement before was out. Each request takes from the
  * answer what it asked for: under load a round trip serves several requests, as the grouped quota
- * take does. Every row in the answer is the snapshot's own, so a
- * request that caches another's rows caches true data.
+ * take does. Every row in the answer is the snapshot's own, so a request that caches another's rows
+ * caches true data.
  */
 export class PostgresSnapshotSource {
   private readonly statement: { name: string; text: string };
